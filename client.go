@@ -1,0 +1,153 @@
+package leasehold
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// Client inserts jobs, runs workers under leases, and offers the operator
+// API. It is safe for concurrent use. Create it with NewClient, then Start
+// it to run workers; Stop shuts it down gracefully.
+type Client struct {
+	cfg    Config
+	driver Driver
+	owner  string
+	stats  stats
+	epoch  time.Time
+
+	mu       sync.Mutex
+	state    clientState
+	kinds    []string // kinds with a handler, claimed by the fetchers
+	fetchers map[string]*fetcher
+	running  map[LeaseRef]*runningJob
+	cancel   context.CancelFunc // stops fetchers, listener, watcher
+	bgWG     sync.WaitGroup     // fetchers, listener, watcher
+	jobsWG   sync.WaitGroup     // running handlers
+	hb       *heartbeater
+	comp     *completer
+}
+
+type clientState int
+
+const (
+	stateNew clientState = iota
+	stateRunning
+	stateStopped
+)
+
+// NewClient validates cfg (after filling defaults) and returns a client.
+// It does not touch the database; call Migrate once before first use.
+func NewClient(cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	owner := cfg.Owner
+	if owner == "" {
+		var err error
+		if owner, err = newOwnerID(); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{
+		cfg:     cfg,
+		driver:  cfg.Driver,
+		owner:   owner,
+		epoch:   time.Now(),
+		kinds:   cfg.Workers.Kinds(),
+		running: map[LeaseRef]*runningJob{},
+	}
+	c.fetchers = make(map[string]*fetcher, len(cfg.Queues))
+	for name, q := range cfg.Queues {
+		c.fetchers[name] = newFetcher(c, name, q)
+	}
+	return c, nil
+}
+
+// newOwnerID names a worker instance: host, pid and a random suffix.
+func newOwnerID() (string, error) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("leasehold: owner id: %w", err)
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:])), nil
+}
+
+// Owner returns the worker-instance id this client writes to lease_owner.
+func (c *Client) Owner() string { return c.owner }
+
+// Driver returns the client's driver.
+func (c *Client) Driver() Driver { return c.driver }
+
+// Migrate applies the driver's schema migrations. It is idempotent.
+func (c *Client) Migrate(ctx context.Context) error { return c.driver.Migrate(ctx) }
+
+// Start launches the fetchers (one per queue, when Workers has handlers),
+// the heartbeater, the completer, the stuck watcher and, when the driver
+// supports it and PollOnly is off, the LISTEN/NOTIFY listener. Background
+// work runs until Stop; ctx only bounds Start itself. Starting twice is an
+// error; starting after Stop returns ErrClientStopped.
+func (c *Client) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateRunning:
+		return fmt.Errorf("leasehold: client already started")
+	case stateStopped:
+		return ErrClientStopped
+	}
+	bg, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.state = stateRunning
+	c.hb = newHeartbeater(c)
+	c.comp = newCompleter(c)
+	c.hb.start()
+	c.comp.start()
+	if !c.cfg.DisableWatcher {
+		c.goBackground(func() { c.runWatcher(bg) })
+	}
+	if len(c.kinds) == 0 {
+		return nil
+	}
+	for _, f := range c.fetchers {
+		c.goBackground(func() { f.loop(bg) })
+	}
+	if n, ok := c.driver.(Notifier); ok && !c.cfg.PollOnly {
+		c.goBackground(func() { c.listen(bg, n) })
+	}
+	return nil
+}
+
+func (c *Client) goBackground(fn func()) {
+	c.bgWG.Add(1)
+	go func() {
+		defer c.bgWG.Done()
+		fn()
+	}()
+}
+
+func (c *Client) listen(ctx context.Context, n Notifier) {
+	err := n.Listen(ctx, c.wake)
+	if err != nil && ctx.Err() == nil {
+		c.cfg.Logger.Error("leasehold: listener stopped", "err", err)
+	}
+}
+
+// wake pokes the fetcher of queue, if this client works it.
+func (c *Client) wake(queue string) {
+	if f := c.fetchers[queue]; f != nil {
+		f.poke()
+	}
+}

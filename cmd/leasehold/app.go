@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+// app holds one invocation's output streams and global flags.
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	dbFlag         string
+	jsonOut        bool
+	// ran is set once a command's RunE starts: errors before that are
+	// cobra rejecting the command line (usage errors).
+	ran bool
+}
+
+const rootLong = `leasehold operates a leasehold job queue: jobs live in your SQL database
+(PostgreSQL or an embedded SQLite file) and every claim is a fenced lease.
+
+Start with the demo:  leasehold demo
+
+The database comes from --db, else $LEASEHOLD_DATABASE_URL, else the SQLite
+file ./leasehold.db. Accepted forms: postgres://… or postgresql://… URLs,
+sqlite:PATH, file:PATH, or a plain file path.
+
+Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 job not found.`
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:               "leasehold",
+		Short:             "Operate a leasehold job queue and run its demo",
+		Long:              rootLong,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.dbFlag, "db", "", "database: postgres://… URL, sqlite:PATH or a file path (default $"+cli.EnvDatabaseURL+", else ./"+cli.DefaultPath+")")
+	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of tables")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return cli.UsageError(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+	})
+	root.AddCommand(a.migrateCommand(), a.enqueueCommand(), a.jobsCommand(), a.queuesCommand(),
+		a.watchCommand(), a.purgeCommand(), a.workCommand(), a.demoCommand())
+	return root
+}
+
+// runE wraps a command body: it marks that a command ran.
+func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		a.ran = true
+		return fn(cmd, args)
+	}
+}
+
+// argNames checks that a command got exactly the named arguments.
+func argNames(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == len(names) {
+			return nil
+		}
+		want := "no arguments"
+		if len(names) > 0 {
+			want = strings.Join(names, " ")
+		}
+		return cli.Usagef("%s takes %s, got %d argument(s) (see %s --help)",
+			strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), want, len(args), cmd.CommandPath())
+	}
+}
+
+// target resolves the database from --db, the environment or the default.
+func (a *app) target(cmd *cobra.Command) (cli.Target, error) {
+	if cmd.Flags().Changed("db") {
+		if strings.TrimSpace(a.dbFlag) == "" {
+			return cli.Target{}, cli.Usagef("--db is empty")
+		}
+		return cli.ParseTarget(a.dbFlag)
+	}
+	return cli.ParseTarget(a.getenv(cli.EnvDatabaseURL))
+}
+
+// open opens the configured database; create allows a new SQLite file.
+func (a *app) open(cmd *cobra.Command, create bool) (*cli.DB, error) {
+	t, err := a.target(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return cli.Open(cmd.Context(), t, cli.OpenOptions{Create: create})
+}
+
+// logger writes the library's warnings on stderr.
+func (a *app) logger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// operator returns a client without workers for operator commands.
+func (a *app) operator(db *cli.DB) (*leasehold.Client, error) {
+	c, err := leasehold.NewClient(leasehold.Config{Driver: db.Driver, Logger: a.logger(slog.LevelWarn)})
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return c, nil
+}
+
+// withOperator opens the database and runs fn with an operator client and
+// the database clock.
+func (a *app) withOperator(cmd *cobra.Command, fn func(ctx context.Context, c *leasehold.Client, now time.Time) error) error {
+	db, err := a.open(cmd, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := a.operator(db)
+	if err != nil {
+		return err
+	}
+	now, err := db.Driver.Now(cmd.Context())
+	if err != nil {
+		return fmt.Errorf("read database clock: %w", err)
+	}
+	return fn(cmd.Context(), c, now)
+}
+
+// print writes v as JSON with --json, and calls text otherwise.
+func (a *app) print(v any, text func(w io.Writer) error) error {
+	if a.jsonOut {
+		return cli.WriteJSON(a.stdout, v)
+	}
+	return text(a.stdout)
+}
+
+// errDemoFailed ends a demo whose checks failed (the summary says which).
+var errDemoFailed = errors.New("demo: a payment was lost or charged twice (see the summary)")
+
+// isTerminal reports whether w is a terminal (for redrawn progress).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

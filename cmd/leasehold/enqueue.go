@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+type enqueueFlags struct {
+	args, metadata, runAt string
+	queue, uniqueKey      string
+	priority, maxAttempts int
+}
+
+func (a *app) enqueueCommand() *cobra.Command {
+	var f enqueueFlags
+	cmd := &cobra.Command{
+		Use:   "enqueue KIND",
+		Short: "Add a job of kind KIND",
+		Long: `Add a job. KIND names the worker that runs it (e.g. payment.charge or sleep
+for ` + "`leasehold work`" + `); --args is its JSON object. With --unique-key the insert is
+idempotent: an existing job with that key is returned instead (exit code 0).`,
+		Example: `  leasehold enqueue payment.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1
+  leasehold enqueue sleep --args '{"duration":"2s"}' --queue slow --run-at 10m`,
+		Args: argNames("KIND"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			return a.enqueue(cmd, args[0], &f)
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.args, "args", "{}", "job arguments, a JSON object")
+	fl.StringVar(&f.metadata, "metadata", "", "metadata, a JSON object stored with the job")
+	fl.StringVar(&f.queue, "queue", leasehold.DefaultQueue, "queue")
+	fl.IntVar(&f.priority, "priority", 0, fmt.Sprintf("priority, 0 (first) to %d", leasehold.MaxPriority))
+	fl.StringVar(&f.runAt, "run-at", "", "when the job may run: RFC 3339 time, or a delay such as 90s, 15m, 2d (default now)")
+	fl.IntVar(&f.maxAttempts, "max-attempts", leasehold.DefaultMaxAttempts, fmt.Sprintf("retry budget, 1 to %d", leasehold.MaxMaxAttempts))
+	fl.StringVar(&f.uniqueKey, "unique-key", "", "idempotency key of the insert")
+	return cmd
+}
+
+// insertOpts validates the flags into insert options.
+func (f *enqueueFlags) insertOpts(kind string) (leasehold.RawArgs, *leasehold.InsertOpts, error) {
+	if err := leasehold.ValidateKind(kind); err != nil {
+		return leasehold.RawArgs{}, nil, cli.UsageError(err)
+	}
+	args, err := cli.ParseJSONObject("--args", f.args)
+	if err != nil {
+		return leasehold.RawArgs{}, nil, err
+	}
+	opts := &leasehold.InsertOpts{Queue: f.queue, Priority: f.priority, MaxAttempts: f.maxAttempts, UniqueKey: f.uniqueKey}
+	if err := leasehold.ValidateQueue(f.queue); err != nil {
+		return leasehold.RawArgs{}, nil, cli.UsageError(err)
+	}
+	if f.priority < 0 || f.priority > leasehold.MaxPriority {
+		return leasehold.RawArgs{}, nil, cli.Usagef("--priority %d is out of range 0..%d", f.priority, leasehold.MaxPriority)
+	}
+	if f.maxAttempts < 1 || f.maxAttempts > leasehold.MaxMaxAttempts {
+		return leasehold.RawArgs{}, nil, cli.Usagef("--max-attempts %d is out of range 1..%d", f.maxAttempts, leasehold.MaxMaxAttempts)
+	}
+	if f.metadata != "" {
+		if opts.Metadata, err = cli.ParseJSONObject("--metadata", f.metadata); err != nil {
+			return leasehold.RawArgs{}, nil, err
+		}
+	}
+	if f.runAt != "" {
+		if opts.RunAt, opts.RunIn, err = cli.ParseRunAt(f.runAt, time.Now()); err != nil {
+			return leasehold.RawArgs{}, nil, err
+		}
+	}
+	return leasehold.RawArgs{KindName: kind, JSON: args}, opts, nil
+}
+
+func (a *app) enqueue(cmd *cobra.Command, kind string, f *enqueueFlags) error {
+	args, opts, err := f.insertOpts(kind)
+	if err != nil {
+		return err
+	}
+	return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+		res, err := c.Insert(ctx, args, opts)
+		if err != nil {
+			return err
+		}
+		out := struct {
+			ID        int64       `json:"id"`
+			Duplicate bool        `json:"duplicate"`
+			Job       cli.JobView `json:"job"`
+		}{res.Job.ID, res.Duplicate, cli.NewJobView(res.Job, now)}
+		return a.print(out, func(w io.Writer) error {
+			j := res.Job
+			if res.Duplicate {
+				_, err := fmt.Fprintf(w, "job %d already has unique key %q (%s, %s); nothing enqueued\n", j.ID, j.UniqueKey, j.Kind, j.State)
+				return err
+			}
+			_, err := fmt.Fprintf(w, "enqueued job %d (%s, queue %s, runs %s)\n", j.ID, j.Kind, j.Queue, cli.Relative(j.RunAt, now))
+			return err
+		})
+	})
+}

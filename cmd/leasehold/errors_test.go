@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+// TestBadInput: bad input gets one line on stderr, "leasehold: ...", the
+// documented exit code, and never a panic or a stack.
+func TestBadInput(t *testing.T) {
+	notADB := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notADB, []byte("this is not a database, just some text that is long enough to matter\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"malformed postgres URL", []string{"--db", "postgres://me@db.example:notaport/app", "jobs", "list"}, cli.ExitUsage, "malformed database URL"},
+		{"unreachable postgres", []string{"--db", "postgres://postgres@127.0.0.1:1/app?sslmode=disable", "jobs", "list"}, cli.ExitFailure, "cannot reach database"},
+		{"password not echoed", []string{"--db", "postgres://me:s3cret@127.0.0.1:1/app?sslmode=disable", "queues"}, cli.ExitFailure, "xxxxx"},
+		{"unknown URL scheme", []string{"--db", "mysql://db.example/app", "jobs", "list"}, cli.ExitUsage, "unsupported database URL scheme"},
+		{"empty --db", []string{"--db", "", "jobs", "list"}, cli.ExitUsage, "--db is empty"},
+		{"missing SQLite file", []string{"--db", filepath.Join(t.TempDir(), "none.db"), "jobs", "list"}, cli.ExitFailure, "no database at"},
+		{"SQLite file in a missing directory", []string{"--db", "/nonexistent/dir/x.db", "migrate"}, cli.ExitFailure, "cannot open database"},
+		{"not a database", []string{"--db", notADB, "jobs", "list"}, cli.ExitFailure, "not a database"},
+		{"invalid JSON args", []string{"enqueue", "sleep", "--args", "{bad"}, cli.ExitUsage, "--args is not valid JSON"},
+		{"JSON args not an object", []string{"enqueue", "sleep", "--args", "[1, 2]"}, cli.ExitUsage, "must be a JSON object"},
+		{"invalid JSON metadata", []string{"enqueue", "sleep", "--metadata", "nope"}, cli.ExitUsage, "--metadata is not valid JSON"},
+		{"bad kind", []string{"enqueue", "no spaces please"}, cli.ExitUsage, "invalid job kind"},
+		{"bad queue", []string{"enqueue", "sleep", "--queue", "a b"}, cli.ExitUsage, "invalid queue name"},
+		{"priority out of range", []string{"enqueue", "sleep", "--priority", "-1"}, cli.ExitUsage, "--priority -1 is out of range"},
+		{"max attempts out of range", []string{"enqueue", "sleep", "--max-attempts", "0"}, cli.ExitUsage, "--max-attempts 0 is out of range"},
+		{"negative run-at", []string{"enqueue", "sleep", "--run-at", "-5m"}, cli.ExitUsage, "negative duration"},
+		{"absurd run-at", []string{"enqueue", "sleep", "--run-at", "9999-01-01T00:00:00Z"}, cli.ExitUsage, "too far ahead"},
+		{"garbage run-at", []string{"enqueue", "sleep", "--run-at", "tomorrow"}, cli.ExitUsage, "invalid run-at"},
+		{"negative duration", []string{"purge", "--older-than", "-5m"}, cli.ExitUsage, "negative duration"},
+		{"absurd duration", []string{"purge", "--older-than", "100000d"}, cli.ExitUsage, "too long"},
+		{"huge duration", []string{"purge", "--older-than", "9999999999h"}, cli.ExitUsage, "invalid duration"},
+		{"garbage duration", []string{"purge", "--older-than", "soon"}, cli.ExitUsage, "invalid duration"},
+		{"missing duration", []string{"purge"}, cli.ExitUsage, "older-than"},
+		{"TTL too short", []string{"work", "--ttl", "0s"}, cli.ExitUsage, "too short"},
+		{"unknown status", []string{"jobs", "list", "--status", "pending,bogus"}, cli.ExitUsage, `unknown status "bogus"`},
+		{"bad limit", []string{"jobs", "list", "--limit", "0"}, cli.ExitUsage, "--limit 0 is out of range"},
+		{"bad job id", []string{"jobs", "show", "abc"}, cli.ExitUsage, `invalid job id "abc"`},
+		{"unknown job id", []string{"jobs", "show", "999999"}, cli.ExitNotFound, "job 999999 not found"},
+		{"retry unknown job", []string{"jobs", "retry", "999999"}, cli.ExitNotFound, "job 999999 not found"},
+		{"cancel unknown job", []string{"jobs", "cancel", "999999"}, cli.ExitNotFound, "job 999999 not found"},
+		{"missing argument", []string{"jobs", "show"}, cli.ExitUsage, "takes ID"},
+		{"extra argument", []string{"queues", "now"}, cli.ExitUsage, "takes no arguments"},
+		{"unknown command", []string{"frobnicate"}, cli.ExitUsage, `unknown command "frobnicate"`},
+		{"unknown jobs command", []string{"jobs", "frobnicate"}, cli.ExitUsage, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"jobs", "list", "--frobnicate"}, cli.ExitUsage, "unknown flag: --frobnicate"},
+		{"bad flag value", []string{"jobs", "list", "--limit", "many"}, cli.ExitUsage, "invalid argument"},
+		{"demo payments out of range", []string{"demo", "--payments", "0"}, cli.ExitUsage, "--payments 0 is out of range"},
+	}
+	forEachDB(t, func(t *testing.T, db string) {
+		for _, c := range cases {
+			r := lh(t, db, c.args...)
+			checkOneLineError(t, c.name, r, c.code, c.want)
+		}
+	})
+}
+
+func checkOneLineError(t *testing.T, name string, r result, code int, want string) {
+	t.Helper()
+	switch {
+	case r.code != code:
+		t.Errorf("%s: exit code %d, want %d\n%s", name, r.code, code, r)
+	case !strings.HasPrefix(r.stderr, "leasehold: ") || strings.Count(r.stderr, "\n") != 1:
+		t.Errorf("%s: stderr is not one line starting with \"leasehold: \":\n%s", name, r.stderr)
+	case !strings.Contains(r.stderr, want):
+		t.Errorf("%s: stderr %q lacks %q", name, r.stderr, want)
+	case strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "s3cret"):
+		t.Errorf("%s: stderr shows a stack, a panic or a password: %q", name, r.stderr)
+	case r.stdout != "":
+		t.Errorf("%s: stdout is not empty: %q", name, r.stdout)
+	}
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+func (a *app) jobsCancelCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a job (a processing one at its next heartbeat)",
+		Long: `Cancel a pending or stuck job at once. A processing job is marked: its
+handler is cancelled at the next heartbeat and the job ends cancelled (if its
+worker died, the watcher cancels it when the lease expires). A finished job is
+left alone (exit code 1).`,
+		Args: argNames("ID"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := cli.ParseJobID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+				row, err := c.CancelJob(ctx, id)
+				if errors.Is(err, leasehold.ErrJobFinished) && row != nil {
+					return cli.Failf("job %d is already %s; nothing to cancel", id, row.State)
+				}
+				if err != nil {
+					return jobErr(id, err)
+				}
+				return a.print(cli.NewJobView(row, now), func(w io.Writer) error {
+					msg := fmt.Sprintf("job %d cancelled", row.ID)
+					if row.State == leasehold.StateProcessing {
+						msg = fmt.Sprintf("job %d is processing: cancellation requested, its handler stops at the next heartbeat", row.ID)
+					}
+					_, err := fmt.Fprintln(w, msg)
+					return err
+				})
+			})
+		}),
+	}
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+func (a *app) jobsShowCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a job, its lease (owner, time left) and its attempt history",
+		Args:  argNames("ID"),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			id, err := cli.ParseJobID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+				info, err := c.GetJob(ctx, id)
+				if err != nil {
+					return jobErr(id, err)
+				}
+				return a.print(cli.NewJobInfoView(info, now), func(w io.Writer) error {
+					return cli.RenderJob(w, info, now)
+				})
+			})
+		}),
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+func TestWorkUntilIdle(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		var ids []int64
+		for i := 1; i <= 3; i++ {
+			ids = append(ids, enqueueID(t, db, "payment.charge", "--args",
+				fmt.Sprintf(`{"payment_id":"p-%d","amount_cents":%d}`, i, 100*i)))
+		}
+		ids = append(ids, enqueueID(t, db, "sleep", "--args", `{"duration":"10ms"}`))
+		failing := enqueueID(t, db, "sleep", "--args", `{"fail":"boom"}`, "--max-attempts", "1")
+		other := enqueueID(t, db, "email.send") // no worker for this kind: left alone
+		var stats cli.StatsView
+		okJSON(t, db, &stats, "work", "--until-idle", "--poll-interval", "50ms", "--log-level", "error")
+		if stats.Completed != 4 || stats.Failed != 1 {
+			t.Errorf("worker stats = %+v, want 4 completed, 1 failed", stats)
+		}
+		checkList(t, db, ids, "--status", "completed")
+		if j := showJob(t, db, failing); j.Status != "failed" || j.LastError != "boom" {
+			t.Errorf("failing job = %+v", j.JobView)
+		}
+		if j := showJob(t, db, other); j.Status != "pending" {
+			t.Errorf("job of an unknown kind = %+v, want it left pending", j.JobView)
+		}
+		j := showJob(t, db, ids[0])
+		if len(j.Attempts) != 1 || j.Attempts[0].Outcome != "completed" || j.Attempts[0].EndedAt == nil {
+			t.Errorf("attempts of a completed payment = %+v", j.Attempts)
+		}
+		out := ok(t, db, "jobs", "show", fmt.Sprint(ids[0]))
+		for _, want := range []string{"ATTEMPT", "OWNER", "completed", "finished"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("jobs show lacks %q:\n%s", want, out)
+			}
+		}
+	})
+}
+
+// TestLiveLease: a running job shows its lease (owner, time left); it
+// cannot be retried; cancelling it stops its handler; a stopped worker
+// releases its leases at once.
+func TestLiveLease(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`)
+		w := start(t, db, "work", "--ttl", "3s", "--poll-interval", "50ms", "--owner", "tw-1",
+			"--shutdown-timeout", "100ms", "--json", "--log-level", "error")
+		j := waitStatus(t, db, id, "processing")
+		if j.Lease == nil || j.Lease.Owner != "tw-1" || j.Lease.LeftSeconds <= 0 || j.Lease.LeftSeconds > 3 {
+			t.Fatalf("lease of a running job = %+v", j.Lease)
+		}
+		out := ok(t, db, "jobs", "show", fmt.Sprint(id))
+		if !strings.Contains(out, "held by tw-1") || !strings.Contains(out, "left") {
+			t.Errorf("jobs show of a running job:\n%s", out)
+		}
+		checkList(t, db, []int64{id}, "--owner", "tw-1")
+		if r := lh(t, db, "jobs", "retry", fmt.Sprint(id)); r.code != cli.ExitFailure || !strings.Contains(r.stderr, "processing") {
+			t.Errorf("retrying a running job: %s", r)
+		}
+		if out := ok(t, db, "jobs", "cancel", fmt.Sprint(id)); !strings.Contains(out, "cancellation requested") {
+			t.Errorf("cancelling a running job said %q", out)
+		}
+		j = waitStatus(t, db, id, "cancelled")
+		if n := len(j.Attempts); n != 1 || j.Attempts[0].Outcome != "cancelled" {
+			t.Errorf("attempts of the cancelled job = %+v", j.Attempts)
+		}
+		second := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`)
+		waitStatus(t, db, second, "processing")
+		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.wait(t); err != nil {
+			t.Fatalf("worker stopped by SIGTERM: %v\n%s", err, w.stderr.String())
+		}
+		var stats cli.StatsView
+		if err := json.Unmarshal(w.stdout.Bytes(), &stats); err != nil || stats.Cancelled != 1 || stats.Released != 1 {
+			t.Errorf("worker stats = %+v, %v; want 1 cancelled, 1 released", stats, err)
+		}
+		if j := showJob(t, db, second); j.Status != "pending" || j.Attempts[0].Outcome != "released" {
+			t.Errorf("job of a stopped worker = %+v %+v, want pending at once, released", j.JobView, j.Attempts)
+		}
+	})
+}
+
+// TestStuckAndWatch: a SIGKILLed worker's leases show in `jobs stuck` once
+// they expire; `watch` returns them to their queue or flags them stuck.
+func TestStuckAndWatch(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		plain := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`, "--queue", "plain")
+		flagged := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`, "--queue", "flagged")
+		w := start(t, db, "work", "--queue", "plain,flagged", "--ttl", "1s", "--no-watcher",
+			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
+		waitStatus(t, db, plain, "processing")
+		waitStatus(t, db, flagged, "processing")
+		if err := w.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = w.wait(t)
+		waitFor(t, 30*time.Second, "expired leases in jobs stuck", func() bool {
+			var jobs []cli.JobView
+			okJSON(t, db, &jobs, "jobs", "stuck")
+			return len(jobs) == 2 && jobs[0].Lease != nil && jobs[0].Lease.Expired
+		})
+		if out := ok(t, db, "jobs", "stuck"); !strings.Contains(out, "lease of doomed expired") {
+			t.Errorf("jobs stuck:\n%s", out)
+		}
+		watcher := start(t, db, "watch", "--interval", "100ms", "--flag-stuck", "flagged", "--json")
+		waitStatus(t, db, plain, "pending")
+		waitStatus(t, db, flagged, "stuck")
+		if err := watcher.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := watcher.wait(t); err != nil {
+			t.Fatalf("watch stopped by SIGTERM: %v\n%s", err, watcher.stderr.String())
+		}
+		lines := strings.Split(strings.TrimSpace(watcher.stdout.String()), "\n")
+		if len(lines) != 2 || !strings.Contains(watcher.stdout.String(), `"status":"stuck"`) {
+			t.Errorf("watch --json printed:\n%s", watcher.stdout.String())
+		}
+		if j := showJob(t, db, plain); j.Attempts[0].Outcome != "lease_expired" {
+			t.Errorf("attempts of a rescued job = %+v", j.Attempts)
+		}
+		if out := ok(t, db, "jobs", "stuck"); !strings.Contains(out, "flagged stuck") {
+			t.Errorf("jobs stuck after the watcher:\n%s", out)
+		}
+		if out := ok(t, db, "watch", "--once"); !strings.Contains(out, "no expired leases") {
+			t.Errorf("watch --once with nothing to do said %q", out)
+		}
+		ok(t, db, "jobs", "retry", fmt.Sprint(flagged))
+		if out := ok(t, db, "jobs", "stuck"); !strings.Contains(out, "no stuck jobs") {
+			t.Errorf("jobs stuck after retry:\n%s", out)
+		}
+	})
+}
+
+// waitStatus waits until job id has status and returns it.
+func waitStatus(t *testing.T, db string, id int64, status string) cli.JobInfoView {
+	t.Helper()
+	var j cli.JobInfoView
+	waitFor(t, 30*time.Second, fmt.Sprintf("job %d to be %s", id, status), func() bool {
+		j = showJob(t, db, id)
+		return j.Status == status
+	})
+	return j
+}

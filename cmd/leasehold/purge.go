@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+// maxPurgeAge bounds --older-than.
+const maxPurgeAge = 3650 * cli.Day
+
+func (a *app) purgeCommand() *cobra.Command {
+	var olderThan time.Duration
+	cmd := &cobra.Command{
+		Use:   "purge --older-than DURATION",
+		Short: "Delete completed, failed and cancelled jobs (and their history) finished before a cutoff",
+		Example: `  leasehold purge --older-than 7d
+  leasehold purge --older-than 0s   # every finished job`,
+		Args: argNames(),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, _ time.Time) error {
+				n, err := c.PurgeFinished(ctx, olderThan)
+				if err != nil {
+					return err
+				}
+				out := struct {
+					Purged           int64   `json:"purged"`
+					OlderThanSeconds float64 `json:"older_than_seconds"`
+				}{n, olderThan.Seconds()}
+				return a.print(out, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "purged %d finished jobs (finished more than %s ago)\n", n, cli.FormatDuration(olderThan))
+					return err
+				})
+			})
+		}),
+	}
+	cmd.Flags().Var(cli.NewDurationValue(&olderThan, 0, 0, maxPurgeAge), "older-than",
+		"delete jobs finished longer ago than this: 90s, 12h, 7d… (required)")
+	_ = cmd.MarkFlagRequired("older-than")
+	return cmd
+}

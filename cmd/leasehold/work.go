@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/jobkinds"
+	"github.com/leasehold/leasehold/internal/work"
+)
+
+type workFlags struct {
+	o           work.Options
+	logLevel    string
+	stopOnStdin bool
+}
+
+func (a *app) workCommand() *cobra.Command {
+	var f workFlags
+	cmd := &cobra.Command{
+		Use:   "work",
+		Short: "Run workers for the job kinds built into this binary (" + strings.Join(jobkinds.Kinds(), ", ") + ")",
+		Long: `Run workers until interrupted (SIGINT/SIGTERM stop them gracefully: running
+jobs get --shutdown-timeout to finish, then their leases are released).
+Kinds built in: payment.charge (args {"payment_id","amount_cents","currency"};
+charges through --provider, or an in-process provider stand-in, and records
+each charge in the payments_ledger table) and sleep (args {"duration":"2s",
+"fail":"message"}). Jobs of other kinds are left alone. Applies the schema
+migrations first. Prints the worker's counters when it stops.`,
+		Args: argNames(),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.work(cmd, &f) }),
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.o.Queues, "queue", []string{leasehold.DefaultQueue}, "queues to work (comma-separated or repeated)")
+	fl.IntVar(&f.o.Concurrency, "concurrency", 10, "jobs run at once per queue")
+	fl.Var(cli.NewDurationValue(&f.o.TTL, leasehold.DefaultLeaseTTL, 500*time.Millisecond, 24*time.Hour), "ttl", "lease TTL (heartbeats every TTL/3)")
+	fl.Var(cli.NewDurationValue(&f.o.WatcherInterval, leasehold.DefaultWatcherInterval, 10*time.Millisecond, 24*time.Hour), "watcher-interval", "stuck watcher period")
+	fl.BoolVar(&f.o.DisableWatcher, "no-watcher", false, "do not run the stuck watcher in this process")
+	fl.Var(cli.NewDurationValue(&f.o.PollInterval, leasehold.DefaultPollInterval, 10*time.Millisecond, time.Hour), "poll-interval", "how often idle workers look for jobs")
+	fl.Var(cli.NewDurationValue(&f.o.ShutdownTimeout, leasehold.DefaultShutdownTimeout, 10*time.Millisecond, time.Hour), "shutdown-timeout", "how long running jobs may finish at shutdown")
+	fl.StringVar(&f.o.ProviderURL, "provider", "", "payment provider base URL (default: an in-process stand-in)")
+	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
+	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	fl.BoolVar(&f.stopOnStdin, "stop-on-stdin-eof", false, "stop when standard input is closed (used by the demo)")
+	_ = fl.MarkHidden("stop-on-stdin-eof")
+	return cmd
+}
+
+func (a *app) work(cmd *cobra.Command, f *workFlags) error {
+	if f.o.Concurrency < 1 || f.o.Concurrency > leasehold.MaxMaxWorkers {
+		return cli.Usagef("--concurrency %d is out of range 1..%d", f.o.Concurrency, leasehold.MaxMaxWorkers)
+	}
+	for _, q := range f.o.Queues {
+		if err := leasehold.ValidateQueue(q); err != nil {
+			return cli.UsageError(fmt.Errorf("--queue: %w", err))
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return cli.Usagef("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	db, err := a.open(cmd, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	f.o.DB, f.o.Logger = db, a.logger(level)
+	if f.stopOnStdin {
+		f.o.StopOnEOF = os.Stdin
+	}
+	stats, err := work.Run(cmd.Context(), f.o)
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return cli.WriteJSON(a.stdout, stats)
+	}
+	_, err = fmt.Fprintf(a.stdout, "worker %s stopped: claimed %d, completed %d, retried %d, failed %d, released %d, leases lost %d, late writes refused %d\n",
+		stats.Owner, stats.Claimed, stats.Completed, stats.Retried, stats.Failed, stats.Released, stats.LeaseLost, stats.FinishRefused)
+	return err
+}

@@ -1,0 +1,137 @@
+package leasehold
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// completerFlushers is how many finish statements may be in flight at
+// once: while one is written, the next batch gathers.
+const completerFlushers = 2
+
+// completer batches the fenced outcomes of finished handlers: each flush
+// writes everything that has gathered since the previous one in a single
+// statement, so the batch size grows with the load and an idle client adds
+// no latency.
+type completer struct {
+	c       *Client
+	in      chan *finishItem
+	wg      sync.WaitGroup
+	abandon chan struct{} // closed when Stop's deadline passes
+	once    sync.Once
+	mu      sync.RWMutex // guards closed against concurrent submit
+	closed  bool
+}
+
+func newCompleter(c *Client) *completer {
+	return &completer{c: c, in: make(chan *finishItem, 4*DefaultCompleteBatch), abandon: make(chan struct{})}
+}
+
+func (k *completer) start() {
+	for range completerFlushers {
+		k.wg.Add(1)
+		go func() { defer k.wg.Done(); k.loop() }()
+	}
+}
+
+// submit queues an outcome. After close it drops it: the lease then
+// expires and the watcher returns the job (a straggler at shutdown).
+func (k *completer) submit(item *finishItem) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.closed {
+		k.c.cfg.Logger.Warn("leasehold: outcome after shutdown dropped; the lease will expire",
+			"job", item.p.ID, "outcome", item.p.Outcome)
+		return
+	}
+	k.in <- item
+}
+
+// close stops accepting outcomes and waits until every submitted one is
+// written, or until ctx is done (then the unwritten leases expire and the
+// watcher returns their jobs).
+func (k *completer) close(ctx context.Context) {
+	k.mu.Lock()
+	k.closed = true
+	close(k.in)
+	k.mu.Unlock()
+	done := make(chan struct{})
+	go func() { k.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		k.giveUp()
+		<-done
+	}
+}
+
+func (k *completer) giveUp() { k.once.Do(func() { close(k.abandon) }) }
+
+func (k *completer) loop() {
+	for item := range k.in {
+		batch := []*finishItem{item}
+	gather:
+		for len(batch) < DefaultCompleteBatch {
+			select {
+			case it, ok := <-k.in:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, it)
+			default:
+				break gather
+			}
+		}
+		k.flush(batch)
+	}
+}
+
+// flush writes one batch, retrying with backoff while the database is
+// unreachable: an outcome is dropped only when Stop gives up on it.
+func (k *completer) flush(batch []*finishItem) {
+	c := k.c
+	params := make([]*FinishParams, len(batch))
+	for i, it := range batch {
+		params[i] = it.p
+	}
+	backoff := 10 * time.Millisecond
+	for failures := 0; ; failures++ {
+		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+		ids, err := c.driver.Finish(ctx, nil, params)
+		cancel()
+		if err == nil {
+			k.account(batch, ids, failures > 0)
+			return
+		}
+		c.stats.finishErrors.Add(1)
+		c.cfg.Logger.Warn("leasehold: finish failed; retrying", "jobs", len(params), "err", err)
+		select {
+		case <-k.abandon:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// account updates the counters for a written batch. After a failed try a
+// refusal is ambiguous (the earlier try may have committed), so it is not
+// counted as a refused late write.
+func (k *completer) account(batch []*finishItem, applied []int64, retried bool) {
+	ok := make(map[int64]bool, len(applied))
+	for _, id := range applied {
+		ok[id] = true
+	}
+	s := &k.c.stats
+	for _, it := range batch {
+		switch {
+		case ok[it.p.ID]:
+			s.countApplied(it.p.Outcome)
+		case it.afterTx:
+			s.completed.Add(1) // CompleteTx committed; the safety write found nothing to do
+		case !retried:
+			s.finishRefused.Add(1)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package leasehold
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults for Config. A zero field in Config takes its default.
+const (
+	DefaultQueue           = "default"
+	DefaultLeaseTTL        = 30 * time.Second
+	DefaultWatcherInterval = 30 * time.Second
+	DefaultPollInterval    = 1 * time.Second
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultMaxWorkers      = 100
+	DefaultMaxAttempts     = 20
+	DefaultMaxPayloadBytes = 1 << 20
+	// DefaultFetchBatch caps the jobs one claim statement leases.
+	DefaultFetchBatch = 500
+	// DefaultCompleteBatch caps the outcomes one finish statement writes.
+	DefaultCompleteBatch = 1000
+	// MaxMaxWorkers bounds QueueConfig.MaxWorkers.
+	MaxMaxWorkers = 100_000
+)
+
+// Config configures a Client. Every field is optional except Driver; a
+// zero value takes the documented default and a negative one is an error.
+type Config struct {
+	// Driver is the database: pgdriver or sqlitedriver. Required.
+	Driver Driver
+
+	// Workers holds the handlers, one per kind. A client without workers
+	// only inserts and operates on jobs (it runs no fetchers).
+	Workers *Workers
+
+	// Queues to work, each with its own concurrency. Default: the single
+	// queue "default" with DefaultMaxWorkers.
+	Queues map[string]QueueConfig
+
+	// LeaseTTL is how long a claim or heartbeat holds a job (database
+	// clock). Default 30 s.
+	LeaseTTL time.Duration
+
+	// HeartbeatInterval is how often the leases of running jobs are renewed,
+	// all in one statement. Default LeaseTTL/3; at most LeaseTTL/2.
+	HeartbeatInterval time.Duration
+
+	// LeaseSafetyMargin: a worker that has not renewed a lease for
+	// LeaseTTL - LeaseSafetyMargin (its own monotonic clock, measured from
+	// when the last successful claim or renewal was sent) cancels the
+	// handler with ErrLeaseLost before anyone else can take the job over.
+	// Default LeaseTTL/6; it must leave HeartbeatInterval below
+	// LeaseTTL - LeaseSafetyMargin.
+	LeaseSafetyMargin time.Duration
+
+	// WatcherInterval is how often the stuck watcher returns expired
+	// leases to pending (or flags or fails them). Default 30 s.
+	WatcherInterval time.Duration
+
+	// DisableWatcher turns the stuck watcher off in this client (for
+	// example when `leasehold watch` runs it elsewhere).
+	DisableWatcher bool
+
+	// PollInterval is how often idle fetchers look for jobs when no
+	// wake-up hint arrives. Default 1 s.
+	PollInterval time.Duration
+
+	// PollOnly disables LISTEN/NOTIFY wake-ups (for transaction-pooling
+	// proxies); workers rely on polling alone.
+	PollOnly bool
+
+	// ShutdownTimeout is how long Stop lets running jobs finish before it
+	// cancels them and releases their leases. Default 30 s.
+	ShutdownTimeout time.Duration
+
+	// DefaultMaxAttempts is the retry budget of jobs inserted without
+	// InsertOpts.MaxAttempts. Default 20.
+	DefaultMaxAttempts int
+
+	// MaxPayloadBytes limits encoded job arguments. Default 1 MiB.
+	MaxPayloadBytes int
+
+	// RetryPolicy chooses the delay before a failed job runs again.
+	// Default DefaultRetryPolicy().
+	RetryPolicy RetryPolicy
+
+	// Owner names this worker instance in lease_owner. Default
+	// "host-pid-random".
+	Owner string
+
+	// Logger receives operational messages. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// QueueConfig configures one queue of a Client.
+type QueueConfig struct {
+	// MaxWorkers is how many of the queue's jobs run at once in this
+	// client. Default 100.
+	MaxWorkers int
+	// FlagStuck makes expired leases in this queue go to the stuck state
+	// for an operator to decide, instead of back to pending. New claims do
+	// not take over its expired leases either.
+	FlagStuck bool
+}
+
+// withDefaults returns a copy of c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = c.LeaseTTL / 3
+	}
+	if c.LeaseSafetyMargin == 0 {
+		c.LeaseSafetyMargin = c.LeaseTTL / 6
+	}
+	c.WatcherInterval = orDuration(c.WatcherInterval, DefaultWatcherInterval)
+	c.PollInterval = orDuration(c.PollInterval, DefaultPollInterval)
+	c.ShutdownTimeout = orDuration(c.ShutdownTimeout, DefaultShutdownTimeout)
+	if c.DefaultMaxAttempts == 0 {
+		c.DefaultMaxAttempts = DefaultMaxAttempts
+	}
+	if c.MaxPayloadBytes == 0 {
+		c.MaxPayloadBytes = DefaultMaxPayloadBytes
+	}
+	if c.RetryPolicy == nil {
+		c.RetryPolicy = DefaultRetryPolicy()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	queues := make(map[string]QueueConfig, len(c.Queues))
+	for name, q := range c.Queues {
+		if q.MaxWorkers == 0 {
+			q.MaxWorkers = DefaultMaxWorkers
+		}
+		queues[name] = q
+	}
+	if len(queues) == 0 {
+		queues[DefaultQueue] = QueueConfig{MaxWorkers: DefaultMaxWorkers}
+	}
+	c.Queues = queues
+	return c
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// validate reports the first impossible setting of a defaulted config.
+func (c Config) validate() error {
+	if c.Driver == nil {
+		return fmt.Errorf("%w: Driver is required", ErrInvalidConfig)
+	}
+	for name, d := range map[string]time.Duration{
+		"LeaseTTL": c.LeaseTTL, "HeartbeatInterval": c.HeartbeatInterval,
+		"LeaseSafetyMargin": c.LeaseSafetyMargin, "WatcherInterval": c.WatcherInterval,
+		"PollInterval": c.PollInterval, "ShutdownTimeout": c.ShutdownTimeout,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("%w: %s must be positive, got %v", ErrInvalidConfig, name, d)
+		}
+	}
+	if c.HeartbeatInterval > c.LeaseTTL/2 {
+		return fmt.Errorf("%w: HeartbeatInterval %v must be at most half of LeaseTTL %v (default TTL/3)",
+			ErrInvalidConfig, c.HeartbeatInterval, c.LeaseTTL)
+	}
+	if c.HeartbeatInterval >= c.LeaseTTL-c.LeaseSafetyMargin {
+		return fmt.Errorf("%w: HeartbeatInterval %v must be below LeaseTTL - LeaseSafetyMargin (%v - %v)",
+			ErrInvalidConfig, c.HeartbeatInterval, c.LeaseTTL, c.LeaseSafetyMargin)
+	}
+	if c.DefaultMaxAttempts < 1 {
+		return fmt.Errorf("%w: DefaultMaxAttempts must be at least 1, got %d", ErrInvalidConfig, c.DefaultMaxAttempts)
+	}
+	if c.MaxPayloadBytes < 2 {
+		return fmt.Errorf("%w: MaxPayloadBytes must be at least 2, got %d", ErrInvalidConfig, c.MaxPayloadBytes)
+	}
+	return c.validateQueues()
+}
+
+func (c Config) validateQueues() error {
+	for name, q := range c.Queues {
+		if err := ValidateQueue(name); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+		if q.MaxWorkers < 1 || q.MaxWorkers > MaxMaxWorkers {
+			return fmt.Errorf("%w: queue %s: MaxWorkers must be in 1..%d, got %d",
+				ErrInvalidConfig, name, MaxMaxWorkers, q.MaxWorkers)
+		}
+	}
+	return nil
+}

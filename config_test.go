@@ -1,0 +1,129 @@
+package leasehold
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nopDriver satisfies Config.Driver for validation tests that never reach
+// a database.
+type nopDriver struct{ Driver }
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := NewClient(Config{Driver: nopDriver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.cfg
+	if cfg.LeaseTTL != DefaultLeaseTTL || cfg.HeartbeatInterval != DefaultLeaseTTL/3 ||
+		cfg.LeaseSafetyMargin != DefaultLeaseTTL/6 || cfg.WatcherInterval != DefaultWatcherInterval ||
+		cfg.PollInterval != DefaultPollInterval || cfg.ShutdownTimeout != DefaultShutdownTimeout ||
+		cfg.Queues[DefaultQueue].MaxWorkers != DefaultMaxWorkers || cfg.DefaultMaxAttempts != DefaultMaxAttempts {
+		t.Fatalf("defaults not applied: %+v", cfg)
+	}
+	if !strings.Contains(c.Owner(), "-") {
+		t.Fatalf("owner %q: want host-pid-suffix", c.Owner())
+	}
+}
+
+func TestConfigRejectsImpossibleSettings(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no driver", Config{}, "Driver is required"},
+		{"negative ttl", Config{LeaseTTL: -time.Second}, "LeaseTTL must be positive"},
+		{"heartbeat not below ttl", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 10 * time.Second}, "at most half"},
+		{"heartbeat above ttl/2", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 6 * time.Second}, "at most half"},
+		{"margin eats the renewal", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 5 * time.Second, LeaseSafetyMargin: 5 * time.Second}, "below LeaseTTL - LeaseSafetyMargin"},
+		{"negative poll", Config{PollInterval: -1}, "PollInterval must be positive"},
+		{"negative watcher", Config{WatcherInterval: -time.Minute}, "WatcherInterval must be positive"},
+		{"negative shutdown", Config{ShutdownTimeout: -1}, "ShutdownTimeout must be positive"},
+		{"bad queue", Config{Queues: map[string]QueueConfig{"bad queue": {}}}, "invalid queue name"},
+		{"negative workers", Config{Queues: map[string]QueueConfig{"q": {MaxWorkers: -1}}}, "MaxWorkers"},
+		{"negative attempts", Config{DefaultMaxAttempts: -1}, "DefaultMaxAttempts"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "no driver" {
+				tc.cfg.Driver = nopDriver{}
+			}
+			_, err := NewClient(tc.cfg)
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("NewClient = %v; want ErrInvalidConfig mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+type sizedArgs struct {
+	Data string `json:"data"`
+}
+
+func (sizedArgs) Kind() string { return "sized" }
+
+type badKind struct{}
+
+func (badKind) Kind() string { return "" }
+
+type unencodable struct {
+	C chan int `json:"c"`
+}
+
+func (unencodable) Kind() string { return "unencodable" }
+
+func TestInsertValidation(t *testing.T) {
+	c, err := NewClient(Config{Driver: nopDriver{}, MaxPayloadBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args Args
+		opts *InsertOpts
+		want error
+	}{
+		{"empty kind", badKind{}, nil, ErrInvalidKind},
+		{"nil args", nil, nil, ErrInvalidArgs},
+		{"unencodable", unencodable{}, nil, ErrInvalidArgs},
+		{"too large", sizedArgs{Data: strings.Repeat("x", 100)}, nil, ErrPayloadTooLarge},
+		{"raw not object", RawArgs{KindName: "k", JSON: []byte(`[1]`)}, nil, ErrInvalidArgs},
+		{"bad queue", sizedArgs{}, &InsertOpts{Queue: "no spaces"}, ErrInvalidQueue},
+		{"negative priority", sizedArgs{}, &InsertOpts{Priority: -1}, ErrInvalidArgs},
+		{"negative attempts", sizedArgs{}, &InsertOpts{MaxAttempts: -3}, ErrInvalidArgs},
+		{"run at and in", sizedArgs{}, &InsertOpts{RunAt: time.Now(), RunIn: time.Second}, ErrInvalidArgs},
+		{"negative run in", sizedArgs{}, &InsertOpts{RunIn: -time.Second}, ErrInvalidArgs},
+		{"bad metadata", sizedArgs{}, &InsertOpts{Metadata: []byte(`{`)}, ErrInvalidArgs},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := c.buildInsert(tc.args, tc.opts); !errors.Is(err, tc.want) {
+				t.Fatalf("buildInsert = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if _, err := c.buildInsert(sizedArgs{Data: "ok"}, nil); err != nil {
+		t.Fatalf("valid insert rejected: %v", err)
+	}
+}
+
+func TestExponentialBackoff(t *testing.T) {
+	b := &ExponentialBackoff{Base: time.Second, Max: time.Minute}
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second, 7: time.Minute, 100: time.Minute} {
+		if got := b.NextRetry(&JobRow{Attempt: n}, nil); got != want {
+			t.Errorf("attempt %d: %v, want %v", n, got, want)
+		}
+	}
+	if got := b.NextRetry(&JobRow{Attempt: 5, FreeAttempts: 3}, nil); got != 2*time.Second {
+		t.Errorf("free attempts are not charged: got %v, want 2s", got)
+	}
+	j := DefaultRetryPolicy()
+	for range 100 {
+		if d := j.NextRetry(&JobRow{Attempt: 3}, nil); d > 4*time.Second || d < 3200*time.Millisecond {
+			t.Fatalf("jittered delay %v outside [3.2s, 4s]", d)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+// Package leasehold is a job queue whose jobs live in the application's own
+// SQL database (PostgreSQL through pgdriver, or SQLite through
+// sqlitedriver), and where every claim of a job is a lease: a time-bounded,
+// fenced record of which worker instance owns it.
+//
+// # The lease contract
+//
+//   - A claim is one atomic conditional UPDATE (batched: up to one
+//     statement per queue per fetch). A job is claimable when it is pending
+//     and due, or processing with an expired lease. Racing workers: exactly
+//     one wins each job.
+//   - Every claim increments and persists the job's attempt, sets
+//     lease_owner to the worker instance (Client.Owner: host, pid, random
+//     suffix) and lease_until to the database's now + LeaseTTL, and writes
+//     a row of attempt history.
+//   - (id, attempt) with the owner is the fencing token. Every write made
+//     on behalf of a lease (heartbeat, complete, retry, fail, snooze,
+//     release, and CompleteTx inside the caller's transaction) carries
+//     WHERE id AND status = 'processing' AND lease_owner AND attempt. When
+//     no row matches, the write is refused (ErrLeaseLost) and changes
+//     nothing: a late worker can never overwrite the outcome of the worker
+//     that took its job over.
+//   - Heartbeats renew all of a client's leases in one statement every
+//     HeartbeatInterval (default LeaseTTL/3). A renewal that finds a lease
+//     gone cancels the handler's context with cause ErrLeaseLost.
+//   - A worker that cannot renew (database unreachable, process frozen and
+//     resumed) cancels its handler once LeaseTTL - LeaseSafetyMargin has
+//     passed on its own monotonic clock since the last renewal it sent,
+//     before another worker can take the job over.
+//   - The stuck watcher (every WatcherInterval, default 30 s) returns
+//     processing jobs with expired leases to pending, flags them stuck in
+//     queues configured with FlagStuck, fails them when their retry budget
+//     is spent, and records lease_expired in their history.
+//   - Only the database clock decides whether a lease has expired.
+//   - Stop lets running jobs finish for ShutdownTimeout, then cancels the
+//     rest and releases their leases at once.
+//
+// # Guarantees and their limits
+//
+// Execution is at-least-once: a handler may run more than once for a job
+// (a worker can die after doing the work but before completing it). At any
+// instant at most one lease of a job is valid, and only the holder of the
+// valid lease can record an outcome. Exactly-once effects come from
+// completing the job in the same transaction as the business write
+// (CompleteTx), or from passing JobRow.IdempotencyKey to an outside system;
+// an outside call cannot be fenced, which is what the safety margin is for.
+// Jobs inserted with InsertTx exist only if the caller's transaction
+// commits. Read job state from the primary only, never from a replica; with
+// asynchronous replication a failover can lose committed jobs, so use
+// synchronous replication (synchronous_commit = on with a synchronous
+// standby) where that matters.
+//
+// # Retries
+//
+// A handler error is retried after RetryPolicy.NextRetry (default
+// exponential backoff, see ExponentialBackoff) until the job has been
+// charged MaxAttempts attempts (default 20); Permanent(err) fails at once,
+// Snooze(d) reschedules without charging the budget, Cancel(err) cancels,
+// and a panic is a failure recorded with its stack.
+//
+// # Example
+//
+//	type ChargeArgs struct{ PaymentID string }
+//
+//	func (ChargeArgs) Kind() string { return "charge" }
+//
+//	workers := leasehold.NewWorkers()
+//	leasehold.AddWorker(workers, leasehold.WorkFunc[ChargeArgs](
+//		func(ctx context.Context, job *leasehold.Job[ChargeArgs]) error {
+//			return psp.Charge(ctx, job.Args.PaymentID, job.IdempotencyKey())
+//		}))
+//	driver, _ := sqlitedriver.Open("jobs.db")
+//	client, _ := leasehold.NewClient(leasehold.Config{Driver: driver, Workers: workers})
+//	_ = client.Migrate(ctx)
+//	_ = client.Start(ctx)
+//	defer client.Stop(context.Background())
+//	client.Insert(ctx, ChargeArgs{PaymentID: "p-1"}, &leasehold.InsertOpts{UniqueKey: "p-1"})
+package leasehold

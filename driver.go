@@ -1,0 +1,229 @@
+package leasehold
+
+import (
+	"context"
+	"time"
+)
+
+// Driver is the storage a Client consumes: one implementation per database
+// (pgdriver for PostgreSQL, sqlitedriver for SQLite). Every method takes a
+// context and, where it has inputs, a pointer to a params struct, so fields
+// can be added without breaking implementations.
+//
+// Every method that writes on behalf of a lease (Heartbeat, Finish) must be
+// fenced by (id, status = 'processing', lease_owner, attempt), and all times
+// must come from the database clock. The conformance suite in drivertest
+// checks each rule.
+type Driver interface {
+	// Migrate applies the embedded schema migrations in order. It is
+	// idempotent and safe when several processes run it at once.
+	Migrate(ctx context.Context) error
+
+	// Insert inserts jobs, in tx when tx is non-nil (a transaction type the
+	// driver accepts, else ErrUnsupportedTx) and in its own transaction
+	// otherwise. A job whose UniqueKey already exists is not inserted; the
+	// existing job is returned with Duplicate set. Results are in the order
+	// of params.
+	Insert(ctx context.Context, tx any, params []*InsertParams) ([]*InsertResult, error)
+
+	// InsertBulk inserts many jobs as fast as the database allows (COPY on
+	// PostgreSQL) and returns how many were inserted. Jobs with a UniqueKey
+	// that already exists are skipped.
+	InsertBulk(ctx context.Context, params []*InsertParams) (int64, error)
+
+	// Claim leases up to Limit claimable jobs of one queue in one atomic
+	// conditional UPDATE, and records a history row for each claim.
+	Claim(ctx context.Context, p *ClaimParams) ([]*JobRow, error)
+
+	// ClaimByID leases one known job if it is claimable. It returns
+	// (nil, nil) when the job exists but is not claimable, and
+	// ErrJobNotFound when it does not exist.
+	ClaimByID(ctx context.Context, p *ClaimByIDParams) (*JobRow, error)
+
+	// Heartbeat renews the given leases of one owner in one statement and
+	// returns those still held. A lease missing from the result is lost.
+	Heartbeat(ctx context.Context, p *HeartbeatParams) ([]*HeartbeatResult, error)
+
+	// Finish applies fenced outcomes in one statement or transaction (in tx
+	// when tx is non-nil) and ends their history rows. It returns the ids
+	// whose fence matched; the others were refused and left unchanged.
+	Finish(ctx context.Context, tx any, p []*FinishParams) ([]int64, error)
+
+	// RescueExpired moves up to Limit processing jobs whose lease expired to
+	// pending, stuck (queues in FlagQueues), failed (budget exhausted) or
+	// cancelled (cancel requested), and ends their history rows with
+	// OutcomeLeaseExpired.
+	RescueExpired(ctx context.Context, p *RescueParams) ([]*RescuedJob, error)
+
+	// GetJob returns one job, or ErrJobNotFound.
+	GetJob(ctx context.Context, id int64) (*JobRow, error)
+
+	// ListAttempts returns a job's history, oldest first.
+	ListAttempts(ctx context.Context, jobID int64) ([]*Attempt, error)
+
+	// ListJobs returns jobs matching the filters, ordered by id.
+	ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error)
+
+	// RetryJob makes a pending, stuck, failed, completed or cancelled job
+	// pending now with a fresh retry budget (FreeAttempts = Attempt). It
+	// returns ErrJobRunning for a processing job.
+	RetryJob(ctx context.Context, id int64) (*JobRow, error)
+
+	// CancelJob cancels a pending or stuck job at once, and sets
+	// CancelRequested on a processing one. It returns ErrJobFinished, with
+	// the job, for a terminal job.
+	CancelJob(ctx context.Context, id int64) (*JobRow, error)
+
+	// Purge deletes up to Limit terminal jobs (and their history) finished
+	// longer than OlderThan ago, and returns how many it deleted.
+	Purge(ctx context.Context, p *PurgeParams) (int64, error)
+
+	// QueueStats returns per-queue counts by state, the age of the oldest
+	// claimable pending job and the number of live leases.
+	QueueStats(ctx context.Context) ([]*QueueStats, error)
+
+	// Now returns the database clock.
+	Now(ctx context.Context) (time.Time, error)
+
+	// Close releases what the driver opened itself.
+	Close() error
+}
+
+// Notifier is implemented by drivers that can wake workers when jobs are
+// inserted by any process (LISTEN/NOTIFY on PostgreSQL). Listen blocks until
+// ctx is done, calling wake with a queue name for each hint; it reconnects
+// by itself and returns only ctx's error. Hints are never needed for
+// correctness: workers also poll.
+type Notifier interface {
+	Listen(ctx context.Context, wake func(queue string)) error
+}
+
+// InsertParams is one job to insert.
+type InsertParams struct {
+	Kind        string
+	Queue       string
+	Args        []byte // JSON object
+	Metadata    []byte // JSON object, nil for {}
+	Priority    int
+	MaxAttempts int
+	UniqueKey   string // empty for none
+	// RunAt, when non-zero, is the absolute time the job becomes claimable.
+	RunAt time.Time
+	// RunIn, when RunAt is zero, delays the job by this long from the
+	// database clock's now.
+	RunIn time.Duration
+	// Notify asks the driver to send a wake-up hint for the queue.
+	Notify bool
+}
+
+// InsertResult is the outcome of inserting one job.
+type InsertResult struct {
+	Job *JobRow
+	// Duplicate is true when a job with the same UniqueKey existed and Job
+	// is that existing job.
+	Duplicate bool
+}
+
+// ClaimParams selects the jobs a Claim may lease.
+type ClaimParams struct {
+	Queue string
+	// Kinds are the kinds this worker has handlers for; other jobs are
+	// left alone.
+	Kinds []string
+	Owner string
+	TTL   time.Duration
+	Limit int
+	// TakeOver allows claiming processing jobs whose lease expired (with
+	// budget left and no cancel request) as well as pending ones. It is
+	// false for queues whose policy flags expired jobs as stuck.
+	TakeOver bool
+}
+
+// ClaimByIDParams selects one job to lease.
+type ClaimByIDParams struct {
+	ID       int64
+	Owner    string
+	TTL      time.Duration
+	TakeOver bool
+}
+
+// LeaseRef identifies one lease: the fencing token (ID, Attempt) of Owner.
+type LeaseRef struct {
+	ID      int64
+	Attempt int
+}
+
+// HeartbeatParams renews Leases, all held by Owner, to now + TTL.
+type HeartbeatParams struct {
+	Owner  string
+	TTL    time.Duration
+	Leases []LeaseRef
+}
+
+// HeartbeatResult is one lease still held after a heartbeat.
+type HeartbeatResult struct {
+	ID              int64
+	CancelRequested bool
+}
+
+// FinishParams is one fenced outcome of a lease.
+type FinishParams struct {
+	ID      int64
+	Owner   string
+	Attempt int
+	// Outcome selects the new state: completed -> completed;
+	// retried, snoozed, released -> pending (run_at = now + Delay);
+	// failed -> failed; cancelled -> cancelled; lease_lost -> pending now.
+	// Snoozed and released also increment free_attempts, so they do not
+	// spend the retry budget.
+	Outcome Outcome
+	Delay   time.Duration
+	Error   string
+}
+
+// RescueParams configures one pass of the stuck watcher.
+type RescueParams struct {
+	FlagQueues []string
+	Limit      int
+}
+
+// RescuedJob is one job the watcher moved.
+type RescuedJob struct {
+	ID       int64
+	Queue    string
+	Kind     string
+	Attempt  int
+	Owner    string
+	NewState JobState
+}
+
+// ListParams filters ListJobs. Zero values match everything.
+type ListParams struct {
+	States  []JobState
+	Queue   string
+	Kind    string
+	Owner   string
+	AfterID int64
+	Limit   int
+	// Expired selects processing jobs whose lease has expired.
+	Expired bool
+}
+
+// PurgeParams selects finished jobs to delete.
+type PurgeParams struct {
+	OlderThan time.Duration
+	Limit     int
+}
+
+// QueueStats summarises one queue.
+type QueueStats struct {
+	Queue  string
+	Counts map[JobState]int64
+	// OldestPending is the age, by the database clock, of the oldest
+	// pending job whose run_at has passed; zero when none.
+	OldestPending time.Duration
+	// LiveLeases counts processing jobs whose lease has not expired.
+	LiveLeases int64
+	// ExpiredLeases counts processing jobs whose lease has expired.
+	ExpiredLeases int64
+}

@@ -1,0 +1,202 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// testWatcher: jobs whose worker died (a claim with a short lease that
+// nobody renews) are returned to pending, flagged stuck in a FlagStuck
+// queue, or failed when their budget is spent, by the client's watcher.
+func testWatcher(e *clientEnv) {
+	c := e.newClient(e.d, nil, func(c *leasehold.Config) {
+		c.WatcherInterval = 50 * time.Millisecond
+		c.Queues = map[string]leasehold.QueueConfig{"flagged": {FlagStuck: true}, leasehold.DefaultQueue: {}}
+	})
+	requeue := e.insertOpts(c, &leasehold.InsertOpts{MaxAttempts: 3})
+	flag := e.insertOpts(c, &leasehold.InsertOpts{Queue: "flagged", MaxAttempts: 3})
+	exhaust := e.insertOpts(c, &leasehold.InsertOpts{MaxAttempts: 1})
+	for _, id := range []int64{requeue, flag, exhaust} {
+		if _, err := e.d.ClaimByID(e.ctx, &leasehold.ClaimByIDParams{ID: id, Owner: "dead-worker", TTL: 100 * time.Millisecond}); err != nil {
+			e.Fatalf("ClaimByID: %v", err)
+		}
+	}
+	for id, want := range map[int64]leasehold.JobState{
+		requeue: leasehold.StatePending, flag: leasehold.StateStuck, exhaust: leasehold.StateFailed,
+	} {
+		row := e.waitState(id, want, 30*time.Second)
+		h := e.history(id)
+		if row.Attempt != 1 || row.LeaseOwner != "" || len(h) != 1 || h[0].Outcome != leasehold.OutcomeLeaseExpired {
+			e.Fatalf("job %d -> %s: attempt %d owner %q history %s", id, want, row.Attempt, row.LeaseOwner, fmtHistory(h))
+		}
+	}
+	if c.Stats().Rescued < 3 {
+		e.Fatalf("watcher rescued %d jobs, want 3", c.Stats().Rescued)
+	}
+}
+
+func (e *clientEnv) insertOpts(c *leasehold.Client, opts *leasehold.InsertOpts) int64 {
+	e.Helper()
+	res, err := c.Insert(e.ctx, testArgs{N: 1}, opts)
+	if err != nil {
+		e.Fatalf("Insert: %v", err)
+	}
+	return res.Job.ID
+}
+
+// testShutdownReleases: Stop lets a job that finishes in time complete,
+// then cancels the one that does not and releases its lease at once: it is
+// pending, unowned, not charged, and claimable without waiting for a TTL.
+func testShutdownReleases(e *clientEnv) {
+	stopping := make(chan struct{})
+	var started atomic.Int32
+	c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+		started.Add(1)
+		if job.Args.N == 1 {
+			<-stopping
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}), func(c *leasehold.Config) { c.LeaseTTL = time.Minute; c.ShutdownTimeout = 300 * time.Millisecond })
+	quick := e.insertOpts(c, nil)
+	slow, err := c.Insert(e.ctx, testArgs{N: 2}, nil)
+	if err != nil {
+		e.Fatalf("Insert: %v", err)
+	}
+	e.waitFor("both handlers to start", 30*time.Second, func() bool { return started.Load() == 2 })
+	close(stopping)
+	if err := c.Stop(e.ctx); err != nil {
+		e.Fatalf("Stop: %v", err)
+	}
+	if row, _ := e.d.GetJob(e.ctx, quick); row.State != leasehold.StateCompleted {
+		e.Fatalf("job that finished within the deadline is %s, want completed", row.State)
+	}
+	row, _ := e.d.GetJob(e.ctx, slow.Job.ID)
+	if row.State != leasehold.StatePending || row.LeaseOwner != "" || row.FreeAttempts != 1 {
+		e.Fatalf("released job: %+v; want pending, unowned, free_attempts 1", row)
+	}
+	if h := e.history(slow.Job.ID); len(h) != 1 || h[0].Outcome != leasehold.OutcomeReleased {
+		e.Fatalf("history = %s; want released", fmtHistory(h))
+	}
+	got, err := e.d.ClaimByID(e.ctx, &leasehold.ClaimByIDParams{ID: slow.Job.ID, Owner: "next", TTL: time.Minute})
+	if err != nil || got == nil {
+		e.Fatalf("released job not claimable at once: %v %v", got, err)
+	}
+	if err := c.Stop(e.ctx); err != nil {
+		e.Fatalf("second Stop: %v", err)
+	}
+	if err := c.Start(e.ctx); !errors.Is(err, leasehold.ErrClientStopped) {
+		e.Fatalf("Start after Stop = %v, want ErrClientStopped", err)
+	}
+}
+
+// testHandlerOutcomes: what a handler returns decides the job's fate.
+func testHandlerOutcomes(e *clientEnv) {
+	c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+		switch job.Args.N {
+		case 1:
+			return leasehold.Permanent(errors.New("card declined"))
+		case 2:
+			return leasehold.Snooze(time.Hour)
+		case 3:
+			return leasehold.Cancel(errors.New("order withdrawn"))
+		case 4:
+			return errors.New("provider timeout")
+		case 5:
+			panic("handler bug")
+		}
+		return nil
+	}), func(c *leasehold.Config) { c.RetryPolicy = fixedRetry(0) })
+	cases := []struct {
+		n            int
+		max          int
+		state        leasehold.JobState
+		attempt      int
+		last         leasehold.Outcome
+		errorHas     string
+		freeAttempts int
+	}{
+		{1, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "card declined", 0},
+		{2, 5, leasehold.StatePending, 1, leasehold.OutcomeSnoozed, "", 1},
+		{3, 5, leasehold.StateCancelled, 1, leasehold.OutcomeCancelled, "order withdrawn", 0},
+		{4, 2, leasehold.StateFailed, 2, leasehold.OutcomeFailed, "provider timeout", 0},
+		{5, 1, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "goroutine", 0},
+	}
+	for _, tc := range cases {
+		res, err := c.Insert(e.ctx, testArgs{N: tc.n}, &leasehold.InsertOpts{MaxAttempts: tc.max})
+		if err != nil {
+			e.Fatalf("Insert: %v", err)
+		}
+		var row *leasehold.JobRow
+		e.waitFor("outcome of case "+string(tc.last), 30*time.Second, func() bool {
+			h := e.history(res.Job.ID)
+			return len(h) == tc.attempt && h[len(h)-1].Outcome != leasehold.OutcomeRunning
+		})
+		row, _ = e.d.GetJob(e.ctx, res.Job.ID)
+		h := e.history(res.Job.ID)
+		last := h[len(h)-1]
+		if row.State != tc.state || row.Attempt != tc.attempt || last.Outcome != tc.last ||
+			!strings.Contains(last.Error, tc.errorHas) || row.FreeAttempts != tc.freeAttempts {
+			e.Fatalf("case %d: state %s attempt %d free %d history %s; want %s %d %d %s containing %q",
+				tc.n, row.State, row.Attempt, row.FreeAttempts, fmtHistory(h), tc.state, tc.attempt, tc.freeAttempts, tc.last, tc.errorHas)
+		}
+	}
+	if c.Stats().Panics != 1 {
+		e.Fatalf("panics = %d, want 1", c.Stats().Panics)
+	}
+}
+
+// testOperatorCancelRunning: cancelling a processing job cancels its
+// handler at the next heartbeat with ErrJobCancelled; it ends cancelled.
+func testOperatorCancelRunning(e *clientEnv) {
+	started := make(chan struct{})
+	causeC := make(chan error, 1)
+	c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+		close(started)
+		<-ctx.Done()
+		causeC <- context.Cause(ctx)
+		return ctx.Err()
+	}), func(c *leasehold.Config) { c.LeaseTTL = time.Second })
+	id := e.insertOpts(c, nil)
+	e.waitGate(started, "the handler to start")
+	row, err := c.CancelJob(e.ctx, id)
+	if err != nil || !row.CancelRequested || row.State != leasehold.StateProcessing {
+		e.Fatalf("CancelJob = %+v, %v; want processing with cancel requested", row, err)
+	}
+	select {
+	case cause := <-causeC:
+		if !errors.Is(cause, leasehold.ErrJobCancelled) {
+			e.Fatalf("cause = %v, want ErrJobCancelled", cause)
+		}
+	case <-time.After(30 * time.Second):
+		e.Fatalf("handler not cancelled")
+	}
+	e.waitState(id, leasehold.StateCancelled, 30*time.Second)
+	if _, err := c.CancelJob(e.ctx, id); !errors.Is(err, leasehold.ErrJobFinished) {
+		e.Fatalf("second CancelJob = %v, want ErrJobFinished", err)
+	}
+}
+
+// testUnregisteredKinds: a client claims only kinds it has handlers for,
+// so jobs of a kind it does not know stay pending and unspent.
+func testUnregisteredKinds(e *clientEnv) {
+	c := e.newClient(e.d, e.workers(func(context.Context, *leasehold.Job[testArgs]) error { return nil }), nil)
+	other, err := c.Insert(e.ctx, otherArgs{N: 1}, nil)
+	if err != nil {
+		e.Fatalf("Insert: %v", err)
+	}
+	for range 3 {
+		id := e.insertOpts(c, nil)
+		e.waitState(id, leasehold.StateCompleted, 30*time.Second)
+	}
+	row, _ := e.d.GetJob(e.ctx, other.Job.ID)
+	if row.State != leasehold.StatePending || row.Attempt != 0 {
+		e.Fatalf("job of an unregistered kind: state %s attempt %d; want pending, 0", row.State, row.Attempt)
+	}
+}

@@ -1,0 +1,136 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// testInsertTxRollback: a job inserted in a rolled-back transaction does
+// not exist; one inserted in a committed transaction does.
+func testInsertTxRollback(e *clientEnv) {
+	c := e.newClient(e.d, nil, nil)
+	for _, kind := range e.h.TxKinds {
+		e.Run(kind.Name, func(t *testing.T) {
+			tx, commit, rollback := kind.Begin(t, e.d)
+			res, err := c.InsertTx(e.ctx, tx, testArgs{N: 1}, nil)
+			if err != nil {
+				t.Fatalf("InsertTx: %v", err)
+			}
+			if err := rollback(); err != nil {
+				t.Fatalf("rollback: %v", err)
+			}
+			if _, err := c.GetJob(e.ctx, res.Job.ID); !errors.Is(err, leasehold.ErrJobNotFound) {
+				t.Fatalf("GetJob after rollback = %v, want ErrJobNotFound", err)
+			}
+			tx, commit, _ = kind.Begin(t, e.d)
+			res, err = c.InsertTx(e.ctx, tx, testArgs{N: 2}, nil)
+			if err != nil {
+				t.Fatalf("InsertTx: %v", err)
+			}
+			if err := commit(); err != nil {
+				t.Fatalf("commit: %v", err)
+			}
+			if j, err := c.GetJob(e.ctx, res.Job.ID); err != nil || j.State != leasehold.StatePending {
+				t.Fatalf("GetJob after commit = %+v, %v; want pending", j, err)
+			}
+		})
+	}
+	if _, err := c.InsertTx(e.ctx, struct{}{}, testArgs{}, nil); !errors.Is(err, leasehold.ErrUnsupportedTx) {
+		e.Fatalf("InsertTx with a bad tx = %v, want ErrUnsupportedTx", err)
+	}
+}
+
+// testCompleteTx: CompleteTx in a rolled-back transaction leaves the job
+// processing under the same lease (and the job is retried); in a committed
+// one it completes the job.
+func testCompleteTx(e *clientEnv) {
+	for _, kind := range e.h.TxKinds {
+		e.Run(kind.Name, func(t *testing.T) {
+			e := &clientEnv{T: t, h: e.h, d: e.h.Open(t), ctx: e.ctx}
+			var cRef atomic.Pointer[leasehold.Client]
+			checked := make(chan error, 1)
+			c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+				tx, commit, rollback := kind.Begin(t, e.d)
+				if err := cRef.Load().CompleteTx(ctx, tx, job.JobRow); err != nil {
+					_ = rollback()
+					return err
+				}
+				if job.Attempt == 2 {
+					return commit()
+				}
+				if err := rollback(); err != nil {
+					return err
+				}
+				checked <- e.checkStillProcessing(job.JobRow, cRef.Load().Owner())
+				return nil
+			}), func(c *leasehold.Config) {
+				c.RetryPolicy = fixedRetry(0)
+			})
+			cRef.Store(c)
+			res, err := c.Insert(e.ctx, testArgs{N: 1}, nil)
+			if err != nil {
+				t.Fatalf("Insert: %v", err)
+			}
+			e.waitGate(chanDone(checked, t), "the handler's check")
+			row := e.waitState(res.Job.ID, leasehold.StateCompleted, 30*time.Second)
+			h := e.history(row.ID)
+			if row.Attempt != 2 || len(h) != 2 || h[0].Outcome != leasehold.OutcomeRetried ||
+				h[1].Outcome != leasehold.OutcomeCompleted {
+				t.Fatalf("attempt %d history %s; want retried then completed in tx", row.Attempt, fmtHistory(h))
+			}
+		})
+	}
+}
+
+// checkStillProcessing reports whether job is still processing under the
+// same lease after its CompleteTx rolled back.
+func (e *clientEnv) checkStillProcessing(job *leasehold.JobRow, owner string) error {
+	row, err := e.d.GetJob(context.Background(), job.ID)
+	if err != nil {
+		return err
+	}
+	if row.State != leasehold.StateProcessing || row.LeaseOwner != owner || row.Attempt != job.Attempt {
+		return fmt.Errorf("after rolled-back CompleteTx: state %s owner %q attempt %d; want processing, %q, %d",
+			row.State, row.LeaseOwner, row.Attempt, owner, job.Attempt)
+	}
+	return nil
+}
+
+// chanDone turns the handler's check result into a closed channel,
+// failing t if the check failed.
+func chanDone(results <-chan error, t *testing.T) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case err := <-results:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(30 * time.Second):
+		}
+	}()
+	return done
+}
+
+// fixedRetry is a RetryPolicy with a constant delay.
+type fixedRetry time.Duration
+
+// NextRetry implements leasehold.RetryPolicy.
+func (f fixedRetry) NextRetry(*leasehold.JobRow, error) time.Duration { return time.Duration(f) }
+
+// fmtHistory renders a history for failure messages.
+func fmtHistory(h []*leasehold.Attempt) string {
+	parts := make([]string, len(h))
+	for i, a := range h {
+		parts[i] = fmt.Sprintf("#%d %s by %s (%q)", a.Attempt, a.Outcome, a.Owner, a.Error)
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
+}

@@ -1,0 +1,104 @@
+// Package drivertest is the conformance suite every leasehold driver runs.
+//
+// A driver's test file builds a Harness that opens fresh, migrated drivers
+// on an empty database and calls RunDriver. Each invariant of the lease
+// contract (DESIGN.md) is one subtest that fails when the invariant is
+// broken. Times are always compared with the driver's own clock
+// (Driver.Now), never with the test process's clock, and the suite waits on
+// database events (a polled clock or state, with a deadline) rather than on
+// fixed sleeps.
+package drivertest
+
+import (
+	"testing"
+
+	"github.com/leasehold/leasehold"
+)
+
+// Harness tells the suite how to open the driver under test.
+type Harness struct {
+	// Name names the subtest that groups the suite (for example
+	// "postgres"); empty runs the invariants directly under t.
+	Name string
+	// Open returns a fresh, migrated driver on an empty database, closed at
+	// test cleanup.
+	Open func(t *testing.T) leasehold.Driver
+	// OpenSecond returns another driver on the SAME database as d (another
+	// pool / another *sql.DB), for racing-process tests. It is closed at
+	// test cleanup.
+	OpenSecond func(t *testing.T, d leasehold.Driver) leasehold.Driver
+	// TxKinds lists ways to begin a caller transaction on d's database.
+	TxKinds []TxKind
+}
+
+// TxKind is one kind of caller transaction a driver accepts (such as a
+// pgx.Tx or a *sql.Tx).
+type TxKind struct {
+	// Name names the subtest, such as "pgx.Tx".
+	Name string
+	// Begin begins a transaction on d's database and returns the value to
+	// pass as the driver's tx argument, with funcs that commit and roll it
+	// back. A transaction left open is rolled back at test cleanup.
+	Begin func(t *testing.T, d leasehold.Driver) (tx any, commit, rollback func() error)
+}
+
+// invariant is one conformance test.
+type invariant struct {
+	name string
+	run  func(c *tc)
+}
+
+// invariants lists every test of the suite, in the order they run.
+func invariants() []invariant {
+	return []invariant{
+		{"ClaimAtomic", testClaimAtomic},
+		{"ClaimByIDRace", testClaimByIDRace},
+		{"ClaimSetsLease", testClaimSetsLease},
+		{"ClaimRespectsRunAt", testClaimRespectsRunAt},
+		{"ClaimOrder", testClaimOrder},
+		{"ClaimFilters", testClaimFilters},
+		{"TakeOver", testTakeOver},
+		{"TakeOverRace", testTakeOverRace},
+		{"FencingWrongToken", testFencingWrongToken},
+		{"FencingAfterTakeOver", testFencingAfterTakeOver},
+		{"FencingSameOwner", testFencingSameOwner},
+		{"FinishOutcomes", testFinishOutcomes},
+		{"FinishUnknownOutcome", testFinishUnknownOutcome},
+		{"Heartbeat", testHeartbeat},
+		{"HeartbeatKeepsLease", testHeartbeatKeepsLease},
+		{"Transactions", testTransactions},
+		{"UnsupportedTx", testUnsupportedTx},
+		{"RescueExpired", testRescueExpired},
+		{"RescueConcurrent", testRescueConcurrent},
+		{"InsertFields", testInsertFields},
+		{"UniqueKey", testUniqueKey},
+		{"UniqueKeyRace", testUniqueKeyRace},
+		{"InsertBulk", testInsertBulk},
+		{"RetryJob", testRetryJob},
+		{"CancelJob", testCancelJob},
+		{"NotFound", testNotFound},
+		{"ListJobs", testListJobs},
+		{"Purge", testPurge},
+		{"QueueStats", testQueueStats},
+		{"Migrate", testMigrate},
+	}
+}
+
+// RunDriver runs every driver-level invariant of the lease contract against
+// the driver h opens, each as a subtest with its own fresh database.
+func RunDriver(t *testing.T, h Harness) {
+	t.Helper()
+	if h.Open == nil || h.OpenSecond == nil {
+		t.Fatal("drivertest: Harness.Open and Harness.OpenSecond are required")
+	}
+	run := func(t *testing.T) {
+		for _, inv := range invariants() {
+			t.Run(inv.name, func(t *testing.T) { inv.run(newTC(t, h)) })
+		}
+	}
+	if h.Name == "" {
+		run(t)
+		return
+	}
+	t.Run(h.Name, run)
+}

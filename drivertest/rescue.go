@@ -1,0 +1,195 @@
+package drivertest
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// rescueCase is one expired lease and the state the watcher must give it.
+type rescueCase struct {
+	queue       string
+	maxAttempts int
+	cancel      bool
+	want        leasehold.JobState
+}
+
+// testRescueExpired checks the stuck watcher: expired leases go to
+// cancelled (cancel requested), failed (budget exhausted), stuck (flagged
+// queue) or pending, in that precedence; lease fields are cleared,
+// finished_at set for terminal states, the history row ended with
+// lease_expired, and live leases and pending jobs are not touched.
+func testRescueExpired(c *tc) {
+	cases := []rescueCase{
+		{"rq", 3, false, leasehold.StatePending},
+		{"flagq", 3, false, leasehold.StateStuck},
+		{"flagq", 3, false, leasehold.StateStuck},
+		{"rq", 1, false, leasehold.StateFailed},
+		{"rq", 3, true, leasehold.StateCancelled},
+		{"flagq", 1, false, leasehold.StateFailed},
+		{"flagq", 1, true, leasehold.StateCancelled},
+	}
+	var ps []*leasehold.InsertParams
+	for _, rc := range cases {
+		p := job(rc.queue, "k")
+		p.MaxAttempts = rc.maxAttempts
+		ps = append(ps, p)
+	}
+	ps = append(ps, job("rq", "k"), job("rq", "k")) // a live lease, a pending job
+	rows := c.insert(ps...)
+	held := map[int64]*leasehold.JobRow{}
+	for i, rc := range cases {
+		held[rows[i].ID] = c.claimID(c.d, rows[i].ID, "owner-x", shortTTL, false)
+		if rc.cancel {
+			if _, err := c.d.CancelJob(c.ctx, rows[i].ID); err != nil {
+				c.Fatalf("CancelJob(processing): %v", err)
+			}
+		}
+	}
+	live := c.claimID(c.d, rows[len(cases)].ID, "owner-x", liveTTL, false)
+	c.heartbeat("owner-x", shortTTL, ref(held[rows[0].ID])) // its heartbeat_at is copied to history
+	for id := range held {
+		held[id] = c.get(id)
+	}
+	var expired []*leasehold.JobRow
+	for _, j := range held {
+		expired = append(expired, j)
+	}
+	c.waitExpired(expired...)
+	untouched := []snapshot{c.snap(live.ID), c.snap(rows[len(cases)+1].ID)}
+
+	before := c.now()
+	res, err := c.d.RescueExpired(c.ctx, &leasehold.RescueParams{FlagQueues: []string{"flagq"}, Limit: 100})
+	after := c.now()
+	if err != nil {
+		c.Fatalf("RescueExpired: %v", err)
+	}
+	got := map[int64]*leasehold.RescuedJob{}
+	for _, r := range res {
+		got[r.ID] = r
+	}
+	c.eqIDs("RescueExpired", keys(got), keys(held))
+	for i, rc := range cases {
+		id := rows[i].ID
+		if r := got[id]; r != nil {
+			want := leasehold.RescuedJob{ID: id, Queue: rc.queue, Kind: "k", Attempt: 1, Owner: "owner-x", NewState: rc.want}
+			c.eq(fmt.Sprintf("RescuedJob %d", id), *r, want)
+		}
+		c.checkRescued(held[id], rc.want, before, after)
+	}
+	for _, s := range untouched {
+		c.unchanged("RescueExpired on a live lease or pending job", s)
+	}
+	if again, err := c.d.RescueExpired(c.ctx, &leasehold.RescueParams{FlagQueues: []string{"flagq"}, Limit: 100}); err != nil || len(again) != 0 {
+		c.Errorf("second RescueExpired = %d jobs, %v; want none", len(again), err)
+	}
+	c.operateOnStuck(rows[1].ID, rows[2].ID)
+}
+
+// checkRescued checks job held (as it was before expiring) after a rescue
+// to state want between before and after.
+func (c *tc) checkRescued(held *leasehold.JobRow, want leasehold.JobState, before, after time.Time) {
+	c.Helper()
+	j := c.get(held.ID)
+	what := func(f string) string { return fmt.Sprintf("job %d rescued to %s: %s", held.ID, want, f) }
+	c.eq(what("State"), j.State, want)
+	c.eq(what("LeaseOwner"), j.LeaseOwner, "")
+	c.zeroTime(what("LeaseUntil"), j.LeaseUntil)
+	c.eq(what("Attempt"), j.Attempt, held.Attempt)
+	if want.Finished() {
+		c.timeIn(what("FinishedAt"), j.FinishedAt, before, after)
+	} else {
+		c.zeroTime(what("FinishedAt"), j.FinishedAt)
+	}
+	if want == leasehold.StatePending {
+		c.timeIn(what("RunAt"), j.RunAt, before, after)
+	}
+	if !strings.Contains(j.LastError, "lease expired") || !strings.Contains(j.LastError, held.LeaseOwner) {
+		c.Errorf("%s = %q, want 'lease expired (owner %s)'", what("LastError"), j.LastError, held.LeaseOwner)
+	}
+	as := c.history(held.ID, held.LeaseOwner, leasehold.OutcomeLeaseExpired)
+	if len(as) == 1 {
+		c.timeIn(what("attempt EndedAt"), as[0].EndedAt, before, after)
+		c.eq(what("attempt Error"), as[0].Error, j.LastError)
+		c.sameTime(what("attempt HeartbeatAt (copied)"), as[0].HeartbeatAt, held.HeartbeatAt)
+	}
+}
+
+// operateOnStuck checks that an operator can retry and cancel stuck jobs.
+func (c *tc) operateOnStuck(retry, cancel int64) {
+	c.Helper()
+	if j, err := c.d.RetryJob(c.ctx, retry); err != nil || j.State != leasehold.StatePending {
+		c.Errorf("RetryJob(stuck) = %v, %v; want pending", j, err)
+	}
+	if j, err := c.d.CancelJob(c.ctx, cancel); err != nil || j.State != leasehold.StateCancelled || j.FinishedAt.IsZero() {
+		c.Errorf("CancelJob(stuck) = %v, %v; want cancelled with FinishedAt", j, err)
+	}
+}
+
+// testRescueConcurrent races 4 watchers (two per driver, Limit 3) over 24
+// expired leases: each must be rescued exactly once, with one history row.
+func testRescueConcurrent(c *tc) {
+	const jobs, watchers, limit = 24, 4, 3
+	var held []*leasehold.JobRow
+	for _, r := range c.insertN(jobs, "q", "k") {
+		held = append(held, c.claimID(c.d, r.ID, "owner-x", shortTTL, false))
+	}
+	c.waitExpired(held...)
+	d2 := c.second()
+	var (
+		mu    sync.Mutex
+		by    = map[int64]int{}
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+	)
+	for i := range watchers {
+		d := c.d
+		if i%2 == 1 {
+			d = d2
+		}
+		wg.Go(func() {
+			<-start
+			for {
+				res, err := d.RescueExpired(c.ctx, &leasehold.RescueParams{Limit: limit})
+				if err != nil {
+					c.Errorf("watcher %d: RescueExpired: %v", i, err)
+					return
+				}
+				if len(res) > limit {
+					c.Errorf("watcher %d: RescueExpired with Limit %d returned %d", i, limit, len(res))
+				}
+				mu.Lock()
+				for _, r := range res {
+					if prev, ok := by[r.ID]; ok {
+						c.Errorf("job %d rescued twice: by watchers %d and %d", r.ID, prev, i)
+					}
+					by[r.ID] = i
+				}
+				mu.Unlock()
+				if len(res) == 0 {
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if len(by) != jobs {
+		c.Errorf("%d of %d expired jobs rescued", len(by), jobs)
+	}
+	for _, j := range held {
+		c.eq(fmt.Sprintf("job %d state", j.ID), c.get(j.ID).State, leasehold.StatePending)
+		c.history(j.ID, "owner-x", leasehold.OutcomeLeaseExpired)
+	}
+}
+
+func keys[V any](m map[int64]V) []int64 {
+	out := make([]int64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package leasehold
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// claimTimeout bounds one claim statement. Claims run on a context that
+// Stop does not cancel: a claim that committed must be seen, so that its
+// leases are run or released rather than left to expire.
+const claimTimeout = 30 * time.Second
+
+// fetcher claims jobs of one queue into free worker slots.
+type fetcher struct {
+	c     *Client
+	queue string
+	cfg   QueueConfig
+	slots chan struct{} // one token per running job
+	wakeC chan struct{} // coalesced wake-up hints
+	// more is set when the last claim filled every slot it asked for, so
+	// a freed slot should trigger another claim at once.
+	more atomic.Bool
+}
+
+func newFetcher(c *Client, queue string, cfg QueueConfig) *fetcher {
+	return &fetcher{
+		c: c, queue: queue, cfg: cfg,
+		slots: make(chan struct{}, cfg.MaxWorkers),
+		wakeC: make(chan struct{}, 1),
+	}
+}
+
+// poke asks the fetcher to look for jobs now. It never blocks.
+func (f *fetcher) poke() {
+	select {
+	case f.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fetcher) loop(ctx context.Context) {
+	poll := time.NewTicker(f.c.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		f.fetchWhileFull(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.wakeC:
+		case <-poll.C:
+		}
+	}
+}
+
+// fetchWhileFull claims into free slots until a claim comes back short or
+// no slot is free.
+func (f *fetcher) fetchWhileFull(ctx context.Context) {
+	for ctx.Err() == nil {
+		free := cap(f.slots) - len(f.slots)
+		if free == 0 {
+			f.more.Store(true)
+			return
+		}
+		n := min(free, DefaultFetchBatch)
+		got := f.claim(ctx, n)
+		if got < n {
+			f.more.Store(false)
+			return
+		}
+	}
+}
+
+// claim leases up to n jobs and starts them; it returns how many it got.
+func (f *fetcher) claim(ctx context.Context, n int) int {
+	c := f.c
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	sent := c.mono()
+	rows, err := c.driver.Claim(cctx, &ClaimParams{
+		Queue: f.queue, Kinds: c.kinds, Owner: c.owner,
+		TTL: c.cfg.LeaseTTL, Limit: n, TakeOver: !f.cfg.FlagStuck,
+	})
+	if err != nil {
+		c.cfg.Logger.Warn("leasehold: claim failed", "queue", f.queue, "err", err)
+		return 0
+	}
+	c.stats.claimed.Add(int64(len(rows)))
+	for _, row := range rows {
+		f.slots <- struct{}{}
+		rj := c.register(row, sent)
+		if ctx.Err() != nil {
+			f.releaseNow(rj)
+			continue
+		}
+		c.jobsWG.Add(1)
+		go func() {
+			defer f.done()
+			c.runJob(rj, c.cfg.Workers.lookup(row.Kind))
+		}()
+	}
+	return len(rows)
+}
+
+// releaseNow gives back a lease claimed while the client was stopping.
+func (f *fetcher) releaseNow(rj *runningJob) {
+	f.c.unregister(rj)
+	<-f.slots
+	if rj.finalized.CompareAndSwap(false, true) {
+		f.c.comp.submit(&finishItem{p: &FinishParams{
+			ID: rj.row.ID, Owner: f.c.owner, Attempt: rj.row.Attempt, Outcome: OutcomeReleased,
+		}})
+	}
+}
+
+// done frees the slot of a finished job and, if jobs are likely waiting,
+// wakes the loop.
+func (f *fetcher) done() {
+	<-f.slots
+	f.c.jobsWG.Done()
+	if f.more.Load() {
+		f.poke()
+	}
+}

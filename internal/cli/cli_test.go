@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+func TestParseTarget(t *testing.T) {
+	cases := []struct {
+		in      string
+		dialect Dialect
+		path    string
+		code    int // 0: no error
+	}{
+		{"", SQLite, DefaultPath, 0},
+		{"jobs.db", SQLite, "jobs.db", 0},
+		{"/var/lib/app/jobs.db", SQLite, "/var/lib/app/jobs.db", 0},
+		{"sqlite:jobs.db", SQLite, "jobs.db", 0},
+		{"sqlite:///tmp/jobs.db", SQLite, "/tmp/jobs.db", 0},
+		{"file:jobs.db", SQLite, "jobs.db", 0},
+		{"postgres://u@localhost/app", Postgres, "", 0},
+		{"postgresql://u:pw@localhost:5433/app?sslmode=disable", Postgres, "", 0},
+		{"POSTGRES://u@localhost/app", Postgres, "", 0},
+		{"sqlite:", "", "", ExitUsage},
+		{"mysql://localhost/app", "", "", ExitUsage},
+		{"postgres://u@localhost:port/app", "", "", ExitUsage},
+		{"postgres://u@[::1/app", "", "", ExitUsage},
+	}
+	for _, c := range cases {
+		got, err := ParseTarget(c.in)
+		if c.code != 0 {
+			if ExitCode(err) != c.code {
+				t.Errorf("ParseTarget(%q) error = %v (exit %d), want exit %d", c.in, err, ExitCode(err), c.code)
+			}
+			continue
+		}
+		if err != nil || got.Dialect != c.dialect || got.Path != c.path {
+			t.Errorf("ParseTarget(%q) = %+v, %v; want %s %q", c.in, got, err, c.dialect, c.path)
+		}
+	}
+}
+
+func TestTargetStringHidesPassword(t *testing.T) {
+	tg, err := ParseTarget("postgres://app:hunter2@db:5432/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tg.String(); strings.Contains(s, "hunter2") || !strings.Contains(s, "app:xxxxx@db") {
+		t.Errorf("String() = %q", s)
+	}
+	if _, err := ParseTarget("postgres://app:hunter2@db:port/app"); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("malformed URL error shows the password: %v", err)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	cases := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"90s", 90 * time.Second, true},
+		{"0s", 0, true},
+		{"1.5h", 90 * time.Minute, true},
+		{"7d", 7 * Day, true},
+		{"1.5d", 36 * time.Hour, true},
+		{"2d12h", 60 * time.Hour, true},
+		{"3650d", 3650 * Day, true},
+		{"3651d", 0, false},
+		{"-5m", 0, false},
+		{"-1d", 0, false},
+		{"1d-5h", 0, false},
+		{"", 0, false},
+		{"soon", 0, false},
+		{"NaNd", 0, false},
+		{"1e300d", 0, false},
+		{"9999999999h", 0, false},
+	}
+	for _, c := range cases {
+		got, err := ParseDuration(c.in, 0, 3650*Day)
+		if c.ok != (err == nil) || got != c.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v ok=%v", c.in, got, err, c.want, c.ok)
+		}
+		if err != nil && ExitCode(err) != ExitUsage {
+			t.Errorf("ParseDuration(%q) error has exit code %d", c.in, ExitCode(err))
+		}
+	}
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"90s", "7d", "2d12h", "-1d", "1e300d", "d", "5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDuration(s, time.Second, 3650*Day)
+		if err == nil && (d < time.Second || d > 3650*Day) {
+			t.Fatalf("ParseDuration(%q) = %v outside the bounds", s, d)
+		}
+	})
+}
+
+func TestFormatDuration(t *testing.T) {
+	cases := map[time.Duration]string{
+		250 * time.Millisecond:           "250ms",
+		1500 * time.Millisecond:          "1.5s",
+		90 * time.Second:                 "1m30s",
+		2 * time.Minute:                  "2m",
+		59*time.Minute + 59*time.Second:  "1h",
+		3*time.Hour + 5*time.Minute:      "3h5m",
+		50*time.Hour + 10*time.Minute:    "2d2h",
+		-3 * time.Second:                 "-3s",
+		7 * Day:                          "7d",
+		36*time.Hour + 29*time.Minute:    "1d12h",
+		10*time.Minute + 29*time.Second:  "10m",
+		9*time.Minute + 59*time.Second:   "9m59s",
+		24*time.Hour - 20*time.Second:    "24h",
+		2*time.Hour + 59*time.Minute + 1: "2h59m",
+	}
+	for d, want := range cases {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestParseRunAt(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	at, in, err := ParseRunAt("2030-01-02T15:04:05Z", now)
+	if err != nil || !at.Equal(time.Date(2030, 1, 2, 15, 4, 5, 0, time.UTC)) || in != 0 {
+		t.Errorf("RFC 3339 = %v, %v, %v", at, in, err)
+	}
+	if at, in, err = ParseRunAt("+15m", now); err != nil || !at.IsZero() || in != 15*time.Minute {
+		t.Errorf("delay = %v, %v, %v", at, in, err)
+	}
+	for _, bad := range []string{"-5m", "tomorrow", "2999-01-01T00:00:00Z", "1900-01-01T00:00:00Z", "4000d"} {
+		if _, _, err := ParseRunAt(bad, now); ExitCode(err) != ExitUsage {
+			t.Errorf("ParseRunAt(%q) = %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestParseStates(t *testing.T) {
+	got, err := ParseStates("pending, Processing,,stuck")
+	if err != nil || fmt.Sprint(got) != "[pending processing stuck]" {
+		t.Errorf("ParseStates = %v, %v", got, err)
+	}
+	if _, err := ParseStates("pending,done"); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), `"done"`) {
+		t.Errorf("unknown status error = %v", err)
+	}
+}
+
+func TestExitCodeAndMessage(t *testing.T) {
+	cases := []struct {
+		err  error
+		code int
+		msg  string
+	}{
+		{nil, ExitOK, ""},
+		{fmt.Errorf("leasehold: get job 4: %w", leasehold.ErrJobNotFound), ExitNotFound, "leasehold: get job 4: leasehold: job not found"},
+		{fmt.Errorf("leasehold: insert: %w", leasehold.ErrInvalidArgs), ExitUsage, ""},
+		{Usagef("bad\nflag"), ExitUsage, "leasehold: bad flag"},
+		{errors.New("sqlitedriver: list jobs: no such table: leasehold_jobs"), ExitFailure, "run `leasehold migrate` first"},
+		{errors.New("boom"), ExitFailure, "leasehold: boom"},
+	}
+	for _, c := range cases {
+		if got := ExitCode(c.err); got != c.code {
+			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.code)
+		}
+		if c.err != nil && c.msg != "" && !strings.Contains(Message(c.err), c.msg) {
+			t.Errorf("Message(%v) = %q, want it to contain %q", c.err, Message(c.err), c.msg)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Day is 24 hours, the unit of the "d" suffix ParseDuration accepts.
+const Day = 24 * time.Hour
+
+// ParseDuration parses s as a Go duration (90s, 15m, 2h45m) optionally
+// preceded by a number of days (7d, 1.5d, 2d12h), and checks that the
+// result lies in [lo, hi]: negative and absurdly long durations are
+// usage errors.
+func ParseDuration(s string, lo, hi time.Duration) (time.Duration, error) {
+	d, err := parseDays(strings.TrimSpace(s))
+	if err != nil {
+		return 0, Usagef("invalid duration %q (want e.g. 500ms, 90s, 15m, 2h, 7d)", s)
+	}
+	switch {
+	case d < 0:
+		return 0, Usagef("negative duration %s", s)
+	case d < lo:
+		return 0, Usagef("duration %s is too short (minimum %s)", s, FormatDuration(lo))
+	case d > hi:
+		return 0, Usagef("duration %s is too long (maximum %s)", s, FormatDuration(hi))
+	}
+	return d, nil
+}
+
+// parseDays parses an optional leading "<n>d" and the Go duration after it.
+func parseDays(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty")
+	}
+	days, rest, found := strings.Cut(s, "d")
+	if !found {
+		return time.ParseDuration(s)
+	}
+	n, err := strconv.ParseFloat(days, 64)
+	if err != nil || n != n { // n != n: NaN
+		return 0, fmt.Errorf("bad day count %q", days)
+	}
+	switch { // out of any range: let the caller's bounds say so
+	case n > 1e6:
+		return math.MaxInt64, nil
+	case n < -1e6:
+		return math.MinInt64, nil
+	}
+	d := time.Duration(n * float64(Day))
+	if rest == "" {
+		return d, nil
+	}
+	if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+") {
+		return 0, fmt.Errorf("sign after days")
+	}
+	r, err := time.ParseDuration(rest)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return d - r, nil
+	}
+	return d + r, nil
+}
+
+// FormatDuration renders d compactly: 1.5s, 2m30s, 3h, 2d4h.
+func FormatDuration(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < time.Second:
+		s = d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		s = strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + "s"
+	case d < 10*time.Minute:
+		s = trimZero(d.Round(time.Second).String())
+	case d < Day:
+		s = trimZero(d.Round(time.Minute).String())
+	default:
+		days := d / Day
+		s = strconv.FormatInt(int64(days), 10) + "d"
+		if rest := (d % Day).Round(time.Hour); rest > 0 {
+			s += trimZero(rest.String())
+		}
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+// trimZero drops trailing zero units: "2m0s" -> "2m", "3h0m0s" -> "3h".
+func trimZero(s string) string {
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// DurationValue is a pflag.Value for a duration flag bounded by
+// ParseDuration's rules.
+type DurationValue struct {
+	p      *time.Duration
+	lo, hi time.Duration
+}
+
+// NewDurationValue sets *p to def and returns a flag value that parses
+// into p within [lo, hi].
+func NewDurationValue(p *time.Duration, def, lo, hi time.Duration) *DurationValue {
+	*p = def
+	return &DurationValue{p: p, lo: lo, hi: hi}
+}
+
+// Set parses s.
+func (v *DurationValue) Set(s string) error {
+	d, err := ParseDuration(s, v.lo, v.hi)
+	if err != nil {
+		return err
+	}
+	*v.p = d
+	return nil
+}
+
+// String returns the current value.
+func (v *DurationValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return FormatDuration(*v.p)
+}
+
+// Type names the flag's type in help output.
+func (v *DurationValue) Type() string { return "duration" }

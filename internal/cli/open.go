@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/pgdriver"
+	"github.com/leasehold/leasehold/sqlitedriver"
+)
+
+// pingTimeout bounds the first round trip that proves the database is
+// reachable.
+const pingTimeout = 15 * time.Second
+
+// connectTimeout is added to PostgreSQL URLs that set none, in seconds,
+// so an unreachable host fails instead of hanging.
+const connectTimeout = "10"
+
+// DB is an open database: the leasehold driver, and a database/sql handle
+// on the same database for application tables (opened on demand).
+type DB struct {
+	Target Target
+	Driver leasehold.Driver
+	sqlDB  *sql.DB
+	ownSQL bool
+}
+
+// OpenOptions tune Open.
+type OpenOptions struct {
+	// Create allows creating a missing SQLite file. Without it a missing
+	// file is an error that suggests `leasehold migrate`.
+	Create bool
+}
+
+// Open opens the driver for t and checks the database answers.
+func Open(ctx context.Context, t Target, opts OpenOptions) (*DB, error) {
+	var (
+		drv leasehold.Driver
+		err error
+	)
+	switch t.Dialect {
+	case Postgres:
+		drv, err = pgdriver.Open(ctx, withConnectTimeout(t.URL))
+	default:
+		if !opts.Create {
+			if _, statErr := os.Stat(t.Path); errors.Is(statErr, fs.ErrNotExist) {
+				return nil, Failf("no database at %s (run `leasehold migrate` to create it, or pass --db)", t.Path)
+			}
+		}
+		drv, err = sqlitedriver.Open(t.Path)
+	}
+	if err != nil {
+		return nil, Failf("cannot open database %s: %w", t, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if _, err := drv.Now(pctx); err != nil {
+		_ = drv.Close()
+		return nil, Failf("cannot reach database %s: %w", t, err)
+	}
+	return &DB{Target: t, Driver: drv}, nil
+}
+
+// withConnectTimeout adds connect_timeout to a URL that has none.
+func withConnectTimeout(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	if q.Has("connect_timeout") {
+		return raw
+	}
+	q.Set("connect_timeout", connectTimeout)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// SQL returns a database/sql handle on the database, for application
+// tables written in the same transaction as a fenced completion: the
+// SQLite driver's own handle, or a pgx stdlib pool on the same URL.
+func (db *DB) SQL() (*sql.DB, error) {
+	if db.sqlDB != nil {
+		return db.sqlDB, nil
+	}
+	switch d := db.Driver.(type) {
+	case *sqlitedriver.Driver:
+		db.sqlDB = d.DB()
+	default:
+		s, err := sql.Open("pgx", withConnectTimeout(db.Target.URL))
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", db.Target, err)
+		}
+		db.sqlDB, db.ownSQL = s, true
+	}
+	return db.sqlDB, nil
+}
+
+// Close closes what Open and SQL opened.
+func (db *DB) Close() error {
+	var errs []error
+	if db.ownSQL {
+		errs = append(errs, db.sqlDB.Close())
+	}
+	errs = append(errs, db.Driver.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// MaxScheduleAhead bounds how far in the future a job may be scheduled.
+const MaxScheduleAhead = 3650 * Day
+
+// ParseStates parses a comma-separated list of job statuses.
+func ParseStates(s string) ([]leasehold.JobState, error) {
+	var out []leasehold.JobState
+	for _, part := range strings.Split(s, ",") {
+		st := leasehold.JobState(strings.ToLower(strings.TrimSpace(part)))
+		if st == "" {
+			continue
+		}
+		if !st.Valid() {
+			return nil, Usagef("unknown status %q (want one of %s)", part, statesList())
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func statesList() string {
+	names := make([]string, len(leasehold.AllStates))
+	for i, s := range leasehold.AllStates {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// StatesValue is a pflag.Value collecting statuses from repeated or
+// comma-separated flags.
+type StatesValue struct{ States []leasehold.JobState }
+
+// Set adds the statuses in s.
+func (v *StatesValue) Set(s string) error {
+	states, err := ParseStates(s)
+	if err != nil {
+		return err
+	}
+	v.States = append(v.States, states...)
+	return nil
+}
+
+// String returns the statuses, comma-separated.
+func (v *StatesValue) String() string {
+	names := make([]string, len(v.States))
+	for i, s := range v.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ",")
+}
+
+// Type names the flag's type in help output.
+func (v *StatesValue) Type() string { return "status" }
+
+// ParseJobID parses a job id argument.
+func ParseJobID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || id < 1 {
+		return 0, Usagef("invalid job id %q (want a positive integer)", s)
+	}
+	return id, nil
+}
+
+// ParseJSONObject checks that s is a JSON object and returns it. what
+// names the flag in the error.
+func ParseJSONObject(what, s string) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, Usagef("%s is not valid JSON: %v", what, err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, Usagef("%s must be a JSON object, like {\"key\": \"value\"}", what)
+	}
+	return json.RawMessage(s), nil
+}
+
+// ParseRunAt parses --run-at: an RFC 3339 time, or a duration from now
+// (90s, 15m, 2d). It returns either an absolute time or a delay; a time
+// more than MaxScheduleAhead after now, or a negative delay, is a usage
+// error.
+func ParseRunAt(s string, now time.Time) (at time.Time, in time.Duration, err error) {
+	s = strings.TrimSpace(s)
+	if t, perr := time.Parse(time.RFC3339Nano, s); perr == nil {
+		if t.After(now.Add(MaxScheduleAhead)) {
+			return time.Time{}, 0, Usagef("run-at %s is too far ahead (maximum %s from now)", s, FormatDuration(MaxScheduleAhead))
+		}
+		if t.Year() < 1970 {
+			return time.Time{}, 0, Usagef("run-at %s is before 1970", s)
+		}
+		return t, 0, nil
+	}
+	d, err := ParseDuration(strings.TrimPrefix(s, "+"), 0, MaxScheduleAhead)
+	if err != nil {
+		return time.Time{}, 0, Usagef("invalid run-at %q: want an RFC 3339 time (2030-01-02T15:04:05Z) or a delay from now (90s, 15m, 2d): %v", s, unwrapUsage(err))
+	}
+	return time.Time{}, d, nil
+}
+
+func unwrapUsage(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Err
+	}
+	return err
+}

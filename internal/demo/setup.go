@@ -1,0 +1,146 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/payments"
+)
+
+// setup prepares the database, enqueues the payments and starts the
+// provider.
+func (d *demo) setup(ctx context.Context) error {
+	o := d.o
+	d.scr.Line("leasehold demo: %d payments, %d worker processes, lease TTL %s, provider stalls of %s",
+		o.Payments, o.Workers, cli.FormatDuration(o.TTL), cli.FormatDuration(o.StallFor))
+	if err := d.openDB(ctx); err != nil {
+		return err
+	}
+	if err := d.enqueue(ctx); err != nil {
+		return err
+	}
+	p, err := payments.StartProvider(payments.ProviderConfig{
+		MinLatency: 300 * time.Millisecond, MaxLatency: time.Second,
+		Stall: d.shouldStall, StallFor: o.StallFor, OnStall: d.reportStall,
+		Seed: rand.Uint64(),
+	})
+	if err != nil {
+		return err
+	}
+	d.provider = p
+	d.scr.Line("  provider  %s, an in-process stand-in: one charge per idempotency key", p.URL())
+	d.scr.Line("  queue     %s: %d payment jobs enqueued", d.queue, o.Payments)
+	d.scr.Line("")
+	return nil
+}
+
+func (d *demo) openDB(ctx context.Context) error {
+	t := d.o.Target
+	fresh := ""
+	if t.Dialect == cli.SQLite && d.o.Fresh {
+		if err := removeSQLite(t.Path); err != nil {
+			return err
+		}
+		fresh = " (a fresh file)"
+	}
+	db, err := cli.Open(ctx, t, cli.OpenOptions{Create: true})
+	if err != nil {
+		return err
+	}
+	d.db = db
+	d.scr.Line("  database  %s%s", t, fresh)
+	if err := db.Driver.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate %s: %w", t, err)
+	}
+	sqlDB, err := db.SQL()
+	if err != nil {
+		return err
+	}
+	if d.ledger, err = payments.NewLedger(sqlDB, payments.Dialect(t.Dialect)); err != nil {
+		return err
+	}
+	if err := d.ledger.Migrate(ctx); err != nil {
+		return err
+	}
+	d.client, err = leasehold.NewClient(leasehold.Config{
+		Driver: db.Driver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	return err
+}
+
+// removeSQLite deletes a database file and its WAL and shared-memory files.
+func removeSQLite(path string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove old demo database: %w", err)
+		}
+	}
+	return nil
+}
+
+// paymentPrefix starts the id of every payment of this run.
+func (d *demo) paymentPrefix() string { return "pay-" + d.run + "-" }
+
+func (d *demo) enqueue(ctx context.Context) error {
+	jobs := make([]leasehold.InsertManyParams, d.o.Payments)
+	for i := range jobs {
+		id := fmt.Sprintf("%s%04d", d.paymentPrefix(), i+1)
+		jobs[i] = leasehold.InsertManyParams{
+			Args: payments.ChargeArgs{PaymentID: id, AmountCents: 500 + rand.Int64N(20000), Currency: "EUR"},
+			Opts: &leasehold.InsertOpts{Queue: d.queue, UniqueKey: id, MaxAttempts: 10},
+		}
+	}
+	if _, err := d.client.InsertMany(ctx, nil, jobs); err != nil {
+		return fmt.Errorf("enqueue payments: %w", err)
+	}
+	return nil
+}
+
+func (d *demo) startWorkers() error {
+	for i := 1; i <= d.o.Workers; i++ {
+		p, err := d.spawn(i)
+		if err != nil {
+			return err
+		}
+		d.procs = append(d.procs, p)
+		d.scr.Event("started worker %s (pid %d): leasehold work --queue %s --ttl %s", p.name, p.pid(), d.queue, d.o.TTL)
+	}
+	return nil
+}
+
+// warmUp is how many charges run before the story kills and freezes.
+func (d *demo) warmUp() int { return d.o.Payments / 5 }
+
+// shouldStall decides which charges stall: once a fifth of the payments
+// are charged, the next first-attempt charge of each of two workers (the
+// demo kills the first and freezes the second); and a random share.
+func (d *demo) shouldStall(req payments.ChargeRequest) bool {
+	d.stallMu.Lock()
+	defer d.stallMu.Unlock()
+	d.requests++
+	if d.requests > d.warmUp() && len(d.stallers) < 2 && !d.stallers[req.Owner] && req.Attempt == 1 {
+		d.stallers[req.Owner] = true
+		return true
+	}
+	return rand.Float64() < d.o.StallProbability
+}
+
+// reportStall is the provider's OnStall: it must not block.
+func (d *demo) reportStall(req payments.ChargeRequest) {
+	d.stallMu.Lock()
+	d.stallLog = append(d.stallLog, req)
+	d.stallMu.Unlock()
+	select {
+	case d.stalls <- req:
+	default:
+	}
+}

@@ -1,0 +1,100 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/leasehold/leasehold"
+)
+
+// Options configure the payment worker.
+type Options struct {
+	// HTTPClient calls the provider. Default: no overall timeout; the
+	// job's lease context bounds each call.
+	HTTPClient *http.Client
+}
+
+// handler charges one payment per job.
+type handler struct {
+	client   *leasehold.Client // set by NewClient before Start
+	ledger   *Ledger
+	provider *ProviderClient
+}
+
+// NewClient returns a leasehold client that runs the payment worker:
+// cfg.Workers (created when nil; kinds already registered are kept) gets
+// the payment.charge handler, which charges through the provider at
+// providerURL and records each charge in ledger with CompleteTx. The
+// handler needs the client it runs in for CompleteTx, and the client needs
+// its handlers when it is created, hence this constructor.
+func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Options) (*leasehold.Client, error) {
+	pc, err := NewProviderClient(providerURL, opts.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	if ledger == nil {
+		return nil, errors.New("payments: nil ledger")
+	}
+	if cfg.Workers == nil {
+		cfg.Workers = leasehold.NewWorkers()
+	}
+	h := &handler{ledger: ledger, provider: pc}
+	if err := leasehold.AddWorker[ChargeArgs](cfg.Workers, h); err != nil {
+		return nil, err
+	}
+	c, err := leasehold.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.client = c
+	return c, nil
+}
+
+// Work charges the payment with the job's idempotency key (the same for
+// every attempt, so a retried charge is the same charge), then records it
+// and completes the job in one transaction. When the lease was lost
+// meanwhile, CompleteTx refuses, the ledger write rolls back, and the job's
+// new owner records the (replayed) charge instead.
+func (h *handler) Work(ctx context.Context, job *leasehold.Job[ChargeArgs]) error {
+	if err := job.Args.validate(); err != nil {
+		return leasehold.Permanent(err)
+	}
+	charge, err := h.provider.Charge(ctx, ChargeRequest{
+		IdempotencyKey: job.IdempotencyKey(), PaymentID: job.Args.PaymentID,
+		AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),
+		Owner: h.client.Owner(), JobID: job.ID, Attempt: job.Attempt,
+	})
+	if err != nil {
+		return err
+	}
+	return h.record(ctx, job, charge)
+}
+
+// record writes the ledger row and the fenced completion atomically.
+func (h *handler) record(ctx context.Context, job *leasehold.Job[ChargeArgs], ch *Charge) (err error) {
+	tx, err := h.ledger.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("payments: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	err = h.ledger.insert(ctx, tx, Entry{
+		PaymentID: job.Args.PaymentID, ChargeID: ch.ID, JobID: job.ID, Attempt: job.Attempt,
+		Owner: h.client.Owner(), AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),
+	})
+	if err != nil {
+		return err
+	}
+	if err = h.client.CompleteTx(ctx, tx, job.JobRow); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("payments: commit: %w", err)
+	}
+	return nil
+}

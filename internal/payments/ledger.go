@@ -1,0 +1,133 @@
+package payments
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Dialect selects the SQL of the ledger.
+type Dialect string
+
+// The supported dialects.
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// LedgerTable is the table of recorded charges.
+const LedgerTable = "payments_ledger"
+
+const pgLedgerDDL = `CREATE TABLE IF NOT EXISTS payments_ledger (
+    payment_id   text        PRIMARY KEY,
+    charge_id    text        NOT NULL,
+    job_id       bigint      NOT NULL,
+    attempt      integer     NOT NULL,
+    owner        text        NOT NULL,
+    amount_cents bigint      NOT NULL,
+    currency     text        NOT NULL,
+    recorded_at  timestamptz NOT NULL DEFAULT now()
+)`
+
+const sqliteLedgerDDL = `CREATE TABLE IF NOT EXISTS payments_ledger (
+    payment_id   TEXT    PRIMARY KEY,
+    charge_id    TEXT    NOT NULL,
+    job_id       INTEGER NOT NULL,
+    attempt      INTEGER NOT NULL,
+    owner        TEXT    NOT NULL,
+    amount_cents INTEGER NOT NULL,
+    currency     TEXT    NOT NULL,
+    recorded_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+) STRICT`
+
+// Entry is one recorded charge.
+type Entry struct {
+	PaymentID   string
+	ChargeID    string
+	JobID       int64
+	Attempt     int
+	Owner       string
+	AmountCents int64
+	Currency    string
+}
+
+// Ledger is the application's table of recorded charges, one row per
+// payment (the primary key), written in the same transaction as the
+// payment job's fenced completion.
+type Ledger struct {
+	db      *sql.DB
+	dialect Dialect
+}
+
+// NewLedger returns the ledger in db. For SQLite, db must be the
+// leasehold driver's own handle (sqlitedriver.Driver.DB), so that the
+// ledger write and CompleteTx share its single connection; for PostgreSQL,
+// a database/sql handle opened with the pgx stdlib driver.
+func NewLedger(db *sql.DB, dialect Dialect) (*Ledger, error) {
+	if db == nil {
+		return nil, fmt.Errorf("payments: nil *sql.DB")
+	}
+	if dialect != Postgres && dialect != SQLite {
+		return nil, fmt.Errorf("payments: unknown dialect %q", dialect)
+	}
+	return &Ledger{db: db, dialect: dialect}, nil
+}
+
+// DB returns the ledger's database handle.
+func (l *Ledger) DB() *sql.DB { return l.db }
+
+// Migrate creates the ledger table if it does not exist. Concurrent calls
+// are safe.
+func (l *Ledger) Migrate(ctx context.Context) error {
+	if l.dialect == SQLite {
+		if _, err := l.db.ExecContext(ctx, sqliteLedgerDDL); err != nil {
+			return fmt.Errorf("payments: create ledger: %w", err)
+		}
+		return nil
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("payments: create ledger: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	// Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog.
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('leasehold.payments_ledger'))`); err != nil {
+		return fmt.Errorf("payments: create ledger: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, pgLedgerDDL); err != nil {
+		return fmt.Errorf("payments: create ledger: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("payments: create ledger: %w", err)
+	}
+	return nil
+}
+
+// insert records e inside tx.
+func (l *Ledger) insert(ctx context.Context, tx *sql.Tx, e Entry) error {
+	q := `INSERT INTO payments_ledger (payment_id, charge_id, job_id, attempt, owner, amount_cents, currency)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	if l.dialect == SQLite {
+		q = `INSERT INTO payments_ledger (payment_id, charge_id, job_id, attempt, owner, amount_cents, currency)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`
+	}
+	_, err := tx.ExecContext(ctx, q, e.PaymentID, e.ChargeID, e.JobID, e.Attempt, e.Owner, e.AmountCents, e.Currency)
+	if err != nil {
+		return fmt.Errorf("payments: record %s in the ledger: %w", e.PaymentID, err)
+	}
+	return nil
+}
+
+// Count returns the number of recorded payments whose id starts with
+// prefix ("" counts them all).
+func (l *Ledger) Count(ctx context.Context, prefix string) (int64, error) {
+	q := `SELECT count(*) FROM payments_ledger WHERE substr(payment_id, 1, length($1)) = $1`
+	if l.dialect == SQLite {
+		q = `SELECT count(*) FROM payments_ledger WHERE substr(payment_id, 1, length(?1)) = ?1`
+	}
+	var n int64
+	if err := l.db.QueryRowContext(ctx, q, prefix).Scan(&n); err != nil {
+		return 0, fmt.Errorf("payments: count ledger: %w", err)
+	}
+	return n, nil
+}

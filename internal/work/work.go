@@ -1,0 +1,163 @@
+// Package work runs the binary's job kinds as a worker process: the logic
+// behind `leasehold work`, which the demo also starts as subprocesses.
+package work
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/jobkinds"
+	"github.com/leasehold/leasehold/internal/payments"
+)
+
+// stopGrace is how long Stop may take beyond ShutdownTimeout to write the
+// last outcomes.
+const stopGrace = 10 * time.Second
+
+// Options configure a worker process.
+type Options struct {
+	DB              *cli.DB
+	Queues          []string // default: the default queue
+	Concurrency     int      // jobs at once per queue
+	TTL             time.Duration
+	WatcherInterval time.Duration
+	DisableWatcher  bool
+	PollInterval    time.Duration
+	ShutdownTimeout time.Duration
+	// ProviderURL is the payment provider; empty starts an in-process
+	// stand-in.
+	ProviderURL string
+	// Owner names the worker instance (default host-pid-random).
+	Owner string
+	// UntilIdle stops the worker once its queues hold no pending or
+	// processing job of its kinds.
+	UntilIdle bool
+	// StopOnEOF, when set, stops the worker when the reader reaches EOF
+	// (the demo's pipe: the worker stops when its parent goes away).
+	StopOnEOF io.Reader
+	Logger    *slog.Logger
+}
+
+// Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so),
+// then stops gracefully and returns the client's counters.
+func Run(ctx context.Context, o Options) (cli.StatsView, error) {
+	client, closeProvider, err := newClient(ctx, o)
+	if err != nil {
+		return cli.StatsView{}, err
+	}
+	defer closeProvider()
+	if err := client.Start(ctx); err != nil {
+		return cli.StatsView{}, fmt.Errorf("start workers: %w", err)
+	}
+	o.Logger.Info("worker started", "owner", client.Owner(), "queues", o.Queues, "kinds", jobkinds.Kinds(),
+		"lease_ttl", o.TTL, "database", o.DB.Target.String())
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if o.StopOnEOF != nil {
+		go func() { _, _ = io.Copy(io.Discard, o.StopOnEOF); cancel() }()
+	}
+	if o.UntilIdle {
+		go waitIdle(runCtx, cancel, client, o)
+	}
+	<-runCtx.Done()
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+stopGrace)
+	defer stopCancel()
+	err = client.Stop(stopCtx)
+	stats := cli.NewStatsView(client.Owner(), client.Stats())
+	if err != nil {
+		return stats, fmt.Errorf("stop workers: %w", err)
+	}
+	return stats, nil
+}
+
+// newClient migrates the schema and the payments ledger and builds the
+// client; the returned function stops the in-process provider, if any.
+func newClient(ctx context.Context, o Options) (*leasehold.Client, func(), error) {
+	noop := func() {}
+	if err := o.DB.Driver.Migrate(ctx); err != nil {
+		return nil, noop, fmt.Errorf("migrate %s: %w", o.DB.Target, err)
+	}
+	sqlDB, err := o.DB.SQL()
+	if err != nil {
+		return nil, noop, err
+	}
+	ledger, err := payments.NewLedger(sqlDB, payments.Dialect(o.DB.Target.Dialect))
+	if err != nil {
+		return nil, noop, err
+	}
+	if err := ledger.Migrate(ctx); err != nil {
+		return nil, noop, err
+	}
+	providerURL, closeProvider := o.ProviderURL, noop
+	if providerURL == "" {
+		p, err := payments.StartProvider(payments.ProviderConfig{})
+		if err != nil {
+			return nil, noop, err
+		}
+		providerURL, closeProvider = p.URL(), func() { _ = p.Close() }
+		o.Logger.Info("no --provider: charging payments through an in-process provider stand-in", "url", providerURL)
+	}
+	client, err := jobkinds.NewClient(config(o), jobkinds.Deps{Ledger: ledger, ProviderURL: providerURL})
+	if err != nil {
+		closeProvider()
+		return nil, noop, err
+	}
+	return client, closeProvider, nil
+}
+
+func config(o Options) leasehold.Config {
+	queues := map[string]leasehold.QueueConfig{}
+	for _, q := range o.Queues {
+		queues[q] = leasehold.QueueConfig{MaxWorkers: o.Concurrency}
+	}
+	return leasehold.Config{
+		Driver: o.DB.Driver, Queues: queues, LeaseTTL: o.TTL, WatcherInterval: o.WatcherInterval,
+		DisableWatcher: o.DisableWatcher, PollInterval: o.PollInterval, ShutdownTimeout: o.ShutdownTimeout,
+		Owner: o.Owner, Logger: o.Logger,
+	}
+}
+
+// waitIdle cancels once no pending or processing job of the worker's
+// kinds is left in its queues.
+func waitIdle(ctx context.Context, cancel context.CancelFunc, c *leasehold.Client, o Options) {
+	t := time.NewTicker(o.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		busy, err := hasWork(ctx, c, o.Queues)
+		if err != nil {
+			o.Logger.Warn("idle check failed", "err", err)
+			continue
+		}
+		if !busy {
+			o.Logger.Info("queues are idle; stopping")
+			cancel()
+			return
+		}
+	}
+}
+
+func hasWork(ctx context.Context, c *leasehold.Client, queues []string) (bool, error) {
+	open := []leasehold.JobState{leasehold.StatePending, leasehold.StateProcessing}
+	for _, q := range queues {
+		for _, k := range jobkinds.Kinds() {
+			jobs, err := c.ListJobs(ctx, &leasehold.ListParams{States: open, Queue: q, Kind: k, Limit: 1})
+			if err != nil {
+				return false, err
+			}
+			if len(jobs) > 0 {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,130 @@
+package leasehold
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// JobInfo is a job with its attempt history.
+type JobInfo struct {
+	*JobRow
+	Attempts []*Attempt
+}
+
+// GetJob returns a job and its attempt history, or ErrJobNotFound.
+func (c *Client) GetJob(ctx context.Context, id int64) (*JobInfo, error) {
+	row, err := c.driver.GetJob(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: get job %d: %w", id, err)
+	}
+	attempts, err := c.driver.ListAttempts(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: attempts of job %d: %w", id, err)
+	}
+	return &JobInfo{JobRow: row, Attempts: attempts}, nil
+}
+
+// ListJobs returns jobs matching p (nil matches all), ordered by id. An
+// unknown state is ErrInvalidArgs.
+func (c *Client) ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error) {
+	if p == nil {
+		p = &ListParams{}
+	}
+	for _, s := range p.States {
+		if !s.Valid() {
+			return nil, fmt.Errorf("%w: unknown state %q (want one of %v)", ErrInvalidArgs, s, AllStates)
+		}
+	}
+	if p.Limit < 0 {
+		return nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgs, p.Limit)
+	}
+	rows, err := c.driver.ListJobs(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: list jobs: %w", err)
+	}
+	return rows, nil
+}
+
+// RetryJob makes a job that is not processing pending now with a fresh
+// retry budget. It returns ErrJobRunning for a processing job.
+func (c *Client) RetryJob(ctx context.Context, id int64) (*JobRow, error) {
+	row, err := c.driver.RetryJob(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: retry job %d: %w", id, err)
+	}
+	c.wake(row.Queue)
+	return row, nil
+}
+
+// CancelJob cancels a pending or stuck job at once. A processing job is
+// marked for cancellation: its handler's context is cancelled (cause
+// ErrJobCancelled) at its next heartbeat and the job ends cancelled; if
+// its worker died, the watcher cancels it when the lease expires. A
+// finished job is left alone and ErrJobFinished is returned with it.
+func (c *Client) CancelJob(ctx context.Context, id int64) (*JobRow, error) {
+	row, err := c.driver.CancelJob(ctx, id)
+	if err != nil {
+		return row, fmt.Errorf("leasehold: cancel job %d: %w", id, err)
+	}
+	return row, nil
+}
+
+// PurgeFinished deletes completed, failed and cancelled jobs (and their
+// history) that finished more than olderThan ago, in batches, and returns
+// how many it deleted.
+func (c *Client) PurgeFinished(ctx context.Context, olderThan time.Duration) (int64, error) {
+	if olderThan < 0 {
+		return 0, fmt.Errorf("%w: negative age %v", ErrInvalidArgs, olderThan)
+	}
+	const batch = 10_000
+	var total int64
+	for {
+		n, err := c.driver.Purge(ctx, &PurgeParams{OlderThan: olderThan, Limit: batch})
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("leasehold: purge: %w", err)
+		}
+		if n < batch {
+			return total, nil
+		}
+	}
+}
+
+// QueueStats returns per-queue counts, the age of the oldest ready job and
+// the live leases.
+func (c *Client) QueueStats(ctx context.Context) ([]*QueueStats, error) {
+	qs, err := c.driver.QueueStats(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: queue stats: %w", err)
+	}
+	return qs, nil
+}
+
+// CompleteTx completes job inside the caller's transaction tx, fenced by
+// the lease this client holds, so the business writes and the completion
+// commit together or not at all. Call it from the job's handler, then
+// commit tx and return nil. It returns ErrLeaseLost when the lease is no
+// longer this client's (the job was taken over): roll back then. If tx
+// rolls back after a successful CompleteTx, the job is retried.
+func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
+	if tx == nil {
+		return fmt.Errorf("%w: nil transaction", ErrUnsupportedTx)
+	}
+	rj := c.lookupRunning(job.ID, job.Attempt)
+	if rj == nil {
+		return fmt.Errorf("%w: job %d attempt %d", ErrNotInHandler, job.ID, job.Attempt)
+	}
+	ids, err := c.driver.Finish(ctx, tx, []*FinishParams{{
+		ID: job.ID, Owner: c.owner, Attempt: job.Attempt, Outcome: OutcomeCompleted,
+	}})
+	if err != nil {
+		return fmt.Errorf("leasehold: complete job %d in tx: %w", job.ID, err)
+	}
+	if len(ids) == 0 {
+		c.stats.finishRefused.Add(1)
+		return fmt.Errorf("%w: job %d attempt %d owner %s", ErrLeaseLost, job.ID, job.Attempt, c.owner)
+	}
+	rj.completedInTx.Store(true)
+	return nil
+}

@@ -1,0 +1,174 @@
+package pgdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	leasehold "github.com/leasehold/leasehold"
+)
+
+// defaultListLimit is ListJobs' limit when ListParams.Limit is 0.
+const defaultListLimit = 100
+
+// GetJob returns job id, or ErrJobNotFound.
+func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	j, err := d.getJob(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: get job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+func (d *Driver) getJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	return d.oneJob(ctx, "SELECT "+jobColumns+" FROM leasehold_jobs WHERE id = $1", id)
+}
+
+// oneJob runs a query returning at most one job; no row is ErrJobNotFound.
+func (d *Driver) oneJob(ctx context.Context, query string, args ...any) (*leasehold.JobRow, error) {
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return nil, leasehold.ErrJobNotFound
+	}
+	return jobs[0], nil
+}
+
+// ListAttempts returns the history of job jobID, oldest attempt first.
+func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.Attempt, error) {
+	q := "SELECT " + attemptColumns + " FROM leasehold_attempts WHERE job_id = $1 ORDER BY attempt"
+	as, err := collect(ctx, pgxQuerier{d.pool}, scanAttempt, q, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: list attempts of %d: %w", jobID, err)
+	}
+	return as, nil
+}
+
+// ListJobs returns the jobs matching p, ordered by id, at most p.Limit
+// (default 100).
+func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leasehold.JobRow, error) {
+	if p == nil {
+		p = &leasehold.ListParams{}
+	}
+	query, args := listQuery(p)
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: list jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// listQuery builds ListJobs' statement from the non-zero filters of p.
+func listQuery(p *leasehold.ListParams) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if len(p.States) > 0 {
+		states := make([]string, len(p.States))
+		for i, s := range p.States {
+			states[i] = string(s)
+		}
+		add("status = ANY($%d::text[])", states)
+	}
+	if p.Queue != "" {
+		add("queue = $%d", p.Queue)
+	}
+	if p.Kind != "" {
+		add("kind = $%d", p.Kind)
+	}
+	if p.Owner != "" {
+		add("lease_owner = $%d", p.Owner)
+	}
+	if p.AfterID > 0 {
+		add("id > $%d", p.AfterID)
+	}
+	if p.Expired {
+		where = append(where, "status = 'processing' AND lease_until < now()")
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	var b strings.Builder
+	b.WriteString("SELECT " + jobColumns + " FROM leasehold_jobs")
+	if len(where) > 0 {
+		b.WriteString(" WHERE " + strings.Join(where, " AND "))
+	}
+	args = append(args, limit)
+	fmt.Fprintf(&b, " ORDER BY id LIMIT $%d", len(args))
+	return b.String(), args
+}
+
+const retrySQL = `UPDATE leasehold_jobs SET status = 'pending', run_at = now(),
+	free_attempts = attempt, finished_at = NULL, cancel_requested = false,
+	lease_owner = NULL, lease_until = NULL, heartbeat_at = NULL
+WHERE id = $1 AND status <> 'processing'
+RETURNING ` + jobColumns
+
+// RetryJob makes job id pending now with a fresh retry budget. It returns
+// ErrJobRunning for a processing job and ErrJobNotFound for a missing one.
+func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	j, err := d.updateOr(ctx, id, retrySQL, func(j *leasehold.JobRow) error {
+		if j.State == leasehold.StateProcessing {
+			return leasehold.ErrJobRunning
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: retry job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// updateOr runs a conditional UPDATE of job id returning the job. When no
+// row matched, it reads the job to find out why: refuse returns the error
+// for the state found, or nil when the state changed meanwhile and the
+// update is worth another try.
+func (d *Driver) updateOr(ctx context.Context, id int64, update string, refuse func(*leasehold.JobRow) error) (*leasehold.JobRow, error) {
+	for try := 0; ; try++ {
+		j, err := d.oneJob(ctx, update, id)
+		if !errors.Is(err, leasehold.ErrJobNotFound) {
+			return j, err
+		}
+		if j, err = d.getJob(ctx, id); err != nil {
+			return nil, err
+		}
+		if err := refuse(j); err != nil {
+			return j, err
+		}
+		if try == 2 {
+			return nil, fmt.Errorf("job %d keeps changing state", id)
+		}
+	}
+}
+
+const cancelSQL = `UPDATE leasehold_jobs SET
+	status = CASE WHEN status = 'processing' THEN status ELSE 'cancelled' END,
+	finished_at = CASE WHEN status = 'processing' THEN finished_at ELSE now() END,
+	cancel_requested = cancel_requested OR status = 'processing'
+WHERE id = $1 AND status IN ('pending', 'stuck', 'processing')
+RETURNING ` + jobColumns
+
+// CancelJob cancels a pending or stuck job at once and sets CancelRequested
+// on a processing one. For a terminal job it returns the job and
+// ErrJobFinished; for a missing one ErrJobNotFound.
+func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	j, err := d.updateOr(ctx, id, cancelSQL, func(j *leasehold.JobRow) error {
+		if j.State.Finished() {
+			return leasehold.ErrJobFinished
+		}
+		return nil
+	})
+	if err != nil {
+		return j, fmt.Errorf("pgdriver: cancel job %d: %w", id, err)
+	}
+	return j, nil
+}

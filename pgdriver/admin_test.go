@@ -1,0 +1,135 @@
+package pgdriver
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	leasehold "github.com/leasehold/leasehold"
+)
+
+func TestRescueExpired(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	ps := []*leasehold.InsertParams{job("q"), job("flag"), job("q"), job("q"), job("q")}
+	ps[2].MaxAttempts = 1
+	res, err := d.Insert(ctx, nil, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res[:4] {
+		got, err := d.ClaimByID(ctx, &leasehold.ClaimByIDParams{ID: r.Job.ID, Owner: "gone", TTL: -time.Second})
+		if err != nil || got == nil {
+			t.Fatalf("ClaimByID: %v", err)
+		}
+	}
+	if _, err := d.CancelJob(ctx, res[3].Job.ID); err != nil {
+		t.Fatal(err)
+	}
+	live, err := d.ClaimByID(ctx, &leasehold.ClaimByIDParams{ID: res[4].Job.ID, Owner: "alive", TTL: leaseTTL})
+	if err != nil || live == nil {
+		t.Fatalf("ClaimByID: %v", err)
+	}
+	rescued, err := d.RescueExpired(ctx, &leasehold.RescueParams{FlagQueues: []string{"flag"}})
+	if err != nil || len(rescued) != 4 {
+		t.Fatalf("RescueExpired: %+v, %v", rescued, err)
+	}
+	want := []leasehold.JobState{leasehold.StatePending, leasehold.StateStuck, leasehold.StateFailed, leasehold.StateCancelled}
+	for i, r := range rescued {
+		if r.ID != res[i].Job.ID || r.NewState != want[i] || r.Owner != "gone" || r.Attempt != 1 {
+			t.Errorf("rescued %d: %+v, want state %s", i, r, want[i])
+		}
+		as, err := d.ListAttempts(ctx, r.ID)
+		if err != nil || len(as) != 1 || as[0].Outcome != leasehold.OutcomeLeaseExpired || as[0].Error != "lease expired (owner gone)" {
+			t.Errorf("attempts of %d: %+v, %v", r.ID, as, err)
+		}
+	}
+	if j := getJob(t, d, live.ID); j.State != leasehold.StateProcessing {
+		t.Fatalf("live lease rescued: %+v", j)
+	}
+	if again, err := d.RescueExpired(ctx, &leasehold.RescueParams{}); err != nil || len(again) != 0 {
+		t.Fatalf("second RescueExpired: %+v, %v", again, err)
+	}
+}
+
+func TestRetryAndCancel(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	jobs := insertJobs(t, d, "q", 2)
+	j := claimOne(t, d, "q", "w", leaseTTL)
+	if _, err := d.RetryJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobRunning) {
+		t.Fatalf("RetryJob(processing): %v", err)
+	}
+	c, err := d.CancelJob(ctx, j.ID)
+	if err != nil || c.State != leasehold.StateProcessing || !c.CancelRequested {
+		t.Fatalf("CancelJob(processing): %+v, %v", c, err)
+	}
+	if !finish(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeFailed, Error: "x"}) {
+		t.Fatal("Finish refused")
+	}
+	if c, err := d.CancelJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobFinished) || c == nil || c.ID != j.ID {
+		t.Fatalf("CancelJob(failed): %+v, %v", c, err)
+	}
+	r, err := d.RetryJob(ctx, j.ID)
+	if err != nil || r.State != leasehold.StatePending || r.FreeAttempts != 1 || !r.FinishedAt.IsZero() || r.CancelRequested {
+		t.Fatalf("RetryJob(failed): %+v, %v", r, err)
+	}
+	other := jobs[0].ID + jobs[1].ID - j.ID
+	if c, err := d.CancelJob(ctx, other); err != nil || c.State != leasehold.StateCancelled || c.FinishedAt.IsZero() {
+		t.Fatalf("CancelJob(pending): %+v, %v", c, err)
+	}
+	for _, f := range []func() error{
+		func() error { _, err := d.RetryJob(ctx, 1<<40); return err },
+		func() error { _, err := d.CancelJob(ctx, 1<<40); return err },
+		func() error { _, err := d.GetJob(ctx, 1<<40); return err },
+	} {
+		if err := f(); !errors.Is(err, leasehold.ErrJobNotFound) {
+			t.Fatalf("missing job: %v, want ErrJobNotFound", err)
+		}
+	}
+}
+
+func TestListJobsStatsPurge(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	insertJobs(t, d, "a", 3)
+	insertJobs(t, d, "b", 1)
+	j := claimOne(t, d, "a", "w", -time.Second)
+	list := func(p *leasehold.ListParams) []*leasehold.JobRow {
+		t.Helper()
+		jobs, err := d.ListJobs(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	if n := len(list(nil)); n != 4 {
+		t.Fatalf("ListJobs(all) = %d", n)
+	}
+	if got := list(&leasehold.ListParams{Expired: true, Owner: "w", Queue: "a", Kind: "k"}); len(got) != 1 || got[0].ID != j.ID {
+		t.Fatalf("ListJobs(expired) = %+v", got)
+	}
+	if got := list(&leasehold.ListParams{States: []leasehold.JobState{leasehold.StatePending}, AfterID: j.ID, Limit: 1}); len(got) != 1 || got[0].ID <= j.ID {
+		t.Fatalf("ListJobs(pending after) = %+v", got)
+	}
+	stats, err := d.QueueStats(ctx)
+	if err != nil || len(stats) != 2 || stats[0].Queue != "a" {
+		t.Fatalf("QueueStats: %+v, %v", stats, err)
+	}
+	a := stats[0]
+	if a.Counts[leasehold.StatePending] != 2 || a.Counts[leasehold.StateProcessing] != 1 || a.ExpiredLeases != 1 || a.LiveLeases != 0 || a.OldestPending < 0 {
+		t.Fatalf("stats of a: %+v", a)
+	}
+	if !finish(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
+		t.Fatal("Finish refused")
+	}
+	if n, err := d.Purge(ctx, &leasehold.PurgeParams{OlderThan: time.Hour}); err != nil || n != 0 {
+		t.Fatalf("Purge(old) = %d, %v", n, err)
+	}
+	if n, err := d.Purge(ctx, &leasehold.PurgeParams{OlderThan: -time.Second}); err != nil || n != 1 {
+		t.Fatalf("Purge = %d, %v", n, err)
+	}
+	if as, err := d.ListAttempts(ctx, j.ID); err != nil || len(as) != 0 {
+		t.Fatalf("attempts left after purge: %+v, %v", as, err)
+	}
+}

@@ -1,0 +1,139 @@
+package pgdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	leasehold "github.com/leasehold/leasehold"
+)
+
+// claimTail leases the rows of the picked CTE to $1 for $2 microseconds,
+// starts their history rows, and ends the history row of each job in the
+// takeover CTE (id, attempt, heartbeat_at of the expired lease), in the
+// same statement. The jobs are found through their primary key (= ANY of
+// an array), whatever the planner guesses about the size of picked.
+const claimTail = `
+claimed AS (
+	UPDATE leasehold_jobs
+	SET status = 'processing', attempt = attempt + 1, lease_owner = $1,
+		lease_until = now() + $2::bigint * interval '1 microsecond', heartbeat_at = NULL
+	WHERE id = ANY (ARRAY(SELECT id FROM picked))
+	RETURNING *
+), ended AS (
+	UPDATE leasehold_attempts a
+	SET ended_at = now(), outcome = 'lease_expired', heartbeat_at = coalesce(t.heartbeat_at, a.heartbeat_at)
+	FROM takeover t
+	WHERE a.job_id = t.id AND a.attempt = t.attempt AND a.ended_at IS NULL
+), started AS (
+	INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+	SELECT id, attempt, lease_owner, now() FROM claimed
+)
+SELECT ` + jobColumns + ` FROM claimed ORDER BY priority, run_at, id`
+
+// takeOverCond is the extra condition for claiming a processing job whose
+// lease expired.
+const takeOverCond = `status = 'processing' AND lease_until < now() AND NOT cancel_requested
+		AND attempt - free_attempts < max_attempts`
+
+// claimSQL: $3 queue, $4 kinds, $5 limit, $6 take over. Expired leases come
+// first; each candidate set uses its own partial index.
+const claimSQL = `WITH takeover AS (
+	SELECT id, attempt, heartbeat_at FROM leasehold_jobs
+	WHERE $6::boolean AND ` + takeOverCond + `
+		AND queue = $3 AND kind = ANY($4::text[])
+	ORDER BY priority, run_at, id
+	LIMIT $5::int
+	FOR UPDATE SKIP LOCKED
+), pending AS (
+	SELECT id FROM leasehold_jobs
+	WHERE status = 'pending' AND queue = $3 AND kind = ANY($4::text[]) AND run_at <= now()
+	ORDER BY priority, run_at, id
+	LIMIT $5::int - (SELECT count(*) FROM takeover)
+	FOR UPDATE SKIP LOCKED
+), picked AS (
+	SELECT id FROM takeover UNION ALL SELECT id FROM pending
+),` + claimTail
+
+// claimByIDSQL: $3 id, $4 take over. Racers wait for the row lock and
+// re-check the condition, so exactly one wins.
+const claimByIDSQL = `WITH picked AS (
+	SELECT id, status, attempt, heartbeat_at FROM leasehold_jobs
+	WHERE id = $3 AND ((status = 'pending' AND run_at <= now()) OR ($4::boolean AND ` + takeOverCond + `))
+	FOR UPDATE
+), takeover AS (
+	SELECT id, attempt, heartbeat_at FROM picked WHERE status = 'processing'
+),` + claimTail
+
+// Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
+// p.Kinds, in one statement that also records their history rows.
+func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+	if p.Limit <= 0 || len(p.Kinds) == 0 {
+		return nil, nil
+	}
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, claimSQL,
+		p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: claim: %w", err)
+	}
+	return jobs, nil
+}
+
+// ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when
+// the job is not claimable and ErrJobNotFound when it does not exist.
+func (d *Driver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*leasehold.JobRow, error) {
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, claimByIDSQL,
+		p.Owner, micros(p.TTL), p.ID, p.TakeOver)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: claim %d: %w", p.ID, err)
+	}
+	if len(jobs) == 1 {
+		return jobs[0], nil
+	}
+	if err := d.mustExist(ctx, p.ID); err != nil {
+		return nil, fmt.Errorf("pgdriver: claim %d: %w", p.ID, err)
+	}
+	return nil, nil
+}
+
+// mustExist returns ErrJobNotFound when no job has id.
+func (d *Driver) mustExist(ctx context.Context, id int64) error {
+	var one int
+	err := d.pool.QueryRow(ctx, "SELECT 1 FROM leasehold_jobs WHERE id = $1", id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return leasehold.ErrJobNotFound
+	}
+	return err
+}
+
+const heartbeatSQL = `UPDATE leasehold_jobs j
+SET lease_until = now() + $4::bigint * interval '1 microsecond', heartbeat_at = now()
+FROM unnest($1::bigint[], $2::int[]) AS r(id, attempt)
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = $3 AND j.status = 'processing'
+RETURNING j.id, j.cancel_requested`
+
+// Heartbeat renews all of p.Leases in one fenced statement on the dedicated
+// heartbeat pool, and returns the leases still held.
+func (d *Driver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+	if len(p.Leases) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(p.Leases))
+	attempts := make([]int32, len(p.Leases))
+	for i, l := range p.Leases {
+		ids[i], attempts[i] = l.ID, int32(l.Attempt)
+	}
+	res, err := collect(ctx, pgxQuerier{d.hbPool}, scanHeartbeat, heartbeatSQL,
+		ids, attempts, p.Owner, micros(p.TTL))
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: heartbeat: %w", err)
+	}
+	return res, nil
+}
+
+func scanHeartbeat(r scanner) (*leasehold.HeartbeatResult, error) {
+	var h leasehold.HeartbeatResult
+	err := r.Scan(&h.ID, &h.CancelRequested)
+	return &h, err
+}

@@ -1,0 +1,107 @@
+package pgdriver_test
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/drivertest"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/pgdriver"
+)
+
+// TestConformance runs the driver conformance suite on PostgreSQL, each
+// test on a fresh schema, with caller transactions of both accepted types.
+func TestConformance(t *testing.T) { drivertest.RunDriver(t, pgHarness()) }
+
+// TestClientConformance runs the client-level invariants on PostgreSQL.
+func TestClientConformance(t *testing.T) { drivertest.RunClient(t, pgHarness()) }
+
+func pgHarness() drivertest.Harness {
+	urls := &urlRegistry{m: map[leasehold.Driver]string{}}
+	return drivertest.Harness{
+		Name: "postgres",
+		Open: func(t *testing.T) leasehold.Driver {
+			url := testdb.PostgresURL(t)
+			d := openPG(t, url)
+			if err := d.Migrate(t.Context()); err != nil {
+				t.Fatalf("Migrate: %v", err)
+			}
+			urls.set(d, url)
+			return d
+		},
+		OpenSecond: func(t *testing.T, d leasehold.Driver) leasehold.Driver {
+			d2 := openPG(t, urls.get(t, d))
+			urls.set(d2, urls.get(t, d))
+			return d2
+		},
+		TxKinds: []drivertest.TxKind{
+			{Name: "pgx.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
+				ctx := context.Background()
+				pool, err := pgxpool.New(ctx, urls.get(t, d))
+				if err != nil {
+					t.Fatalf("pgxpool.New: %v", err)
+				}
+				t.Cleanup(pool.Close)
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					t.Fatalf("pgx Begin: %v", err)
+				}
+				rollback := func() error { return tx.Rollback(ctx) }
+				t.Cleanup(func() { _ = rollback() }) // runs before pool.Close
+				return tx, func() error { return tx.Commit(ctx) }, rollback
+			}},
+			{Name: "sql.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
+				db, err := sql.Open("pgx", urls.get(t, d))
+				if err != nil {
+					t.Fatalf("sql.Open(pgx): %v", err)
+				}
+				t.Cleanup(func() { _ = db.Close() })
+				tx, err := db.BeginTx(context.Background(), nil)
+				if err != nil {
+					t.Fatalf("sql BeginTx: %v", err)
+				}
+				t.Cleanup(func() { _ = tx.Rollback() }) // runs before db.Close
+				return tx, tx.Commit, tx.Rollback
+			}},
+		},
+	}
+}
+
+func openPG(t *testing.T, url string) *pgdriver.Driver {
+	t.Helper()
+	d, err := pgdriver.Open(t.Context(), url)
+	if err != nil {
+		t.Fatalf("pgdriver.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+// urlRegistry remembers the URL (schema) each driver was opened on.
+type urlRegistry struct {
+	mu sync.Mutex
+	m  map[leasehold.Driver]string
+}
+
+func (r *urlRegistry) set(d leasehold.Driver, url string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[d] = url
+}
+
+func (r *urlRegistry) get(t *testing.T, d leasehold.Driver) string {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	url, ok := r.m[d]
+	if !ok {
+		t.Fatalf("driver %p was not opened by this harness", d)
+	}
+	return url
+}

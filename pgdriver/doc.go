@@ -1,0 +1,60 @@
+// Package pgdriver is the PostgreSQL driver of leasehold, built on pgx v5.
+//
+// # Usage
+//
+// Open a driver on a URL (the driver owns its pool), or wrap a pool you
+// already have (you keep owning it), then apply the schema once at start-up:
+//
+//	drv, err := pgdriver.Open(ctx, "postgres://app@db/app")
+//	// or: drv, err := pgdriver.New(pool)
+//	if err != nil { ... }
+//	defer drv.Close()
+//	if err := drv.Migrate(ctx); err != nil { ... }
+//
+// Migrate is idempotent and safe when several processes run it at once: each
+// embedded migration is applied in its own transaction under a transaction-
+// scoped advisory lock (keyed by the current schema). Table names are
+// unqualified, so the tables live in the first schema of the connection's
+// search_path.
+//
+// # Heartbeat pool
+//
+// Besides the main pool, every Driver opens a second, small pool (at most two
+// connections, same connection settings as the main pool) used only by
+// Heartbeat. A main pool saturated by handlers, inserts or claims therefore
+// never delays a lease renewal. Close always closes the heartbeat pool, and
+// closes the main pool only when Open created it.
+//
+// # Transactions
+//
+// Insert and Finish accept a caller's transaction, so jobs are enqueued, and
+// leases completed (fenced), atomically with the caller's own writes. The
+// accepted values of their tx argument are:
+//
+//   - nil: the driver uses its own implicit transaction;
+//   - a pgx.Tx (for example from pgxpool.Pool.Begin or pgx.Conn.Begin);
+//   - a *sql.Tx from a database/sql DB opened with the pgx stdlib driver
+//     (github.com/jackc/pgx/v5/stdlib, driver name "pgx").
+//
+// Any other value (including a nil *sql.Tx) is refused with an error wrapping
+// leasehold.ErrUnsupportedTx. Statements run inside a caller's transaction
+// take their times from statement_timestamp(), so a long transaction does not
+// backdate its jobs.
+//
+// # Notifications
+//
+// Insert and InsertBulk send pg_notify('leasehold_insert', queue) for the
+// queues of jobs inserted with Notify set, and Listen (the leasehold.Notifier
+// implementation) wakes workers on those hints over a dedicated connection,
+// reconnecting with a capped backoff. NOTIFY is only a hint: notifications
+// sent while a listener is disconnected are lost, they are shared by every
+// schema of the database, and NOTIFY takes a global lock at commit. Workers
+// must keep polling; correctness never depends on a notification.
+//
+// # Time and fencing
+//
+// Every time comes from the database clock; durations travel as microseconds
+// and are added to now() in SQL. Claim, Heartbeat and Finish are each one
+// statement for a whole batch, and every write made on behalf of a lease is
+// fenced by (id, status = 'processing', lease_owner, attempt).
+package pgdriver

@@ -1,0 +1,92 @@
+package pgdriver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	leasehold "github.com/leasehold/leasehold"
+)
+
+// heartbeatPoolSize is the connection budget reserved for Heartbeat.
+const heartbeatPoolSize = 2
+
+// Compile-time checks.
+var (
+	_ leasehold.Driver   = (*Driver)(nil)
+	_ leasehold.Notifier = (*Driver)(nil)
+)
+
+// Driver is the PostgreSQL implementation of leasehold.Driver and
+// leasehold.Notifier. It is safe for concurrent use. Create it with New or
+// Open and release it with Close.
+type Driver struct {
+	pool      *pgxpool.Pool // main pool: every statement but Heartbeat
+	hbPool    *pgxpool.Pool // small pool used only by Heartbeat
+	ownsPool  bool          // pool was opened by Open and is closed by Close
+	closeOnce sync.Once
+}
+
+// New returns a driver using pool. The caller keeps owning pool: Close does
+// not close it. New also creates the driver's small heartbeat pool from a copy
+// of pool's configuration (it connects lazily).
+func New(pool *pgxpool.Pool) (*Driver, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("pgdriver: new: nil pool")
+	}
+	return newDriver(pool, false)
+}
+
+// Open opens a pool on url (a PostgreSQL URL or DSN, as pgxpool.ParseConfig
+// accepts) and returns a driver that owns it: Close closes it.
+func Open(ctx context.Context, url string) (*Driver, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: open: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: open: %w", err)
+	}
+	d, err := newDriver(pool, true)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {
+	cfg := pool.Config().Copy()
+	cfg.MaxConns = heartbeatPoolSize
+	cfg.MinConns = 0
+	cfg.MinIdleConns = 0
+	hb, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: heartbeat pool: %w", err)
+	}
+	return &Driver{pool: pool, hbPool: hb, ownsPool: owns}, nil
+}
+
+// Close closes the heartbeat pool and, when the driver was created by Open,
+// the main pool. It is safe to call more than once.
+func (d *Driver) Close() error {
+	d.closeOnce.Do(func() {
+		d.hbPool.Close()
+		if d.ownsPool {
+			d.pool.Close()
+		}
+	})
+	return nil
+}
+
+// Now returns the database clock.
+func (d *Driver) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := d.pool.QueryRow(ctx, "SELECT now()").Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("pgdriver: now: %w", err)
+	}
+	return now, nil
+}

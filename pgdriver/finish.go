@@ -1,0 +1,154 @@
+package pgdriver
+
+import (
+	"context"
+	"fmt"
+
+	leasehold "github.com/leasehold/leasehold"
+)
+
+// finishSQL applies fenced outcomes ($1 ids, $2 owners, $3 attempts,
+// $4 outcomes, $5 delays in microseconds, $6 errors) and ends the matching
+// history rows, in one statement. statement_timestamp() stands for now
+// because the statement may run in a caller's long transaction.
+const finishSQL = `WITH input AS (
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::bigint[], $6::text[])
+		AS t(id, owner, attempt, outcome, delay, error)
+), done AS (
+	UPDATE leasehold_jobs j SET
+		status = CASE i.outcome
+			WHEN 'completed' THEN 'completed'
+			WHEN 'failed' THEN 'failed'
+			WHEN 'cancelled' THEN 'cancelled'
+			ELSE 'pending' END,
+		run_at = CASE
+			WHEN i.outcome IN ('retried', 'snoozed', 'released')
+				THEN statement_timestamp() + i.delay * interval '1 microsecond'
+			WHEN i.outcome = 'lease_lost' THEN statement_timestamp()
+			ELSE j.run_at END,
+		finished_at = CASE WHEN i.outcome IN ('completed', 'failed', 'cancelled')
+			THEN statement_timestamp() END,
+		free_attempts = j.free_attempts
+			+ CASE WHEN i.outcome IN ('snoozed', 'released') THEN 1 ELSE 0 END,
+		last_error = CASE
+			WHEN i.outcome IN ('retried', 'failed', 'lease_lost') THEN nullif(i.error, '')
+			WHEN i.outcome = 'cancelled' AND i.error <> '' THEN i.error
+			ELSE j.last_error END,
+		lease_owner = NULL,
+		lease_until = NULL
+	FROM input i
+	WHERE j.id = i.id AND j.status = 'processing' AND j.lease_owner = i.owner AND j.attempt = i.attempt
+	RETURNING j.id, j.attempt, j.heartbeat_at, i.outcome, i.error
+), history AS (
+	UPDATE leasehold_attempts a
+	SET ended_at = statement_timestamp(), outcome = d.outcome, error = nullif(d.error, ''),
+		heartbeat_at = d.heartbeat_at
+	FROM done d
+	WHERE a.job_id = d.id AND a.attempt = d.attempt
+)
+SELECT id FROM done ORDER BY id`
+
+// Finish applies fenced outcomes in one statement, in tx when it is non-nil
+// (see the package documentation for accepted types), and ends their
+// history rows. It returns the ids whose fence matched.
+func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParams) ([]int64, error) {
+	q, err := d.querierFor(tx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	n := len(ps)
+	ids, owners, attempts := make([]int64, n), make([]string, n), make([]int32, n)
+	outcomes, delays, errs := make([]string, n), make([]int64, n), make([]string, n)
+	for i, p := range ps {
+		if !finishOutcome(p.Outcome) {
+			return nil, fmt.Errorf("pgdriver: finish %d: unknown outcome %q", p.ID, p.Outcome)
+		}
+		ids[i], owners[i], attempts[i] = p.ID, p.Owner, int32(p.Attempt)
+		outcomes[i], delays[i], errs[i] = string(p.Outcome), micros(p.Delay), p.Error
+	}
+	done, err := collect(ctx, q, scanID, finishSQL, ids, owners, attempts, outcomes, delays, errs)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: finish: %w", err)
+	}
+	return done, nil
+}
+
+// finishOutcome reports whether o is an outcome Finish can apply.
+func finishOutcome(o leasehold.Outcome) bool {
+	switch o {
+	case leasehold.OutcomeCompleted, leasehold.OutcomeRetried, leasehold.OutcomeFailed,
+		leasehold.OutcomeSnoozed, leasehold.OutcomeReleased, leasehold.OutcomeCancelled,
+		leasehold.OutcomeLeaseLost:
+		return true
+	}
+	return false
+}
+
+// defaultRescueLimit bounds one watcher pass when RescueParams.Limit is 0.
+const defaultRescueLimit = 1000
+
+// rescueSQL: $1 flag queues, $2 limit. The new state is decided on the
+// locked row; SKIP LOCKED makes concurrent watchers harmless.
+const rescueSQL = `WITH picked AS (
+	SELECT id, lease_owner AS old_owner,
+		CASE WHEN cancel_requested THEN 'cancelled'
+			WHEN attempt - free_attempts >= max_attempts THEN 'failed'
+			WHEN queue = ANY($1::text[]) THEN 'stuck'
+			ELSE 'pending' END AS new_status
+	FROM leasehold_jobs
+	WHERE status = 'processing' AND lease_until < now()
+	ORDER BY lease_until, id
+	LIMIT $2::int
+	FOR UPDATE SKIP LOCKED
+), moved AS (
+	UPDATE leasehold_jobs j SET
+		status = p.new_status,
+		run_at = CASE WHEN p.new_status = 'pending' THEN now() ELSE j.run_at END,
+		finished_at = CASE WHEN p.new_status IN ('cancelled', 'failed') THEN now() END,
+		lease_owner = NULL,
+		lease_until = NULL,
+		last_error = 'lease expired (owner ' || coalesce(p.old_owner, '') || ')'
+	FROM picked p
+	WHERE j.id = p.id
+	RETURNING j.id, j.queue, j.kind, j.attempt, p.old_owner, j.status, j.heartbeat_at, j.last_error
+), history AS (
+	UPDATE leasehold_attempts a
+	SET ended_at = now(), outcome = 'lease_expired', heartbeat_at = m.heartbeat_at, error = m.last_error
+	FROM moved m
+	WHERE a.job_id = m.id AND a.attempt = m.attempt AND a.ended_at IS NULL
+)
+SELECT id, queue, kind, attempt, coalesce(old_owner, ''), status FROM moved ORDER BY id`
+
+// RescueExpired moves up to p.Limit (default 1000) processing jobs whose
+// lease expired to cancelled, failed, stuck or pending, and ends their
+// history rows with OutcomeLeaseExpired.
+func (d *Driver) RescueExpired(ctx context.Context, p *leasehold.RescueParams) ([]*leasehold.RescuedJob, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultRescueLimit
+	}
+	flag := p.FlagQueues
+	if flag == nil {
+		flag = []string{}
+	}
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanRescued, rescueSQL, flag, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: rescue expired: %w", err)
+	}
+	return jobs, nil
+}
+
+func scanRescued(r scanner) (*leasehold.RescuedJob, error) {
+	var (
+		j     leasehold.RescuedJob
+		state string
+	)
+	if err := r.Scan(&j.ID, &j.Queue, &j.Kind, &j.Attempt, &j.Owner, &state); err != nil {
+		return nil, err
+	}
+	j.NewState = leasehold.JobState(state)
+	return &j, nil
+}

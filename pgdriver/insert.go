@@ -1,0 +1,185 @@
+package pgdriver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	leasehold "github.com/leasehold/leasehold"
+)
+
+// notifyChannel is the LISTEN/NOTIFY channel of insert hints; the payload
+// is the queue name.
+const notifyChannel = "leasehold_insert"
+
+// insertInput unnests the insert arrays built by newInsertArrays. Times use
+// statement_timestamp() because the statement may run in a caller's long
+// transaction.
+const insertInput = `input AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[],
+		$7::text[], $8::timestamptz[], $9::bigint[], $10::boolean[])
+		WITH ORDINALITY AS t(kind, queue, priority, max_attempts, args, metadata,
+			unique_key, run_at, run_in, notify, ord)
+)`
+
+const insertRows = `INSERT INTO leasehold_jobs (kind, queue, status, priority, max_attempts,
+		args, metadata, unique_key, run_at, created_at)
+	SELECT kind, queue, 'pending', priority, max_attempts, args::jsonb, metadata::jsonb,
+		nullif(unique_key, ''),
+		coalesce(run_at, statement_timestamp() + run_in * interval '1 microsecond'),
+		statement_timestamp()
+	FROM input ORDER BY ord
+	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING`
+
+// insertSQL inserts and returns the new rows, and sends one notification
+// per distinct queue of the jobs with notify set (the one-time filter makes
+// the note CTE run exactly once; NOTIFY fires at commit).
+const insertSQL = `WITH ` + insertInput + `,
+ins AS (` + insertRows + ` RETURNING *),
+note AS (
+	SELECT count(pg_notify('` + notifyChannel + `', queue)) AS n
+	FROM (SELECT DISTINCT queue FROM input WHERE notify) q
+)
+SELECT ` + jobColumns + ` FROM ins WHERE (SELECT n FROM note) >= 0 ORDER BY id`
+
+const insertBulkSQL = `WITH ` + insertInput + ` ` + insertRows
+
+const selectByUniqueKeySQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs WHERE unique_key = ANY($1::text[])`
+
+const notifySQL = `SELECT pg_notify('` + notifyChannel + `', q) FROM unnest($1::text[]) AS q`
+
+// Insert inserts jobs in one statement, in tx when it is non-nil (see the
+// package documentation for accepted types). Jobs whose UniqueKey exists
+// already are returned as duplicates. Results are in the order of params.
+func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+	q, err := d.querierFor(tx)
+	if err != nil {
+		return nil, err
+	}
+	if len(params) == 0 {
+		return nil, nil
+	}
+	inserted, err := collect(ctx, q, scanJob, insertSQL, newInsertArrays(params).params()...)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: insert: %w", err)
+	}
+	res, missing, err := matchInserted(params, inserted)
+	if err != nil || len(missing) == 0 {
+		return res, err
+	}
+	existing, err := collect(ctx, q, scanJob, selectByUniqueKeySQL, missing)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: insert: fetch duplicates: %w", err)
+	}
+	return res, fillDuplicates(params, res, existing)
+}
+
+// matchInserted pairs the inserted rows with params: by unique key, else in
+// order (ids are assigned in params order). It returns the unique keys of
+// params that were not inserted.
+func matchInserted(params []*leasehold.InsertParams, rows []*leasehold.JobRow) ([]*leasehold.InsertResult, []string, error) {
+	byKey := make(map[string]*leasehold.JobRow)
+	var plain []*leasehold.JobRow
+	for _, j := range rows {
+		if j.UniqueKey != "" {
+			byKey[j.UniqueKey] = j
+		} else {
+			plain = append(plain, j)
+		}
+	}
+	sort.Slice(plain, func(a, b int) bool { return plain[a].ID < plain[b].ID })
+	res := make([]*leasehold.InsertResult, len(params))
+	seen := make(map[string]bool)
+	var missing []string
+	for i, p := range params {
+		switch j, ok := byKey[p.UniqueKey]; {
+		case p.UniqueKey == "":
+			if len(plain) == 0 {
+				return nil, nil, fmt.Errorf("pgdriver: insert: fewer rows returned than jobs")
+			}
+			res[i], plain = &leasehold.InsertResult{Job: plain[0]}, plain[1:]
+		case ok:
+			res[i] = &leasehold.InsertResult{Job: j, Duplicate: seen[p.UniqueKey]}
+			seen[p.UniqueKey] = true
+		default:
+			missing = append(missing, p.UniqueKey)
+		}
+	}
+	return res, missing, nil
+}
+
+// fillDuplicates completes res with the existing jobs of duplicate keys.
+func fillDuplicates(params []*leasehold.InsertParams, res []*leasehold.InsertResult, existing []*leasehold.JobRow) error {
+	byKey := make(map[string]*leasehold.JobRow, len(existing))
+	for _, j := range existing {
+		byKey[j.UniqueKey] = j
+	}
+	for i, p := range params {
+		if res[i] != nil {
+			continue
+		}
+		j, ok := byKey[p.UniqueKey]
+		if !ok {
+			return fmt.Errorf("pgdriver: insert: unique key %q conflicted but no job has it", p.UniqueKey)
+		}
+		res[i] = &leasehold.InsertResult{Job: j, Duplicate: true}
+	}
+	return nil
+}
+
+// insertArrays holds params column by column, as the unnest parameters of
+// insertInput.
+type insertArrays struct {
+	kinds, queues, args, metadata, keys []string
+	priorities, maxAttempts             []int32
+	runAt                               []pgtype.Timestamptz
+	runIn                               []int64
+	notify                              []bool
+}
+
+func newInsertArrays(params []*leasehold.InsertParams) *insertArrays {
+	n := len(params)
+	a := &insertArrays{
+		kinds: make([]string, n), queues: make([]string, n), args: make([]string, n),
+		metadata: make([]string, n), keys: make([]string, n),
+		priorities: make([]int32, n), maxAttempts: make([]int32, n),
+		runAt: make([]pgtype.Timestamptz, n), runIn: make([]int64, n), notify: make([]bool, n),
+	}
+	for i, p := range params {
+		a.kinds[i], a.queues[i], a.keys[i] = p.Kind, p.Queue, p.UniqueKey
+		a.args[i], a.metadata[i] = jsonOrEmpty(p.Args), jsonOrEmpty(p.Metadata)
+		a.priorities[i], a.maxAttempts[i] = int32(p.Priority), int32(p.MaxAttempts)
+		a.runAt[i] = pgtype.Timestamptz{Time: p.RunAt, Valid: !p.RunAt.IsZero()}
+		a.runIn[i] = micros(p.RunIn)
+		a.notify[i] = p.Notify
+	}
+	return a
+}
+
+func (a *insertArrays) params() []any {
+	return []any{a.kinds, a.queues, a.priorities, a.maxAttempts, a.args, a.metadata,
+		a.keys, a.runAt, a.runIn, a.notify}
+}
+
+// jsonOrEmpty returns b as a string, or an empty JSON object when b is
+// empty.
+func jsonOrEmpty(b []byte) string {
+	if len(b) == 0 {
+		return "{}"
+	}
+	return string(b)
+}
+
+// notifyQueues returns the distinct queues of params with Notify set.
+func notifyQueues(params []*leasehold.InsertParams) []string {
+	seen := make(map[string]bool)
+	var queues []string
+	for _, p := range params {
+		if p.Notify && !seen[p.Queue] {
+			seen[p.Queue] = true
+			queues = append(queues, p.Queue)
+		}
+	}
+	return queues
+}

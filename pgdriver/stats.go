@@ -1,0 +1,86 @@
+package pgdriver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	leasehold "github.com/leasehold/leasehold"
+)
+
+// defaultPurgeLimit is Purge's limit when PurgeParams.Limit is 0.
+const defaultPurgeLimit = 10000
+
+// purgeSQL: $1 age in microseconds, $2 limit. One statement, so jobs and
+// their history go in one transaction.
+const purgeSQL = `WITH doomed AS (
+	DELETE FROM leasehold_jobs WHERE id IN (
+		SELECT id FROM leasehold_jobs
+		WHERE status IN ('completed', 'failed', 'cancelled')
+			AND finished_at < now() - $1::bigint * interval '1 microsecond'
+		ORDER BY finished_at
+		LIMIT $2::int
+		FOR UPDATE SKIP LOCKED)
+	RETURNING id
+), history AS (
+	DELETE FROM leasehold_attempts a USING doomed d WHERE a.job_id = d.id
+)
+SELECT count(*) FROM doomed`
+
+// Purge deletes up to p.Limit (default 10000) terminal jobs finished more
+// than p.OlderThan ago, with their history, and returns how many it deleted.
+func (d *Driver) Purge(ctx context.Context, p *leasehold.PurgeParams) (int64, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultPurgeLimit
+	}
+	var n int64
+	if err := d.pool.QueryRow(ctx, purgeSQL, micros(p.OlderThan), limit).Scan(&n); err != nil {
+		return 0, fmt.Errorf("pgdriver: purge: %w", err)
+	}
+	return n, nil
+}
+
+// statsSQL returns one row per (queue, status).
+const statsSQL = `SELECT queue, status, count(*),
+	coalesce(floor(extract(epoch FROM now() - min(run_at) FILTER (
+		WHERE status = 'pending' AND run_at <= now())) * 1000000), 0)::bigint,
+	count(*) FILTER (WHERE status = 'processing' AND lease_until >= now()),
+	count(*) FILTER (WHERE status = 'processing' AND lease_until < now())
+FROM leasehold_jobs
+GROUP BY queue, status
+ORDER BY queue, status`
+
+// QueueStats returns per-queue counts by state, the age of the oldest
+// claimable pending job and the numbers of live and expired leases, ordered
+// by queue.
+func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error) {
+	rs, err := d.pool.Query(ctx, statsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: queue stats: %w", err)
+	}
+	defer rs.Close()
+	var out []*leasehold.QueueStats
+	for rs.Next() {
+		var (
+			queue, status string
+			count, oldest int64
+			live, expired int64
+		)
+		if err := rs.Scan(&queue, &status, &count, &oldest, &live, &expired); err != nil {
+			return nil, fmt.Errorf("pgdriver: queue stats: %w", err)
+		}
+		if len(out) == 0 || out[len(out)-1].Queue != queue {
+			out = append(out, &leasehold.QueueStats{Queue: queue, Counts: map[leasehold.JobState]int64{}})
+		}
+		s := out[len(out)-1]
+		s.Counts[leasehold.JobState(status)] = count
+		s.OldestPending = max(s.OldestPending, time.Duration(oldest)*time.Microsecond)
+		s.LiveLeases += live
+		s.ExpiredLeases += expired
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("pgdriver: queue stats: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,52 @@
+package leasehold
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy chooses how long a job that failed with a retryable error
+// waits before it runs again. It is called only while the job has retry
+// budget left.
+type RetryPolicy interface {
+	NextRetry(job *JobRow, err error) time.Duration
+}
+
+// ExponentialBackoff is the default RetryPolicy. For the n-th charged
+// attempt (n = Attempt - FreeAttempts, from 1) the delay is
+//
+//	d = min(Max, Base * 2^(n-1))
+//	delay = d * (1 - Jitter*r), r uniform in [0, 1)
+//
+// so retries spread out instead of returning in lockstep.
+type ExponentialBackoff struct {
+	Base   time.Duration
+	Max    time.Duration
+	Jitter float64 // in [0, 1]
+}
+
+// DefaultRetryPolicy returns ExponentialBackoff{Base: 1s, Max: 1h,
+// Jitter: 0.2}. With the default budget of 20 attempts a job that always
+// fails is retried for about 9 hours (1 s, 2 s, 4 s, ... capped at 1 h)
+// before it fails for good.
+func DefaultRetryPolicy() *ExponentialBackoff {
+	return &ExponentialBackoff{Base: time.Second, Max: time.Hour, Jitter: 0.2}
+}
+
+// NextRetry implements RetryPolicy.
+func (b *ExponentialBackoff) NextRetry(job *JobRow, _ error) time.Duration {
+	n := job.ChargedAttempts()
+	if n < 1 {
+		n = 1
+	}
+	d := b.Max
+	if n <= 62 {
+		if exp := b.Base << (n - 1); exp > 0 && exp < b.Max {
+			d = exp
+		}
+	}
+	if b.Jitter > 0 {
+		d = time.Duration(float64(d) * (1 - b.Jitter*rand.Float64()))
+	}
+	return d
+}

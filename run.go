@@ -1,0 +1,159 @@
+package leasehold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
+
+// errShutdown is the cause of handler contexts cancelled by Stop.
+var errShutdown = errors.New("leasehold: client shutting down")
+
+// runningJob is one lease held by this client while its handler runs.
+type runningJob struct {
+	row    *JobRow
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// renewedAt is the monotonic time (see Client.mono) at which the last
+	// successful claim or renewal of this lease was sent.
+	renewedAt atomic.Int64
+	// finalized is set by whoever submits the lease's outcome: the runner
+	// or Stop. Only one of them does.
+	finalized atomic.Bool
+	// lostInDB: a heartbeat found the lease gone from the database.
+	lostInDB atomic.Bool
+	// expiredLocally: the lease was not renewed in time and the worker gave
+	// it up on its own clock.
+	expiredLocally atomic.Bool
+	// completedInTx: the handler completed the job with CompleteTx.
+	completedInTx atomic.Bool
+}
+
+// ref is the lease's fencing token. The running set is keyed by it, not
+// by job id: after losing a lease, the same client may claim the job again
+// while the old handler is still winding down.
+func (rj *runningJob) ref() LeaseRef { return LeaseRef{ID: rj.row.ID, Attempt: rj.row.Attempt} }
+
+// mono returns the client's monotonic clock. It is only ever compared with
+// itself, never with database times.
+func (c *Client) mono() int64 { return int64(time.Since(c.epoch)) }
+
+func (c *Client) register(row *JobRow, claimSent int64) *runningJob {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	rj := &runningJob{row: row, ctx: ctx, cancel: cancel}
+	rj.renewedAt.Store(claimSent)
+	c.mu.Lock()
+	c.running[rj.ref()] = rj
+	c.mu.Unlock()
+	c.stats.running.Add(1)
+	return rj
+}
+
+func (c *Client) unregister(rj *runningJob) {
+	c.mu.Lock()
+	delete(c.running, rj.ref())
+	c.mu.Unlock()
+	c.stats.running.Add(-1)
+	rj.cancel(context.Canceled)
+}
+
+// snapshotRunning returns the leases currently held.
+func (c *Client) snapshotRunning() []*runningJob {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*runningJob, 0, len(c.running))
+	for _, rj := range c.running {
+		out = append(out, rj)
+	}
+	return out
+}
+
+func (c *Client) lookupRunning(id int64, attempt int) *runningJob {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running[LeaseRef{ID: id, Attempt: attempt}]
+}
+
+// runJob runs one claimed job's handler and submits its fenced outcome.
+func (c *Client) runJob(rj *runningJob, h *handler) {
+	err := c.callHandler(rj, h)
+	c.unregister(rj)
+	if !rj.finalized.CompareAndSwap(false, true) {
+		return // Stop already released this lease
+	}
+	if item := c.decide(rj, err); item != nil {
+		c.comp.submit(item)
+	}
+}
+
+func (c *Client) callHandler(rj *runningJob, h *handler) (err error) {
+	if h == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownKind, rj.row.Kind)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			c.stats.panics.Add(1)
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return h.run(rj.ctx, rj.row)
+}
+
+// finishItem is an outcome waiting for the completer.
+type finishItem struct {
+	p *FinishParams
+	// afterTx: the handler already completed the job with CompleteTx; this
+	// write only reschedules it if that transaction rolled back, so its
+	// refusal is expected and means the completion committed.
+	afterTx bool
+}
+
+// decide turns a handler's result into the fenced write to make, or nil
+// when there is nothing this client may write.
+func (c *Client) decide(rj *runningJob, err error) *finishItem {
+	row := rj.row
+	p := &FinishParams{ID: row.ID, Owner: c.owner, Attempt: row.Attempt}
+	item := &finishItem{p: p}
+	cause := context.Cause(rj.ctx)
+	switch {
+	case err == nil && rj.completedInTx.Load():
+		p.Outcome, p.Error, item.afterTx = OutcomeRetried, "handler returned nil but its CompleteTx transaction did not commit", true
+	case err == nil:
+		p.Outcome = OutcomeCompleted
+	case rj.lostInDB.Load():
+		return nil // the lease is someone else's now: nothing to write
+	case errors.Is(cause, ErrJobCancelled):
+		p.Outcome, p.Error = OutcomeCancelled, "cancelled by operator"
+	case rj.expiredLocally.Load():
+		p.Outcome, p.Error = OutcomeLeaseLost, "lease not renewed in time; worker gave it up"
+	case errors.Is(cause, errShutdown):
+		p.Outcome = OutcomeReleased
+	default:
+		c.decideError(row, p, err)
+	}
+	return item
+}
+
+func (c *Client) decideError(row *JobRow, p *FinishParams, err error) {
+	var (
+		perm   *PermanentError
+		snooze *SnoozeError
+		cancel *CancelError
+	)
+	p.Error = err.Error()
+	switch {
+	case errors.As(err, &snooze):
+		p.Outcome, p.Delay, p.Error = OutcomeSnoozed, snooze.Delay, ""
+	case errors.As(err, &cancel):
+		p.Outcome = OutcomeCancelled
+	case errors.As(err, &perm):
+		p.Outcome = OutcomeFailed
+	case row.ChargedAttempts() >= row.MaxAttempts:
+		p.Outcome = OutcomeFailed
+	default:
+		p.Outcome, p.Delay = OutcomeRetried, c.cfg.RetryPolicy.NextRetry(row, err)
+	}
+}

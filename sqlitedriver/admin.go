@@ -1,0 +1,154 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold/leasehold"
+)
+
+// retrySQL makes a non-processing job ?2 pending now (?1) with a fresh
+// retry budget.
+const retrySQL = `UPDATE leasehold_jobs SET status = 'pending', run_at = ?1,
+    free_attempts = attempt, finished_at = NULL, cancel_requested = 0,
+    lease_owner = NULL, lease_until = NULL
+WHERE id = ?2 AND status IN ('pending', 'stuck', 'failed', 'completed', 'cancelled')
+RETURNING ` + jobCols
+
+// cancelNowSQL cancels a pending or stuck job ?2 at once.
+const cancelNowSQL = `UPDATE leasehold_jobs SET status = 'cancelled', finished_at = ?1
+WHERE id = ?2 AND status IN ('pending', 'stuck')
+RETURNING ` + jobCols
+
+// cancelRequestSQL asks the holder of processing job ?1 to stop.
+const cancelRequestSQL = `UPDATE leasehold_jobs SET cancel_requested = 1
+WHERE id = ?1 AND status = 'processing'
+RETURNING ` + jobCols
+
+// RetryJob makes a pending, stuck, failed, completed or cancelled job
+// pending now with FreeAttempts = Attempt. It returns ErrJobRunning for a
+// processing job and ErrJobNotFound for a missing one.
+func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	var job *leasehold.JobRow
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		var err error
+		job, err = scanJob(d.queryRow(ctx, tx, retrySQL, now, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return whyNotRetried(ctx, tx, id)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitedriver: retry job %d: %w", id, err)
+		}
+		return nil
+	}, retrySQL)
+	if err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// whyNotRetried returns ErrJobNotFound or ErrJobRunning for job id.
+func whyNotRetried(ctx context.Context, tx *sql.Tx, id int64) error {
+	j, err := getJob(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: job %d (state %s)", leasehold.ErrJobRunning, id, j.State)
+}
+
+// CancelJob cancels a pending or stuck job at once and sets CancelRequested
+// on a processing one. For a terminal job it returns the job and
+// ErrJobFinished; for a missing one ErrJobNotFound.
+func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	var job *leasehold.JobRow
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		var err error
+		job, err = d.cancelJob(ctx, tx, now, id)
+		return err
+	}, cancelNowSQL, cancelRequestSQL)
+	if err != nil && !errors.Is(err, leasehold.ErrJobFinished) {
+		return nil, err
+	}
+	return job, err
+}
+
+// cancelJob is CancelJob inside its transaction.
+func (d *Driver) cancelJob(ctx context.Context, tx *sql.Tx, now, id int64) (*leasehold.JobRow, error) {
+	job, err := scanJob(d.queryRow(ctx, tx, cancelNowSQL, now, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		job, err = scanJob(d.queryRow(ctx, tx, cancelRequestSQL, id))
+	}
+	if err == nil {
+		return job, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlitedriver: cancel job %d: %w", id, err)
+	}
+	job, err = getJob(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return job, fmt.Errorf("%w: job %d is %s", leasehold.ErrJobFinished, id, job.State)
+}
+
+// purgeSQL deletes up to ?2 terminal jobs finished before ?1.
+const purgeSQL = `DELETE FROM leasehold_jobs WHERE id IN (
+    SELECT id FROM leasehold_jobs
+    WHERE status IN ('completed', 'failed', 'cancelled') AND finished_at < ?1
+    ORDER BY finished_at LIMIT ?2 + 0)
+RETURNING id`
+
+// Purge deletes up to p.Limit (0 means 10000) terminal jobs finished more
+// than p.OlderThan ago, and their attempts, in one transaction.
+func (d *Driver) Purge(ctx context.Context, p *leasehold.PurgeParams) (int64, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 10000
+	}
+	var n int64
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		var err error
+		n, err = purge(ctx, tx, now-micros(p.OlderThan), limit)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// purge is Purge inside its transaction.
+func purge(ctx context.Context, tx *sql.Tx, before int64, limit int) (int64, error) {
+	rows, err := tx.QueryContext(ctx, purgeSQL, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("sqlitedriver: purge: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("sqlitedriver: purge: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("sqlitedriver: purge: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	arr, err := jsonParam(ids)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx,
+		`DELETE FROM leasehold_attempts WHERE job_id IN (SELECT value FROM json_each(?))`, arr)
+	if err != nil {
+		return 0, fmt.Errorf("sqlitedriver: purge attempts: %w", err)
+	}
+	return int64(len(ids)), nil
+}

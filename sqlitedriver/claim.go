@@ -1,0 +1,160 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold/leasehold"
+)
+
+// claimSet is the SET clause of every claim. ?1 now, ?2 TTL (µs), ?3 owner.
+const claimSet = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
+    lease_owner = ?3, lease_until = ?1 + ?2, heartbeat_at = NULL`
+
+// claimPendingSQL selects ready jobs through leasehold_jobs_ready.
+// ?4 queue, ?5 kinds (JSON array), ?6 limit.
+const claimPendingSQL = `SELECT id, 1 AS grp, priority, run_at FROM (
+        SELECT id, priority, run_at FROM leasehold_jobs
+        WHERE status = 'pending' AND queue = ?4 AND run_at <= ?1
+          AND kind IN (SELECT value FROM json_each(?5))
+        ORDER BY priority, run_at, id LIMIT ?6 + 0)`
+
+// claimExpiredSQL selects expired leases through leasehold_jobs_leases.
+const claimExpiredSQL = `SELECT id, 0 AS grp, priority, run_at FROM (
+        SELECT id, priority, run_at FROM leasehold_jobs
+        WHERE status = 'processing' AND lease_until < ?1 AND queue = ?4
+          AND kind IN (SELECT value FROM json_each(?5))
+          AND NOT cancel_requested AND attempt - free_attempts < max_attempts
+        ORDER BY priority, run_at, id LIMIT ?6 + 0)`
+
+// The limits are written "?6 + 0": SQLite plans a bare LIMIT parameter with
+// its bound value and re-parses the statement whenever that value changes.
+
+// claimSQL leases up to ?6 jobs: pending ones, and expired takeovers first
+// when takeOver is set.
+func claimSQL(takeOver bool) string {
+	cands := claimPendingSQL
+	if takeOver {
+		cands = claimExpiredSQL + ` UNION ALL ` + claimPendingSQL
+	}
+	return claimSet + `
+WHERE id IN (SELECT id FROM (` + cands + `) ORDER BY grp, priority, run_at, id LIMIT ?6 + 0)
+RETURNING ` + jobCols
+}
+
+var (
+	claimSQLPending  = claimSQL(false)
+	claimSQLTakeOver = claimSQL(true)
+)
+
+// claimByIDSQL leases job ?4 if claimable; ?5 allows takeover.
+const claimByIDSQL = claimSet + `
+WHERE id = ?4 AND ((status = 'pending' AND run_at <= ?1)
+    OR (?5 AND status = 'processing' AND lease_until < ?1 AND NOT cancel_requested
+        AND attempt - free_attempts < max_attempts))
+RETURNING ` + jobCols
+
+// endTakenOverSQL ends the previous attempt of claimed jobs (a takeover).
+// ?2 is a JSON array of [id, new attempt].
+const endTakenOverSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = 'lease_expired'
+FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
+WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt - 1
+  AND leasehold_attempts.ended_at IS NULL`
+
+// insertAttemptsSQL records the new attempts. ?1 now, ?2 owner, ?3 JSON
+// array of [id, attempt].
+const insertAttemptsSQL = `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+SELECT value->>0, value->>1, ?2, ?1 FROM json_each(?3)`
+
+// Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
+// p.Kinds with one UPDATE ... RETURNING, and records their attempts in the
+// same transaction. Jobs are returned in claim order.
+func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+	if p.Limit <= 0 || len(p.Kinds) == 0 {
+		return nil, nil
+	}
+	kinds, err := jsonParam(p.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	query := claimSQLPending
+	if p.TakeOver {
+		query = claimSQLTakeOver
+	}
+	var jobs []*leasehold.JobRow
+	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		rows, err := d.query(ctx, tx, query, now, micros(p.TTL), p.Owner, p.Queue, kinds, p.Limit)
+		if err != nil {
+			return fmt.Errorf("sqlitedriver: claim: %w", err)
+		}
+		if jobs, err = scanJobs(rows); err != nil {
+			return fmt.Errorf("sqlitedriver: claim: %w", err)
+		}
+		return d.recordClaims(ctx, tx, now, p.Owner, jobs)
+	}, query, endTakenOverSQL, insertAttemptsSQL)
+	if err != nil {
+		return nil, err
+	}
+	sortClaimOrder(jobs)
+	return jobs, nil
+}
+
+// ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when
+// the job is not claimable and ErrJobNotFound when it does not exist.
+func (d *Driver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*leasehold.JobRow, error) {
+	var job *leasehold.JobRow
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		var err error
+		job, err = scanJob(d.queryRow(ctx, tx, claimByIDSQL, now, micros(p.TTL), p.Owner, p.ID, p.TakeOver))
+		if errors.Is(err, sql.ErrNoRows) {
+			job = nil
+			return checkExists(ctx, tx, p.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitedriver: claim job %d: %w", p.ID, err)
+		}
+		return d.recordClaims(ctx, tx, now, p.Owner, []*leasehold.JobRow{job})
+	}, claimByIDSQL, endTakenOverSQL, insertAttemptsSQL)
+	if err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// recordClaims ends the attempts the claims took over and inserts the new
+// attempts.
+func (d *Driver) recordClaims(ctx context.Context, tx *sql.Tx, now int64, owner string, jobs []*leasehold.JobRow) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	refs := make([][2]int64, len(jobs))
+	for i, j := range jobs {
+		refs[i] = [2]int64{j.ID, int64(j.Attempt)}
+	}
+	arr, err := jsonParam(refs)
+	if err != nil {
+		return err
+	}
+	if _, err := d.exec(ctx, tx, endTakenOverSQL, now, arr); err != nil {
+		return fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
+	}
+	if _, err := d.exec(ctx, tx, insertAttemptsSQL, now, owner, arr); err != nil {
+		return fmt.Errorf("sqlitedriver: record attempts: %w", err)
+	}
+	return nil
+}
+
+// checkExists returns ErrJobNotFound unless job id exists.
+func checkExists(ctx context.Context, q querier, id int64) error {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM leasehold_jobs WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %d", leasehold.ErrJobNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlitedriver: read job %d: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package sqlitedriver_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/drivertest"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/sqlitedriver"
+)
+
+// TestConformance runs the driver conformance suite on SQLite, each test
+// on a fresh database file; OpenSecond opens the same file again, as a
+// second process would.
+func TestConformance(t *testing.T) { drivertest.RunDriver(t, sqliteHarness()) }
+
+// TestClientConformance runs the client-level invariants on SQLite.
+func TestClientConformance(t *testing.T) { drivertest.RunClient(t, sqliteHarness()) }
+
+func sqliteHarness() drivertest.Harness {
+	paths := &pathRegistry{m: map[leasehold.Driver]string{}}
+	return drivertest.Harness{
+		Name: "sqlite",
+		Open: func(t *testing.T) leasehold.Driver {
+			path := testdb.SQLitePath(t)
+			d := openSQLite(t, path)
+			paths.set(d, path)
+			return d
+		},
+		OpenSecond: func(t *testing.T, d leasehold.Driver) leasehold.Driver {
+			d2 := openSQLite(t, paths.get(t, d))
+			paths.set(d2, paths.get(t, d))
+			return d2
+		},
+		TxKinds: []drivertest.TxKind{
+			{Name: "sql.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
+				tx, err := d.(*sqlitedriver.Driver).DB().BeginTx(t.Context(), nil)
+				if err != nil {
+					t.Fatalf("BeginTx: %v", err)
+				}
+				t.Cleanup(func() { _ = tx.Rollback() })
+				return tx, tx.Commit, tx.Rollback
+			}},
+		},
+	}
+}
+
+func openSQLite(t *testing.T, path string) *sqlitedriver.Driver {
+	t.Helper()
+	d, err := sqlitedriver.Open(path)
+	if err != nil {
+		t.Fatalf("sqlitedriver.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	if err := d.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return d
+}
+
+// pathRegistry remembers the file each driver was opened on.
+type pathRegistry struct {
+	mu sync.Mutex
+	m  map[leasehold.Driver]string
+}
+
+func (r *pathRegistry) set(d leasehold.Driver, path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[d] = path
+}
+
+func (r *pathRegistry) get(t *testing.T, d leasehold.Driver) string {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	path, ok := r.m[d]
+	if !ok {
+		t.Fatalf("driver %p was not opened by this harness", d)
+	}
+	return path
+}

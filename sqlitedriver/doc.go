@@ -1,0 +1,65 @@
+// Package sqlitedriver is the SQLite driver of leasehold, built on
+// modernc.org/sqlite (pure Go, no cgo; database/sql driver name "sqlite").
+//
+// # Usage
+//
+//	d, err := sqlitedriver.Open("jobs.db")
+//	if err != nil { ... }
+//	defer d.Close()
+//	if err := d.Migrate(ctx); err != nil { ... }
+//	// hand d to leasehold as its Driver
+//
+// Open opens the file with the DSN that DSN returns:
+//
+//   - journal_mode=WAL: readers never block the writer, and the writer
+//     never blocks readers;
+//   - synchronous=FULL: every commit is fsynced, so no committed job is lost
+//     on power failure (jobs can be payments);
+//   - busy_timeout=10000 (BusyTimeout): a writer waits up to 10 s for
+//     another process's write lock instead of failing with SQLITE_BUSY;
+//   - foreign_keys=1;
+//   - _txlock=immediate: every read-write transaction starts with BEGIN
+//     IMMEDIATE, taking the write lock up front, so a transaction never has
+//     to upgrade a read lock (which can fail with SQLITE_BUSY without
+//     waiting).
+//
+// New wraps a *sql.DB the caller opened and owns (Close leaves it open).
+// Open it with the same settings, for example with
+// sql.Open("sqlite", sqlitedriver.DSN(path)), and call db.SetMaxOpenConns(1).
+//
+// # Single writer
+//
+// SQLite has one writer at a time per database file. The driver uses a
+// single connection (SetMaxOpenConns(1)), and every write is one short
+// BEGIN IMMEDIATE transaction: a whole batch of claims, heartbeats or
+// outcomes is one transaction and one fsync. A transaction that still fails
+// with SQLITE_BUSY after the busy timeout is run again a few times with a
+// short backoff.
+//
+// All times are INTEGER Unix microseconds read from SQLite's own clock
+// (unixepoch('subsec'), millisecond resolution); the driver reads the clock
+// once at the start of each transaction, while holding the write lock, and
+// never uses the Go process's clock. Durations are added to it.
+//
+// # Several processes
+//
+// Several processes (or several Drivers in one process) may open the same
+// file at once, for example worker subprocesses: their transactions are
+// serialized by SQLite's write lock, so each claim is still atomic and each
+// job is leased by exactly one of them. The file must be on a local file
+// system (WAL needs shared memory; not NFS). There is no cross-process
+// wake-up (the driver does not implement leasehold.Notifier): a client
+// signals its own inserts in-process and other processes poll.
+//
+// # Transactions
+//
+// Insert and Finish accept a *sql.Tx begun on this database (d.DB()) as
+// their tx argument, so a job is enqueued, or completed under its fence,
+// atomically with the caller's own writes. Any other type yields
+// leasehold.ErrUnsupportedTx. Because the driver uses one connection, the
+// caller's transaction holds it until commit or rollback: every other call on
+// the Driver (including those of the client's workers) waits meanwhile, and a
+// call made with a nil tx from the goroutine that holds the transaction
+// deadlocks until its context ends. Keep such transactions short and pass
+// the tx to every driver call inside them.
+package sqlitedriver

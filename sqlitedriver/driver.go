@@ -1,0 +1,225 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/leasehold/leasehold"
+)
+
+var _ leasehold.Driver = (*Driver)(nil)
+
+// BusyTimeout is the busy_timeout Open sets: how long a statement waits for
+// another connection's (or process's) write lock before SQLITE_BUSY.
+const BusyTimeout = 10 * time.Second
+
+// busyRetries is how many times a driver-owned transaction that still failed
+// with SQLITE_BUSY after BusyTimeout is run again.
+const busyRetries = 4
+
+// nowExpr is SQLite's clock as INTEGER Unix microseconds (millisecond
+// resolution, the resolution of SQLite's 'now').
+const nowExpr = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000`
+
+// Driver is the SQLite implementation of leasehold.Driver. It is safe for
+// concurrent use. See the package documentation for the single-writer model
+// and the transaction type Insert and Finish accept.
+type Driver struct {
+	db    *sql.DB
+	owned bool
+	stmts stmtCache
+}
+
+// Open opens (creating if needed) the SQLite database file at path with the
+// pragmas leasehold needs (WAL, synchronous=FULL, busy_timeout, foreign_keys,
+// BEGIN IMMEDIATE transactions) on a single connection. Close closes it. Call
+// Migrate before use.
+func Open(path string) (*Driver, error) {
+	db, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*BusyTimeout)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlitedriver: open %s: %w", path, err)
+	}
+	return &Driver{db: db, owned: true}, nil
+}
+
+// DSN returns the modernc.org/sqlite data source name Open uses for path,
+// for callers who open the *sql.DB themselves and pass it to New.
+func DSN(path string) string {
+	q := []string{
+		"_pragma=busy_timeout(" + fmt.Sprint(BusyTimeout.Milliseconds()) + ")",
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(FULL)",
+		"_pragma=foreign_keys(1)",
+		"_txlock=immediate",
+	}
+	return "file:" + escapePath(path) + "?" + strings.Join(q, "&")
+}
+
+// escapePath escapes the characters an SQLite URI filename gives a meaning.
+func escapePath(path string) string {
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return r.Replace(path)
+}
+
+// New returns a Driver on a caller-owned *sql.DB opened with the
+// modernc.org/sqlite driver ("sqlite"). Close does not close db. The caller
+// should open it as Open does (see DSN): journal_mode WAL, synchronous FULL,
+// a busy_timeout, _txlock=immediate, and db.SetMaxOpenConns(1).
+func New(db *sql.DB) (*Driver, error) {
+	if db == nil {
+		return nil, errors.New("sqlitedriver: New: nil *sql.DB")
+	}
+	return &Driver{db: db}, nil
+}
+
+// DB returns the underlying database, for transactions passed to Insert and
+// Finish.
+func (d *Driver) DB() *sql.DB { return d.db }
+
+// Close closes the driver's prepared statements, and the database if Open
+// opened it; a *sql.DB given to New is left open.
+func (d *Driver) Close() error {
+	if err := d.closeStmts(); err != nil {
+		return fmt.Errorf("sqlitedriver: close statements: %w", err)
+	}
+	if !d.owned {
+		return nil
+	}
+	if err := d.db.Close(); err != nil {
+		return fmt.Errorf("sqlitedriver: close: %w", err)
+	}
+	return nil
+}
+
+// Now returns the database clock.
+func (d *Driver) Now(ctx context.Context) (time.Time, error) {
+	var us int64
+	if err := d.dbQueryRow(ctx, nowSQL).Scan(&us); err != nil {
+		return time.Time{}, fmt.Errorf("sqlitedriver: read clock: %w", err)
+	}
+	return fromMicros(us), nil
+}
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// nowSQL reads the database clock.
+const nowSQL = `SELECT ` + nowExpr
+
+// txFunc is the body of a transaction; now is the database clock read at
+// its start (while the write lock is held), in Unix microseconds. It may be
+// run more than once, so it must not keep state between runs.
+type txFunc func(ctx context.Context, tx *sql.Tx, now int64) error
+
+// asTx returns the *sql.Tx in tx, nil for no transaction, or
+// ErrUnsupportedTx.
+func asTx(tx any) (*sql.Tx, error) {
+	switch t := tx.(type) {
+	case nil:
+		return nil, nil
+	case *sql.Tx:
+		return t, nil
+	default:
+		return nil, fmt.Errorf("%w: %T", leasehold.ErrUnsupportedTx, tx)
+	}
+}
+
+// withTx runs fn in the caller's transaction when tx is non-nil, and in the
+// driver's own transaction otherwise, with queries prepared.
+func (d *Driver) withTx(ctx context.Context, tx *sql.Tx, fn txFunc, queries ...string) error {
+	if tx == nil {
+		return d.inTx(ctx, fn, queries...)
+	}
+	now, err := d.txNow(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return fn(ctx, tx, now)
+}
+
+// txNow reads the database clock in tx.
+func (d *Driver) txNow(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var us int64
+	if err := d.queryRow(ctx, tx, nowSQL).Scan(&us); err != nil {
+		return 0, fmt.Errorf("sqlitedriver: read clock: %w", err)
+	}
+	return us, nil
+}
+
+// inTx prepares queries, runs fn in a new transaction (BEGIN IMMEDIATE with
+// Open's DSN) and commits it. It runs the whole transaction again, with a
+// short backoff, when it failed with SQLITE_BUSY.
+func (d *Driver) inTx(ctx context.Context, fn txFunc, queries ...string) error {
+	d.prepare(ctx, nowSQL)
+	d.prepare(ctx, queries...)
+	backoff := 5 * time.Millisecond
+	for retry := 0; ; retry++ {
+		err := d.tryTx(ctx, fn)
+		if err == nil || retry >= busyRetries || !isBusy(err) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (after %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+		backoff *= 2
+	}
+}
+
+func (d *Driver) tryTx(ctx context.Context, fn txFunc) (err error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlitedriver: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	now, err := d.txNow(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err = fn(ctx, tx, now); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("sqlitedriver: commit: %w", err)
+	}
+	return nil
+}
+
+// isBusy reports whether err is SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5 // SQLITE_BUSY
+}
+
+// micros converts a duration to microseconds.
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// fromMicros converts Unix microseconds to a UTC time.
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

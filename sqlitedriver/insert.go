@@ -1,0 +1,126 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold/leasehold"
+)
+
+const insertCols = `kind, queue, status, priority, max_attempts, args, metadata, unique_key, run_at, created_at`
+
+const insertValues = `VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING`
+
+const insertJobSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues +
+	` RETURNING ` + jobCols
+
+const insertBulkSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues
+
+const selectByUniqueKeySQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE unique_key = ?`
+
+// Insert inserts jobs in tx (a *sql.Tx of this database) when tx is
+// non-nil, else in its own transaction. A job whose UniqueKey exists is not
+// inserted: the existing job is returned with Duplicate set. Notify is
+// ignored: SQLite has no cross-process notification, the client signals its
+// own inserts and other processes poll.
+func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+	t, err := asTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	if len(params) == 0 {
+		return nil, nil
+	}
+	var results []*leasehold.InsertResult
+	err = d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		results, err = d.insertAll(ctx, tx, now, params)
+		return err
+	}, insertJobSQL, selectByUniqueKeySQL)
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// insertAll inserts params one by one with a prepared statement.
+func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+	stmt, err := d.txStmt(ctx, tx, insertJobSQL)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]*leasehold.InsertResult, len(params))
+	for i, p := range params {
+		job, err := scanJob(stmt.QueryRowContext(ctx, insertArgs(p, now)...))
+		switch {
+		case err == nil:
+			results[i] = &leasehold.InsertResult{Job: job}
+			continue
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
+		}
+		job, err = scanJob(d.queryRow(ctx, tx, selectByUniqueKeySQL, p.UniqueKey))
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: read duplicate %q: %w", p.UniqueKey, err)
+		}
+		results[i] = &leasehold.InsertResult{Job: job, Duplicate: true}
+	}
+	return results, nil
+}
+
+// InsertBulk inserts params in one transaction with a prepared statement and
+// returns how many rows it inserted (jobs with an existing UniqueKey are
+// skipped).
+func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParams) (int64, error) {
+	if len(params) == 0 {
+		return 0, nil
+	}
+	var total int64
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		total = 0
+		stmt, err := d.txStmt(ctx, tx, insertBulkSQL)
+		if err != nil {
+			return err
+		}
+		for _, p := range params {
+			res, err := stmt.ExecContext(ctx, insertArgs(p, now)...)
+			if err != nil {
+				return fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
+			}
+			total += n
+		}
+		return nil
+	}, insertBulkSQL)
+	if err != nil {
+		return 0, err
+	}
+	return total, nil
+}
+
+// insertArgs returns the parameters of insertValues for p.
+func insertArgs(p *leasehold.InsertParams, now int64) []any {
+	runAt := now + micros(p.RunIn)
+	if !p.RunAt.IsZero() {
+		runAt = p.RunAt.UnixMicro()
+	}
+	return []any{
+		p.Kind, p.Queue, p.Priority, p.MaxAttempts,
+		jsonText(p.Args), jsonText(p.Metadata), nullString(p.UniqueKey),
+		runAt, now,
+	}
+}
+
+// jsonText binds JSON as TEXT (a BLOB would be read as SQLite JSONB); empty
+// is the empty object.
+func jsonText(b []byte) string {
+	if len(b) == 0 {
+		return "{}"
+	}
+	return string(b)
+}

@@ -1,0 +1,190 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// getJobSQL reads one job.
+const getJobSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE id = ?`
+
+// GetJob returns job id, or ErrJobNotFound.
+func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	j, err := scanJob(d.dbQueryRow(ctx, getJobSQL, id))
+	return jobOrNotFound(id, j, err)
+}
+
+// getJob reads job id in tx, or returns ErrJobNotFound.
+func getJob(ctx context.Context, tx *sql.Tx, id int64) (*leasehold.JobRow, error) {
+	j, err := scanJob(tx.QueryRowContext(ctx, getJobSQL, id))
+	return jobOrNotFound(id, j, err)
+}
+
+// jobOrNotFound maps sql.ErrNoRows to ErrJobNotFound.
+func jobOrNotFound(id int64, j *leasehold.JobRow, err error) (*leasehold.JobRow, error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %d", leasehold.ErrJobNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: get job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// listAttemptsSQL reads a job's history.
+const listAttemptsSQL = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at,
+    outcome, error FROM leasehold_attempts WHERE job_id = ? ORDER BY attempt`
+
+// ListAttempts returns the attempts of job jobID, oldest first.
+func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.Attempt, error) {
+	rows, err := d.dbQuery(ctx, listAttemptsSQL, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: list attempts: %w", err)
+	}
+	defer rows.Close()
+	var out []*leasehold.Attempt
+	for rows.Next() {
+		var (
+			a                   leasehold.Attempt
+			claimed             int64
+			heartbeat, ended    sql.NullInt64
+			outcome, errorsText sql.NullString
+		)
+		err := rows.Scan(&a.JobID, &a.Attempt, &a.Owner, &claimed, &heartbeat, &ended, &outcome, &errorsText)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: list attempts: %w", err)
+		}
+		a.ClaimedAt = fromMicros(claimed)
+		a.HeartbeatAt = nullTime(heartbeat)
+		a.EndedAt = nullTime(ended)
+		a.Outcome = leasehold.Outcome(outcome.String)
+		a.Error = errorsText.String
+		out = append(out, &a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitedriver: list attempts: %w", err)
+	}
+	return out, nil
+}
+
+// ListJobs returns jobs matching p, ordered by id (Limit 0 means 100).
+func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leasehold.JobRow, error) {
+	var (
+		where []string
+		args  []any
+	)
+	add := func(cond string, arg any) {
+		where = append(where, cond)
+		args = append(args, arg)
+	}
+	if len(p.States) > 0 {
+		states, err := jsonParam(p.States)
+		if err != nil {
+			return nil, err
+		}
+		add(`status IN (SELECT value FROM json_each(?))`, states)
+	}
+	if p.Queue != "" {
+		add(`queue = ?`, p.Queue)
+	}
+	if p.Kind != "" {
+		add(`kind = ?`, p.Kind)
+	}
+	if p.Owner != "" {
+		add(`lease_owner = ?`, p.Owner)
+	}
+	if p.AfterID > 0 {
+		add(`id > ?`, p.AfterID)
+	}
+	if p.Expired {
+		where = append(where, `status = 'processing' AND lease_until < `+nowExpr)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	query := `SELECT ` + jobCols + ` FROM leasehold_jobs`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	query += ` ORDER BY id LIMIT ?`
+	rows, err := d.dbQuery(ctx, query, append(args, limit)...) // at most 64 distinct queries
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: list jobs: %w", err)
+	}
+	return scanJobs(rows)
+}
+
+// QueueStats returns per-queue counts by state, the age of the oldest
+// claimable pending job and the live and expired lease counts, ordered by
+// queue. One statement reads all the numbers from one snapshot, without
+// taking the write lock.
+func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error) {
+	now, err := d.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d.queueStats(ctx, now.UnixMicro())
+}
+
+// queueStatsSQL aggregates per queue: each branch uses its own index.
+const queueStatsSQL = `SELECT queue, status, count(*), NULL, 0, 0
+    FROM leasehold_jobs GROUP BY queue, status
+UNION ALL
+SELECT queue, NULL, 0, min(run_at), 0, 0 FROM leasehold_jobs
+    WHERE status = 'pending' AND run_at <= ?1 GROUP BY queue
+UNION ALL
+SELECT queue, NULL, 0, NULL, sum(lease_until >= ?1), sum(lease_until < ?1) FROM leasehold_jobs
+    WHERE status = 'processing' GROUP BY queue`
+
+func (d *Driver) queueStats(ctx context.Context, now int64) ([]*leasehold.QueueStats, error) {
+	rows, err := d.dbQuery(ctx, queueStatsSQL, now)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+	}
+	defer rows.Close()
+	byQueue := make(map[string]*leasehold.QueueStats)
+	var queues []string
+	for rows.Next() {
+		var (
+			queue         string
+			status        sql.NullString
+			count         int64
+			oldest        sql.NullInt64
+			live, expired int64
+		)
+		if err := rows.Scan(&queue, &status, &count, &oldest, &live, &expired); err != nil {
+			return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		}
+		s := byQueue[queue]
+		if s == nil {
+			s = &leasehold.QueueStats{Queue: queue, Counts: make(map[leasehold.JobState]int64)}
+			byQueue[queue] = s
+			queues = append(queues, queue)
+		}
+		if status.Valid {
+			s.Counts[leasehold.JobState(status.String)] = count
+		}
+		if oldest.Valid {
+			s.OldestPending = time.Duration(now-oldest.Int64) * time.Microsecond
+		}
+		s.LiveLeases += live
+		s.ExpiredLeases += expired
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+	}
+	sort.Strings(queues)
+	out := make([]*leasehold.QueueStats, len(queues))
+	for i, q := range queues {
+		out[i] = byQueue[q]
+	}
+	return out, nil
+}

@@ -1,0 +1,135 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// stmtCache holds the driver's statements prepared on its *sql.DB: parsing
+// a claim statement costs ten times more than running it, so every fixed
+// statement is prepared once per connection and reused in every
+// transaction (through Tx.StmtContext).
+type stmtCache struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+// prepare makes sure queries are in the cache, best effort: a query that
+// fails to prepare (say, before Migrate) is left out and run unprepared,
+// where its error surfaces. It takes a connection from the pool, so it must
+// not run while the calling goroutine holds one in a transaction (with one
+// connection it would wait for itself).
+func (d *Driver) prepare(ctx context.Context, queries ...string) {
+	for _, q := range queries {
+		d.stmts.mu.Lock()
+		have := d.stmts.m[q] != nil
+		d.stmts.mu.Unlock()
+		if have {
+			continue
+		}
+		s, err := d.db.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		d.stmts.mu.Lock()
+		if d.stmts.m == nil {
+			d.stmts.m = make(map[string]*sql.Stmt)
+		}
+		if d.stmts.m[q] == nil {
+			d.stmts.m[q], s = s, nil
+		}
+		d.stmts.mu.Unlock()
+		if s != nil {
+			_ = s.Close() // another goroutine cached it first
+		}
+	}
+}
+
+// cached returns the prepared statement for query in tx, or nil when query
+// has not been prepared.
+func (d *Driver) cached(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	d.stmts.mu.Lock()
+	s := d.stmts.m[query]
+	d.stmts.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return tx.StmtContext(ctx, s)
+}
+
+// txStmt returns query prepared in tx: the cached statement, or one
+// prepared now (closed when tx ends).
+func (d *Driver) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if s := d.cached(ctx, tx, query); s != nil {
+		return s, nil
+	}
+	s, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: prepare: %w", err)
+	}
+	return s, nil
+}
+
+// query runs query in tx, prepared when cached.
+func (d *Driver) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	if s := d.cached(ctx, tx, query); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return tx.QueryContext(ctx, query, args...)
+}
+
+// queryRow runs query in tx, prepared when cached.
+func (d *Driver) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if s := d.cached(ctx, tx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, query, args...)
+}
+
+// exec runs query in tx, prepared when cached.
+func (d *Driver) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if s := d.cached(ctx, tx, query); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, query, args...)
+}
+
+// closeStmts closes the cached statements.
+func (d *Driver) closeStmts() error {
+	d.stmts.mu.Lock()
+	defer d.stmts.mu.Unlock()
+	var first error
+	for q, s := range d.stmts.m {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+		delete(d.stmts.m, q)
+	}
+	return first
+}
+
+// dbQuery runs query outside a transaction, prepared once.
+func (d *Driver) dbQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	d.prepare(ctx, query)
+	d.stmts.mu.Lock()
+	s := d.stmts.m[query]
+	d.stmts.mu.Unlock()
+	if s == nil {
+		return d.db.QueryContext(ctx, query, args...)
+	}
+	return s.QueryContext(ctx, args...)
+}
+
+// dbQueryRow runs query outside a transaction, prepared once.
+func (d *Driver) dbQueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	d.prepare(ctx, query)
+	d.stmts.mu.Lock()
+	s := d.stmts.m[query]
+	d.stmts.mu.Unlock()
+	if s == nil {
+		return d.db.QueryRowContext(ctx, query, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}

@@ -1,0 +1,62 @@
+package leasehold
+
+import "sync/atomic"
+
+// Stats are counters of what a client has done since it was created.
+type Stats struct {
+	Claimed   int64 // leases taken by this client's fetchers
+	Completed int64 // jobs completed (fenced write applied)
+	Retried   int64 // failures scheduled for another attempt
+	Failed    int64 // jobs failed for good
+	Snoozed   int64 // jobs snoozed by their handler
+	Cancelled int64 // jobs cancelled (operator or handler)
+	Released  int64 // leases given back at shutdown
+	// LeaseLost counts handlers cancelled because their lease was gone
+	// (heartbeat found it taken over) or could not be renewed in time.
+	LeaseLost int64
+	// FinishRefused counts fenced writes (completions, retries...) that the
+	// database refused because the lease was no longer this client's: late
+	// completions that changed nothing.
+	FinishRefused   int64
+	HeartbeatErrors int64 // heartbeat statements that failed
+	FinishErrors    int64 // finish statements that failed and were retried
+	Rescued         int64 // expired leases moved by this client's watcher
+	Panics          int64 // handler panics recovered
+	Running         int64 // handlers running now
+}
+
+type stats struct {
+	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
+	leaseLost, finishRefused, heartbeatErrors, finishErrors           atomic.Int64
+	rescued, panics, running                                          atomic.Int64
+}
+
+// Stats returns a snapshot of the client's counters.
+func (c *Client) Stats() Stats {
+	s := &c.stats
+	return Stats{
+		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
+		Failed: s.failed.Load(), Snoozed: s.snoozed.Load(), Cancelled: s.cancelled.Load(),
+		Released: s.released.Load(), LeaseLost: s.leaseLost.Load(), FinishRefused: s.finishRefused.Load(),
+		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(),
+		Rescued: s.rescued.Load(), Panics: s.panics.Load(), Running: s.running.Load(),
+	}
+}
+
+// countApplied records an outcome whose fenced write was applied.
+func (s *stats) countApplied(o Outcome) {
+	switch o {
+	case OutcomeCompleted:
+		s.completed.Add(1)
+	case OutcomeRetried:
+		s.retried.Add(1)
+	case OutcomeFailed:
+		s.failed.Add(1)
+	case OutcomeSnoozed:
+		s.snoozed.Add(1)
+	case OutcomeCancelled:
+		s.cancelled.Add(1)
+	case OutcomeReleased, OutcomeLeaseLost:
+		s.released.Add(1)
+	}
+}

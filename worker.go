@@ -1,0 +1,91 @@
+package leasehold
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Job is a job handed to a typed handler: the stored row and its decoded
+// arguments.
+type Job[T Args] struct {
+	*JobRow
+	Args T
+}
+
+// Worker runs jobs of one kind. Work's context is cancelled when the lease
+// is lost (cause ErrLeaseLost), when an operator cancels the job (cause
+// ErrJobCancelled), or at shutdown; context.Cause tells which.
+//
+// Work returns nil on success, or an error: Permanent(err) fails the job
+// at once, Snooze(d) runs it again later without spending its budget,
+// Cancel(err) cancels it, and any other error is retried by the client's
+// RetryPolicy while budget remains. A panic is recovered and recorded as a
+// failure with its stack.
+type Worker[T Args] interface {
+	Work(ctx context.Context, job *Job[T]) error
+}
+
+// WorkFunc adapts a function to Worker.
+type WorkFunc[T Args] func(ctx context.Context, job *Job[T]) error
+
+// Work calls f.
+func (f WorkFunc[T]) Work(ctx context.Context, job *Job[T]) error { return f(ctx, job) }
+
+// Workers is the set of handlers a Client runs, one per kind. A client
+// claims only jobs whose kind it has a handler for, so during a rolling
+// deploy old workers leave new kinds alone instead of failing them.
+type Workers struct {
+	byKind map[string]*handler
+}
+
+type handler struct {
+	kind string
+	run  func(ctx context.Context, row *JobRow) error
+}
+
+// NewWorkers returns an empty set of handlers.
+func NewWorkers() *Workers { return &Workers{byKind: map[string]*handler{}} }
+
+// AddWorker registers w for the kind of T (T's zero value's Kind(), so
+// Kind must have a value receiver). It returns ErrInvalidKind for a bad
+// kind name and an error when the kind is already registered.
+func AddWorker[T Args](ws *Workers, w Worker[T]) error {
+	var zero T
+	kind := zero.Kind()
+	if err := ValidateKind(kind); err != nil {
+		return err
+	}
+	if _, dup := ws.byKind[kind]; dup {
+		return fmt.Errorf("leasehold: worker for kind %s registered twice", kind)
+	}
+	ws.byKind[kind] = &handler{kind: kind, run: func(ctx context.Context, row *JobRow) error {
+		job := &Job[T]{JobRow: row}
+		if err := json.Unmarshal(row.Args, &job.Args); err != nil {
+			return Permanent(fmt.Errorf("%w: decode args of kind %s: %w", ErrInvalidArgs, kind, err))
+		}
+		return w.Work(ctx, job)
+	}}
+	return nil
+}
+
+// Kinds returns the registered kinds, sorted.
+func (ws *Workers) Kinds() []string {
+	if ws == nil {
+		return nil
+	}
+	kinds := make([]string, 0, len(ws.byKind))
+	for k := range ws.byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+func (ws *Workers) lookup(kind string) *handler {
+	if ws == nil {
+		return nil
+	}
+	return ws.byKind[kind]
+}
