@@ -59,7 +59,6 @@ func NewClient(cfg Config) (*Client, error) {
 		driver:  cfg.Driver,
 		owner:   owner,
 		epoch:   time.Now(),
-		kinds:   cfg.Workers.Kinds(),
 		running: map[LeaseRef]*runningJob{},
 	}
 	c.fetchers = make(map[string]*fetcher, len(cfg.Queues))
@@ -108,6 +107,7 @@ func (c *Client) Start(ctx context.Context) error {
 	case stateStopped:
 		return ErrClientStopped
 	}
+	c.kinds = c.cfg.Workers.Kinds()
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.state = stateRunning

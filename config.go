@@ -156,13 +156,16 @@ func (c Config) validate() error {
 	if c.Driver == nil {
 		return fmt.Errorf("%w: Driver is required", ErrInvalidConfig)
 	}
-	for name, d := range map[string]time.Duration{
-		"LeaseTTL": c.LeaseTTL, "HeartbeatInterval": c.HeartbeatInterval,
-		"LeaseSafetyMargin": c.LeaseSafetyMargin, "WatcherInterval": c.WatcherInterval,
-		"PollInterval": c.PollInterval, "ShutdownTimeout": c.ShutdownTimeout,
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"LeaseTTL", c.LeaseTTL}, {"HeartbeatInterval", c.HeartbeatInterval},
+		{"LeaseSafetyMargin", c.LeaseSafetyMargin}, {"WatcherInterval", c.WatcherInterval},
+		{"PollInterval", c.PollInterval}, {"ShutdownTimeout", c.ShutdownTimeout},
 	} {
-		if d <= 0 {
-			return fmt.Errorf("%w: %s must be positive, got %v", ErrInvalidConfig, name, d)
+		if f.d <= 0 {
+			return fmt.Errorf("%w: %s must be positive, got %v", ErrInvalidConfig, f.name, f.d)
 		}
 	}
 	if c.HeartbeatInterval > c.LeaseTTL/2 {

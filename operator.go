@@ -123,6 +123,7 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	}
 	if len(ids) == 0 {
 		c.stats.finishRefused.Add(1)
+		rj.lostInDB.Store(true) // nothing more to write for this lease
 		return fmt.Errorf("%w: job %d attempt %d owner %s", ErrLeaseLost, job.ID, job.Attempt, c.owner)
 	}
 	rj.completedInTx.Store(true)

@@ -9,6 +9,15 @@ import (
 	"time"
 )
 
+type clientKey struct{}
+
+// ClientFromContext returns the client running the job whose handler
+// received ctx, for calls such as CompleteTx; nil outside a handler.
+func ClientFromContext(ctx context.Context) *Client {
+	c, _ := ctx.Value(clientKey{}).(*Client)
+	return c
+}
+
 // errShutdown is the cause of handler contexts cancelled by Stop.
 var errShutdown = errors.New("leasehold: client shutting down")
 
@@ -42,7 +51,7 @@ func (rj *runningJob) ref() LeaseRef { return LeaseRef{ID: rj.row.ID, Attempt: r
 func (c *Client) mono() int64 { return int64(time.Since(c.epoch)) }
 
 func (c *Client) register(row *JobRow, claimSent int64) *runningJob {
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), clientKey{}, c))
 	rj := &runningJob{row: row, ctx: ctx, cancel: cancel}
 	rj.renewedAt.Store(claimSent)
 	c.mu.Lock()
@@ -123,7 +132,7 @@ func (c *Client) decide(rj *runningJob, err error) *finishItem {
 		p.Outcome, p.Error, item.afterTx = OutcomeRetried, "handler returned nil but its CompleteTx transaction did not commit", true
 	case err == nil:
 		p.Outcome = OutcomeCompleted
-	case rj.lostInDB.Load():
+	case rj.lostInDB.Load(), errors.Is(err, ErrLeaseLost):
 		return nil // the lease is someone else's now: nothing to write
 	case errors.Is(cause, ErrJobCancelled):
 		p.Outcome, p.Error = OutcomeCancelled, "cancelled by operator"

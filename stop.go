@@ -24,10 +24,17 @@ func (c *Client) Stop(ctx context.Context) error {
 	if !c.waitJobs(ctx) {
 		c.releaseRunning()
 	}
-	c.comp.close(ctx)
+	// Releasing is quick and spares the next worker a TTL: it gets a
+	// short budget of its own even when ctx is already done.
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	c.comp.close(flushCtx)
 	c.hb.stop()
 	return ctx.Err()
 }
+
+// releaseTimeout bounds the writing of outcomes and releases at Stop.
+const releaseTimeout = 10 * time.Second
 
 // waitJobs waits for running handlers until ShutdownTimeout or ctx; it
 // reports whether all finished.

@@ -48,9 +48,11 @@ type handler struct {
 // NewWorkers returns an empty set of handlers.
 func NewWorkers() *Workers { return &Workers{byKind: map[string]*handler{}} }
 
-// AddWorker registers w for the kind of T (T's zero value's Kind(), so
-// Kind must have a value receiver). It returns ErrInvalidKind for a bad
-// kind name and an error when the kind is already registered.
+// AddWorker registers w for the kind of T, which is T's zero value's
+// Kind() (so Kind must have a value receiver). Register every worker
+// before Client.Start: a client claims the kinds registered when it
+// starts. It returns ErrInvalidKind for a bad kind name and an error when
+// the kind is already registered.
 func AddWorker[T Args](ws *Workers, w Worker[T]) error {
 	var zero T
 	kind := zero.Kind()

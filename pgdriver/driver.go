@@ -70,6 +70,11 @@ func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {
 	return &Driver{pool: pool, hbPool: hb, ownsPool: owns}, nil
 }
 
+// Pool returns the driver's main pool, for the application's own queries
+// and transactions (for example a pgx.Tx to pass to InsertTx or
+// CompleteTx).
+func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
+
 // Close closes the heartbeat pool and, when the driver was created by Open,
 // the main pool. It is safe to call more than once.
 func (d *Driver) Close() error {
