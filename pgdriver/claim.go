@@ -107,10 +107,13 @@ func (d *Driver) mustExist(ctx context.Context, id int64) error {
 	return err
 }
 
+// heartbeatSQL renews the leases ($1 ids, $2 attempts) of owner $3 by $4
+// microseconds. Its fence hides status from the partial lease index, as
+// finishSQL's does, so jobs are found by primary key.
 const heartbeatSQL = `UPDATE leasehold_jobs j
 SET lease_until = now() + $4::bigint * interval '1 microsecond', heartbeat_at = now()
 FROM unnest($1::bigint[], $2::int[]) AS r(id, attempt)
-WHERE j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = $3 AND j.status = 'processing'
+WHERE j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = $3 AND j.status || '' = 'processing'
 RETURNING j.id, j.cancel_requested`
 
 // Heartbeat renews all of p.Leases in one fenced statement on the dedicated

@@ -34,7 +34,8 @@
 // BEGIN IMMEDIATE transaction: a whole batch of claims, heartbeats or
 // outcomes is one transaction and one fsync. A transaction that still fails
 // with SQLITE_BUSY after the busy timeout is run again a few times with a
-// short backoff.
+// short backoff. The fixed statements are prepared once on the connection
+// and reused by every transaction.
 //
 // All times are INTEGER Unix microseconds read from SQLite's own clock
 // (unixepoch('subsec'), millisecond resolution); the driver reads the clock

@@ -71,8 +71,12 @@ func DSN(path string) string {
 	return "file:" + escapePath(path) + "?" + strings.Join(q, "&")
 }
 
-// escapePath escapes the characters an SQLite URI filename gives a meaning.
+// escapePath escapes the characters an SQLite URI filename gives a meaning,
+// and keeps a path starting with // from being read as an authority.
 func escapePath(path string) string {
+	if strings.HasPrefix(path, "//") {
+		path = "/" + strings.TrimLeft(path, "/")
+	}
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	return r.Replace(path)
 }

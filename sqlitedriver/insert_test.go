@@ -82,6 +82,7 @@ func TestInsertBulkCounts(t *testing.T) {
 func TestInsertInTx(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)
+	insert(t, d, job(`{}`)) // the statements are now prepared: use them in tx
 	for _, commit := range []bool{true, false} {
 		tx, err := d.DB().BeginTx(ctx, nil)
 		if err != nil {

@@ -56,7 +56,7 @@ func (a *app) rootCommand() *cobra.Command {
 		return cli.UsageError(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
 	root.AddCommand(a.migrateCommand(), a.enqueueCommand(), a.jobsCommand(), a.queuesCommand(),
-		a.watchCommand(), a.purgeCommand(), a.workCommand(), a.demoCommand())
+		a.watchCommand(), a.purgeCommand(), a.workCommand(), a.demoCommand(), a.benchCommand(), a.chaosCommand())
 	return root
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/leasehold/leasehold"
 )
@@ -72,8 +73,16 @@ func (h *handler) Work(ctx context.Context, job *leasehold.Job[ChargeArgs]) erro
 	return h.record(ctx, job, charge)
 }
 
-// record writes the ledger row and the fenced completion atomically.
+// recordTimeout bounds the transaction that records a charge.
+const recordTimeout = 30 * time.Second
+
+// record writes the ledger row and the fenced completion atomically. The
+// charge has happened, so it is recorded even if the job's context was
+// cancelled meanwhile (lease given up, shutdown): the fence, not the
+// context, decides whether this lease may still complete the job.
 func (h *handler) record(ctx context.Context, job *leasehold.Job[ChargeArgs], ch *Charge) (err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	tx, err := h.ledger.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // Dialect selects the SQL of the ledger.
@@ -57,6 +58,7 @@ type Entry struct {
 type Ledger struct {
 	db      *sql.DB
 	dialect Dialect
+	unkeyed bool // no primary key on payment_id (NewUnkeyedLedger)
 }
 
 // NewLedger returns the ledger in db. For SQLite, db must be the
@@ -73,6 +75,32 @@ func NewLedger(db *sql.DB, dialect Dialect) (*Ledger, error) {
 	return &Ledger{db: db, dialect: dialect}, nil
 }
 
+// NewUnkeyedLedger is NewLedger for a ledger whose Migrate creates the
+// table without the primary key on payment_id, so that a second row for a
+// payment is stored instead of refused. The chaos harness uses it: there
+// only the queue's fence may stand between a late worker and a second
+// ledger row, so that a fencing failure shows as a duplicate.
+func NewUnkeyedLedger(db *sql.DB, dialect Dialect) (*Ledger, error) {
+	l, err := NewLedger(db, dialect)
+	if err != nil {
+		return nil, err
+	}
+	l.unkeyed = true
+	return l, nil
+}
+
+// ddl returns the statement that creates the table.
+func (l *Ledger) ddl() string {
+	ddl := pgLedgerDDL
+	if l.dialect == SQLite {
+		ddl = sqliteLedgerDDL
+	}
+	if l.unkeyed {
+		ddl = strings.Replace(ddl, "PRIMARY KEY", "NOT NULL", 1)
+	}
+	return ddl
+}
+
 // DB returns the ledger's database handle.
 func (l *Ledger) DB() *sql.DB { return l.db }
 
@@ -80,7 +108,7 @@ func (l *Ledger) DB() *sql.DB { return l.db }
 // are safe.
 func (l *Ledger) Migrate(ctx context.Context) error {
 	if l.dialect == SQLite {
-		if _, err := l.db.ExecContext(ctx, sqliteLedgerDDL); err != nil {
+		if _, err := l.db.ExecContext(ctx, l.ddl()); err != nil {
 			return fmt.Errorf("payments: create ledger: %w", err)
 		}
 		return nil
@@ -94,7 +122,7 @@ func (l *Ledger) Migrate(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('leasehold.payments_ledger'))`); err != nil {
 		return fmt.Errorf("payments: create ledger: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, pgLedgerDDL); err != nil {
+	if _, err := tx.ExecContext(ctx, l.ddl()); err != nil {
 		return fmt.Errorf("payments: create ledger: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold/internal/bench"
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+type benchFlags struct {
+	o         bench.Options
+	jsonPath  string
+	chartPath string
+	profile   string
+}
+
+func (a *app) benchCommand() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure throughput, pickup latency, insert rate and lease cost on a database",
+		Long: `Measure leasehold on the database (PostgreSQL or SQLite) and print a table:
+
+  insert   bulk insert rate (COPY on PostgreSQL) of --jobs jobs;
+  drain    --jobs no-op jobs inserted first, then the time a client with default
+           settings and each --workers count takes to complete them all;
+  ceiling  the same jobs claimed and completed by bare SQL loops (batched
+           conditional-UPDATE claim and fenced batched completion, attempt history
+           included, no engine), and each drain's ratio to it;
+  latency  jobs inserted by another client at --rate per second: time from insert
+           to handler start (p50/p95/p99), with LISTEN/NOTIFY and poll-only;
+  lease    --lease-jobs jobs in flight that sleep past several heartbeat intervals,
+           and the heartbeat statements per second they cost.
+
+Statements per job come from pg_stat_statements when the server has it loaded
+(the bench creates the extension and resets it before each measurement), else
+from the driver calls. Every measurement runs in a scratch schema (PostgreSQL)
+or a scratch file beside the database file (SQLite), dropped afterwards.`,
+		Example: `  leasehold bench --db postgres://localhost/leasehold --out bench.json --chart bench.png
+  leasehold bench --db sqlite:/tmp/bench.db --phases drain,ceiling`,
+		Args: argNames(),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.bench(cmd, &f) }),
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.o.Phases, "phases", bench.AllPhases, "phases to run")
+	fl.IntVar(&f.o.Jobs, "jobs", bench.DefaultJobs, "jobs per insert, drain and ceiling measurement")
+	fl.IntSliceVar(&f.o.Workers, "workers", bench.DefaultWorkers, "worker counts of the drain sweep")
+	fl.IntVar(&f.o.CeilingLoops, "ceiling-loops", bench.DefaultCeilingLoops, "concurrent bare-SQL loops")
+	fl.IntVar(&f.o.CeilingBatch, "ceiling-batch", bench.DefaultCeilingBatch, "jobs per bare-SQL claim")
+	fl.IntVar(&f.o.Rate, "rate", bench.DefaultRate, "pickup latency: jobs inserted per second")
+	fl.Var(cli.NewDurationValue(&f.o.LatencyFor, bench.DefaultLatencyFor, 10*time.Millisecond, time.Hour), "latency-for", "pickup latency: how long to insert")
+	fl.IntVar(&f.o.LeaseJobs, "lease-jobs", bench.DefaultLeaseJobs, "lease overhead: jobs in flight at once")
+	fl.Var(cli.NewDurationValue(&f.o.LeaseTTL, bench.DefaultLeaseTTL, 300*time.Millisecond, time.Hour), "lease-ttl", "lease overhead: lease TTL (heartbeat every TTL/3)")
+	fl.Var(cli.NewDurationValue(&f.o.LeaseHold, bench.DefaultLeaseHold, 10*time.Millisecond, time.Hour), "lease-hold", "lease overhead: how long each job sleeps")
+	fl.Var(cli.NewDurationValue(&f.o.Timeout, bench.DefaultPhaseTimeout, time.Second, 24*time.Hour), "timeout", "give up a measurement after this long")
+	fl.StringVar(&f.jsonPath, "out", "", "write the figures as JSON to this file")
+	fl.StringVar(&f.chartPath, "chart", "", "draw throughput against worker count as a PNG in this file")
+	fl.StringVar(&f.profile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
+	return cmd
+}
+
+func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
+	t, err := a.target(cmd)
+	if err != nil {
+		return err
+	}
+	if t.Dialect == cli.Postgres {
+		f.o.URL = t.URL
+	} else {
+		f.o.Path = t.Path
+	}
+	f.o.Progress, f.o.Logger = a.stderr, a.logger(slog.LevelError)
+	if f.profile != "" {
+		stop, err := startProfile(f.profile)
+		if err != nil {
+			return cli.Failf("cpu profile: %w", err)
+		}
+		defer stop()
+	}
+	rep, err := bench.Run(cmd.Context(), f.o)
+	if err != nil {
+		return cli.Failf("%w", err)
+	}
+	if f.jsonPath != "" {
+		if err := bench.WriteJSONFile(f.jsonPath, rep); err != nil {
+			return cli.Failf("%w", err)
+		}
+	}
+	if f.chartPath != "" {
+		if err := bench.WriteChart(f.chartPath, rep); err != nil {
+			return cli.Failf("%w", err)
+		}
+	}
+	if a.jsonOut {
+		return cli.WriteJSON(a.stdout, rep)
+	}
+	if err := bench.WriteTable(a.stdout, rep); err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	return nil
+}
+
+// startProfile starts a CPU profile written to path; stop ends it.
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}

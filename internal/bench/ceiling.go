@@ -1,0 +1,248 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// CeilingResult is the bare-SQL ceiling: the same jobs claimed and
+// completed by plain SQL loops (a batched conditional-UPDATE claim that
+// also records the attempts, then a fenced batched completion that ends
+// them), with no engine and no handler.
+type CeilingResult struct {
+	Loops      int     `json:"loops"`
+	Batch      int     `json:"batch"`
+	Jobs       int     `json:"jobs"`
+	Seconds    float64 `json:"seconds"`
+	JobsPerSec float64 `json:"jobs_per_sec"`
+	Statements int64   `json:"statements"`
+}
+
+// pgCeilingClaim leases up to $2 pending jobs of the default queue to $1
+// for 30 s and records their attempts, in one statement.
+const pgCeilingClaim = `WITH picked AS (
+	SELECT id FROM leasehold_jobs
+	WHERE status = 'pending' AND queue = 'default' AND run_at <= now()
+	ORDER BY priority, run_at, id
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+), claimed AS (
+	UPDATE leasehold_jobs j
+	SET status = 'processing', attempt = j.attempt + 1, lease_owner = $1,
+		lease_until = now() + interval '30 seconds', heartbeat_at = NULL
+	FROM picked p WHERE j.id = p.id
+	RETURNING j.id, j.attempt
+), started AS (
+	INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+	SELECT id, attempt, $1, now() FROM claimed
+)
+SELECT id, attempt FROM claimed`
+
+// pgCeilingComplete completes the leases ($1 ids, $2 attempts) of owner $3,
+// fenced, and ends their attempts, in one statement.
+const pgCeilingComplete = `WITH done AS (
+	UPDATE leasehold_jobs j
+	SET status = 'completed', finished_at = now(), lease_owner = NULL, lease_until = NULL
+	FROM unnest($1::bigint[], $2::int[]) AS r(id, attempt)
+	WHERE j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = $3 AND j.status || '' = 'processing'
+	RETURNING j.id, j.attempt, j.heartbeat_at
+)
+UPDATE leasehold_attempts a SET ended_at = now(), outcome = 'completed', heartbeat_at = d.heartbeat_at
+FROM done d WHERE a.job_id = d.id AND a.attempt = d.attempt`
+
+func (b *bench) runCeiling(ctx context.Context) error {
+	s, err := b.newScratch(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, err := insertJobs(ctx, s.drv, b.opts.Jobs); err != nil {
+		return err
+	}
+	if err := s.analyze(ctx); err != nil {
+		return err
+	}
+	if err := b.resetStatements(ctx); err != nil {
+		return err
+	}
+	r := &CeilingResult{Loops: b.opts.CeilingLoops, Batch: b.opts.CeilingBatch, Jobs: b.opts.Jobs}
+	var (
+		done  atomic.Int64
+		stmts atomic.Int64
+	)
+	loop := s.pgCeilingLoop
+	if !b.postgres() {
+		loop = s.sqliteCeilingLoop
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	start := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range r.Loops {
+		owner := fmt.Sprintf("ceiling-%d", i)
+		g.Go(func() error { return loop(gctx, owner, r.Batch, &done, &stmts) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	d := time.Since(start)
+	if got := done.Load(); got != int64(r.Jobs) {
+		return fmt.Errorf("completed %d of %d jobs", got, r.Jobs)
+	}
+	r.Seconds, r.JobsPerSec = d.Seconds(), float64(r.Jobs)/d.Seconds()
+	r.Statements = stmts.Load()
+	if b.stats != nil {
+		if r.Statements, _, err = b.stats.read(ctx); err != nil {
+			return err
+		}
+	}
+	b.rep.Ceiling = r
+	b.logf("ceiling: %d loops x %d: %d jobs in %.2fs: %.0f jobs/s", r.Loops, r.Batch, r.Jobs, r.Seconds, r.JobsPerSec)
+	return nil
+}
+
+// pgCeilingLoop claims and completes batches until no job is left.
+func (s *scratch) pgCeilingLoop(ctx context.Context, owner string, batch int, done, stmts *atomic.Int64) error {
+	ids := make([]int64, 0, batch)
+	attempts := make([]int32, 0, batch)
+	for {
+		ids, attempts = ids[:0], attempts[:0]
+		rows, err := s.pool.Query(ctx, pgCeilingClaim, owner, batch)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id int64
+				a  int32
+			)
+			if err := rows.Scan(&id, &a); err != nil {
+				rows.Close()
+				return fmt.Errorf("claim: %w", err)
+			}
+			ids, attempts = append(ids, id), append(attempts, a)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		stmts.Add(1)
+		if len(ids) == 0 {
+			return nil
+		}
+		tag, err := s.pool.Exec(ctx, pgCeilingComplete, ids, attempts, owner)
+		if err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		stmts.Add(1)
+		if tag.RowsAffected() != int64(len(ids)) {
+			return fmt.Errorf("complete: %d of %d fenced writes applied", tag.RowsAffected(), len(ids))
+		}
+		done.Add(int64(len(ids)))
+	}
+}
+
+// SQLite's ceiling: one BEGIN IMMEDIATE transaction claims a batch and
+// records its attempts, another completes it, fenced, and ends them. Times
+// are Unix microseconds of SQLite's clock, as in sqlitedriver.
+const (
+	sqliteNow          = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000`
+	sqliteCeilingClaim = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
+	lease_owner = ?1, lease_until = ?2 + 30000000, heartbeat_at = NULL
+WHERE id IN (SELECT id FROM leasehold_jobs
+	WHERE status = 'pending' AND queue = 'default' AND run_at <= ?2
+	ORDER BY priority, run_at, id LIMIT ?3)
+RETURNING id, attempt`
+	sqliteCeilingStart = `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+SELECT value->>0, value->>1, ?1, ?2 FROM json_each(?3)`
+	sqliteCeilingComplete = `UPDATE leasehold_jobs SET status = 'completed', finished_at = ?2,
+	lease_owner = NULL, lease_until = NULL
+FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?3)) AS r
+WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
+	AND leasehold_jobs.lease_owner = ?1 AND +leasehold_jobs.status = 'processing'`
+	sqliteCeilingEnd = `UPDATE leasehold_attempts SET ended_at = ?2, outcome = 'completed'
+FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?3)) AS r
+WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt`
+)
+
+func (s *scratch) sqliteCeilingLoop(ctx context.Context, owner string, batch int, done, stmts *atomic.Int64) error {
+	db, err := s.bareSQLite()
+	if err != nil {
+		return err
+	}
+	for {
+		var refs [][2]int64
+		err := sqliteTx(ctx, db, func(tx *sql.Tx, now int64) error {
+			rows, err := tx.QueryContext(ctx, sqliteCeilingClaim, owner, now, batch)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var r [2]int64
+				if err := rows.Scan(&r[0], &r[1]); err != nil {
+					rows.Close()
+					return err
+				}
+				refs = append(refs, r)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil || len(refs) == 0 {
+				return err
+			}
+			arr, _ := json.Marshal(refs)
+			_, err = tx.ExecContext(ctx, sqliteCeilingStart, owner, now, string(arr))
+			return err
+		})
+		stmts.Add(1)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		if len(refs) == 0 {
+			return nil
+		}
+		arr, _ := json.Marshal(refs)
+		var applied int64
+		err = sqliteTx(ctx, db, func(tx *sql.Tx, now int64) error {
+			res, err := tx.ExecContext(ctx, sqliteCeilingComplete, owner, now, string(arr))
+			if err != nil {
+				return err
+			}
+			if applied, err = res.RowsAffected(); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, sqliteCeilingEnd, owner, now, string(arr))
+			return err
+		})
+		stmts.Add(1)
+		if err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		if applied != int64(len(refs)) {
+			return fmt.Errorf("complete: %d of %d fenced writes applied", applied, len(refs))
+		}
+		done.Add(applied)
+	}
+}
+
+// sqliteTx runs fn in a write transaction with SQLite's clock read once.
+func sqliteTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx, now int64) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var now int64
+	if err := tx.QueryRowContext(ctx, "SELECT "+sqliteNow).Scan(&now); err != nil {
+		return err
+	}
+	if err := fn(tx, now); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// callCounts counts the driver calls of one client, by method. On
+// PostgreSQL each of these calls is one statement (Insert with duplicate
+// keys is two); on SQLite each is one transaction of a few statements.
+type callCounts struct {
+	claim, heartbeat, finish, insert, rescue, other atomic.Int64
+	// heartbeatRows is the number of leases the heartbeats renewed.
+	heartbeatRows atomic.Int64
+}
+
+// total returns the number of driver calls counted.
+func (c *callCounts) total() int64 {
+	return c.claim.Load() + c.heartbeat.Load() + c.finish.Load() + c.insert.Load() +
+		c.rescue.Load() + c.other.Load()
+}
+
+// countingDriver wraps a leasehold.Driver and counts its calls.
+type countingDriver struct {
+	leasehold.Driver
+	n *callCounts
+}
+
+// notifyingDriver is a countingDriver whose driver is a leasehold.Notifier.
+type notifyingDriver struct {
+	countingDriver
+	notifier leasehold.Notifier
+}
+
+// Listen forwards to the wrapped driver.
+func (d notifyingDriver) Listen(ctx context.Context, wake func(queue string)) error {
+	return d.notifier.Listen(ctx, wake)
+}
+
+// counted wraps d so that its calls are counted in n, keeping its
+// Notifier implementation when it has one.
+func counted(d leasehold.Driver, n *callCounts) leasehold.Driver {
+	c := countingDriver{Driver: d, n: n}
+	if nt, ok := d.(leasehold.Notifier); ok {
+		return notifyingDriver{countingDriver: c, notifier: nt}
+	}
+	return c
+}
+
+func (d countingDriver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+	d.n.claim.Add(1)
+	return d.Driver.Claim(ctx, p)
+}
+
+func (d countingDriver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+	d.n.heartbeat.Add(1)
+	d.n.heartbeatRows.Add(int64(len(p.Leases)))
+	return d.Driver.Heartbeat(ctx, p)
+}
+
+func (d countingDriver) Finish(ctx context.Context, tx any, p []*leasehold.FinishParams) ([]int64, error) {
+	d.n.finish.Add(1)
+	return d.Driver.Finish(ctx, tx, p)
+}
+
+func (d countingDriver) Insert(ctx context.Context, tx any, p []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+	d.n.insert.Add(1)
+	return d.Driver.Insert(ctx, tx, p)
+}
+
+func (d countingDriver) InsertBulk(ctx context.Context, p []*leasehold.InsertParams) (int64, error) {
+	d.n.insert.Add(1)
+	return d.Driver.InsertBulk(ctx, p)
+}
+
+func (d countingDriver) RescueExpired(ctx context.Context, p *leasehold.RescueParams) ([]*leasehold.RescuedJob, error) {
+	d.n.rescue.Add(1)
+	return d.Driver.RescueExpired(ctx, p)
+}
+
+func (d countingDriver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*leasehold.JobRow, error) {
+	d.n.other.Add(1)
+	return d.Driver.ClaimByID(ctx, p)
+}
+
+func (d countingDriver) Now(ctx context.Context) (time.Time, error) {
+	d.n.other.Add(1)
+	return d.Driver.Now(ctx)
+}
+
+// Close does nothing: the scratch database owns the driver.
+func (d countingDriver) Close() error { return nil }

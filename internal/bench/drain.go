@@ -1,0 +1,201 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// noopArgs is the kind of the drained jobs: a handler that does nothing.
+type noopArgs struct{}
+
+// Kind names the no-op job kind.
+func (noopArgs) Kind() string { return "bench.noop" }
+
+// InsertResult is the bulk insert measurement.
+type InsertResult struct {
+	Jobs       int     `json:"jobs"`
+	Chunk      int     `json:"chunk"`
+	Seconds    float64 `json:"seconds"`
+	JobsPerSec float64 `json:"jobs_per_sec"`
+}
+
+// DrainResult is one drain: Jobs no-op jobs inserted first, then completed
+// by a client with Workers worker slots and every other setting at its
+// default.
+type DrainResult struct {
+	Workers    int     `json:"workers"`
+	Default    bool    `json:"default"` // Workers is leasehold.DefaultMaxWorkers
+	Jobs       int     `json:"jobs"`
+	Seconds    float64 `json:"seconds"`
+	JobsPerSec float64 `json:"jobs_per_sec"`
+	// CeilingRatio is JobsPerSec over the bare-SQL ceiling of the run.
+	CeilingRatio float64 `json:"ceiling_ratio,omitempty"`
+	Calls        Calls   `json:"driver_calls"`
+	// Statements counts database statements (see Report.StatementSource).
+	Statements       int64       `json:"statements"`
+	StatementsPerJob float64     `json:"statements_per_job"`
+	Top              []Statement `json:"top_statements,omitempty"`
+}
+
+// Calls counts driver calls by method.
+type Calls struct {
+	Claim     int64 `json:"claim"`
+	Finish    int64 `json:"finish"`
+	Heartbeat int64 `json:"heartbeat"`
+	Insert    int64 `json:"insert"`
+	Rescue    int64 `json:"rescue"`
+	Other     int64 `json:"other"`
+}
+
+func (n *callCounts) snapshot() Calls {
+	return Calls{Claim: n.claim.Load(), Finish: n.finish.Load(), Heartbeat: n.heartbeat.Load(),
+		Insert: n.insert.Load(), Rescue: n.rescue.Load(), Other: n.other.Load()}
+}
+
+// insertJobs bulk-inserts n no-op jobs in chunks and returns the time taken.
+func insertJobs(ctx context.Context, drv leasehold.Driver, n int) (time.Duration, error) {
+	c, err := leasehold.NewClient(leasehold.Config{Driver: drv})
+	if err != nil {
+		return 0, err
+	}
+	chunk := make([]leasehold.InsertManyParams, min(n, defaultInsertChunk))
+	for i := range chunk {
+		chunk[i] = leasehold.InsertManyParams{Args: noopArgs{}}
+	}
+	start := time.Now()
+	for left := n; left > 0; left -= len(chunk) {
+		chunk = chunk[:min(left, len(chunk))]
+		if _, err := c.InsertBulk(ctx, chunk); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+func (b *bench) runInsert(ctx context.Context) error {
+	s, err := b.newScratch(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	d, err := insertJobs(ctx, s.drv, b.opts.Jobs)
+	if err != nil {
+		return err
+	}
+	r := &InsertResult{Jobs: b.opts.Jobs, Chunk: defaultInsertChunk, Seconds: d.Seconds(),
+		JobsPerSec: float64(b.opts.Jobs) / d.Seconds()}
+	b.rep.Insert = r
+	b.logf("insert: %d jobs in %.2fs: %.0f jobs/s", r.Jobs, r.Seconds, r.JobsPerSec)
+	return nil
+}
+
+func (b *bench) runDrain(ctx context.Context) error {
+	for _, w := range b.opts.Workers {
+		r, err := b.drainOnce(ctx, w)
+		if err != nil {
+			return fmt.Errorf("%d workers: %w", w, err)
+		}
+		b.rep.Drain = append(b.rep.Drain, r)
+		b.logf("drain: %4d workers: %d jobs in %.2fs: %.0f jobs/s, %.3f statements/job",
+			w, r.Jobs, r.Seconds, r.JobsPerSec, r.StatementsPerJob)
+	}
+	return nil
+}
+
+// drainOnce inserts Jobs no-op jobs, then times a default client with w
+// workers until it has completed all of them.
+func (b *bench) drainOnce(ctx context.Context, w int) (DrainResult, error) {
+	r := DrainResult{Workers: w, Default: w == leasehold.DefaultMaxWorkers, Jobs: b.opts.Jobs}
+	s, err := b.newScratch(ctx)
+	if err != nil {
+		return r, err
+	}
+	defer s.Close()
+	if _, err := insertJobs(ctx, s.drv, r.Jobs); err != nil {
+		return r, err
+	}
+	if err := s.analyze(ctx); err != nil {
+		return r, err
+	}
+	workers := leasehold.NewWorkers()
+	if err := leasehold.AddWorker(workers, leasehold.WorkFunc[noopArgs](func(context.Context, *leasehold.Job[noopArgs]) error {
+		return nil
+	})); err != nil {
+		return r, err
+	}
+	var n callCounts
+	c, err := leasehold.NewClient(leasehold.Config{
+		Driver: counted(s.drv, &n), Workers: workers, Logger: b.opts.Logger,
+		Queues: map[string]leasehold.QueueConfig{leasehold.DefaultQueue: {MaxWorkers: w}},
+	})
+	if err != nil {
+		return r, err
+	}
+	if err := b.resetStatements(ctx); err != nil {
+		return r, err
+	}
+	start := time.Now()
+	if err := c.Start(ctx); err != nil {
+		return r, err
+	}
+	werr := waitCompleted(ctx, c, int64(r.Jobs), b.opts.Timeout)
+	elapsed := time.Since(start)
+	stopErr := c.Stop(context.WithoutCancel(ctx))
+	if werr != nil {
+		return r, werr
+	}
+	if stopErr != nil {
+		return r, stopErr
+	}
+	r.Seconds = elapsed.Seconds()
+	r.JobsPerSec = float64(r.Jobs) / r.Seconds
+	r.Calls = n.snapshot()
+	r.Statements, r.Top, err = b.readStatements(ctx, &n)
+	r.StatementsPerJob = float64(r.Statements) / float64(r.Jobs)
+	if len(r.Top) > 6 {
+		r.Top = r.Top[:6]
+	}
+	return r, err
+}
+
+// waitCompleted waits until c has completed want jobs.
+func waitCompleted(ctx context.Context, c *leasehold.Client, want int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	t := time.NewTicker(completionPollEvery)
+	defer t.Stop()
+	for c.Stats().Completed < want {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %v: %d of %d jobs completed (stats %+v)",
+				timeout, c.Stats().Completed, want, c.Stats())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// resetStatements starts a statement count.
+func (b *bench) resetStatements(ctx context.Context) error {
+	if b.stats == nil {
+		return nil
+	}
+	if err := b.stats.reset(ctx); err != nil {
+		return fmt.Errorf("reset pg_stat_statements: %w", err)
+	}
+	return nil
+}
+
+// readStatements returns the statements since resetStatements: from
+// pg_stat_statements, or the driver calls n.
+func (b *bench) readStatements(ctx context.Context, n *callCounts) (int64, []Statement, error) {
+	if b.stats == nil {
+		return n.total(), nil, nil
+	}
+	return b.stats.read(ctx)
+}

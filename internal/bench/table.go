@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSONFile writes r to path as indented JSON.
+func WriteJSONFile(path string, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bench: encode report: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("bench: write report: %w", err)
+	}
+	return nil
+}
+
+// WriteTable prints r as aligned tables.
+func WriteTable(w io.Writer, r *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
+	fmt.Fprintf(w, "%s (%s), %d CPUs %s/%s, %s; statements from %s\n",
+		r.Server, settingsLine(r.Settings), r.Machine.CPUs, r.Machine.OS, r.Machine.Arch, r.Machine.GoVersion, r.StatementSource)
+	if r.Insert != nil {
+		p("\nbulk insert\tjobs\tseconds\tjobs/s\t\n")
+		p("\t%d\t%.2f\t%.0f\t\n", r.Insert.Jobs, r.Insert.Seconds, r.Insert.JobsPerSec)
+	}
+	if len(r.Drain) > 0 || r.Ceiling != nil {
+		p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tof ceiling\tstatements/job\tclaims\tfinishes\t\n")
+		for _, d := range r.Drain {
+			name := "leasehold"
+			if d.Default {
+				name = "leasehold (default)"
+			}
+			p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%.3f\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds, d.JobsPerSec,
+				percent(d.CeilingRatio), d.StatementsPerJob, d.Calls.Claim, d.Calls.Finish)
+		}
+		if c := r.Ceiling; c != nil {
+			p("bare SQL ceiling\t%dx%d\t%d\t%.2f\t%.0f\t100%%\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs, c.Seconds,
+				c.JobsPerSec, float64(c.Statements)/float64(c.Jobs))
+		}
+	}
+	if len(r.Latency) > 0 {
+		p("\npickup latency\trate/s\tjobs\tp50 ms\tp95 ms\tp99 ms\tmax ms\t\n")
+		for _, l := range r.Latency {
+			p("%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", l.Mode, l.Rate, l.Jobs, l.P50, l.P95, l.P99, l.Max)
+		}
+	}
+	if len(r.Lease) > 0 {
+		p("\nlease overhead\tprocesses\tjobs in flight\tseconds\theartbeat stmts/s\trows/s\tstmts/s\t\n")
+		for _, l := range r.Lease {
+			p("\t%d\t%d\t%.1f\t%.2f\t%.0f\t%.2f\t\n", l.Processes, l.InFlight, l.Seconds, l.HeartbeatsPerSec,
+				l.HeartbeatRowsPerSec, l.StatementsPerSec)
+		}
+	}
+	return tw.Flush()
+}
+
+func percent(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*r)
+}
+
+func settingsLine(s map[string]string) string {
+	var parts []string
+	for _, k := range []string{"synchronous_commit", "fsync", "shared_buffers", "journal_mode", "synchronous"} {
+		if v, ok := s[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,195 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+)
+
+// check reads the database once the workers stopped and computes the
+// report.
+func (h *harness) check(ctx context.Context) (*Report, error) {
+	o := h.o
+	r := &Report{
+		Database: h.ns.describe(), Workers: o.Workers, Concurrency: o.Concurrency,
+		TTLSeconds: o.TTL.Seconds(), WatcherSeconds: o.WatcherInterval.Seconds(), PollSeconds: o.PollInterval.Seconds(),
+		Seed: o.Seed, Unfenced: Unfenced, WorkerProcesses: len(h.all),
+		Faults: FaultFigures{Kills: h.sched.kills, Freezes: h.sched.freezes, Outages: h.sched.outages, Crashes: h.sched.crashes},
+	}
+	db, err := h.db.SQL()
+	if err != nil {
+		return nil, err
+	}
+	f, err := loadFacts(ctx, db, h.ns.target.Dialect)
+	if err != nil {
+		return nil, err
+	}
+	refusals, renewals := h.facts.snapshot()
+	h.countJobs(r, f)
+	h.countEffects(r, f, refusals)
+	h.countWorkers(r)
+	ps := h.provider.Stats()
+	r.Provider = ProviderFigures{Requests: ps.Requests, Charges: ps.Charges, Replays: ps.Replays, Stalls: ps.Stalls}
+	ov := overlaps(f, renewals, o.TTL.Microseconds())
+	r.Leases = LeaseFigures{PairsChecked: ov.pairs, Takeovers: ov.takeovers, Evidenced: ov.evidenced,
+		Overlapping: len(ov.jobs), Examples: ov.examples}
+	h.reclaims(r, f)
+	r.Invariants = h.verdicts(r)
+	return r, nil
+}
+
+func (h *harness) countJobs(r *Report, f *dbFacts) {
+	j := &r.Jobs
+	j.Inserted = h.o.Jobs
+	for _, job := range f.jobs {
+		switch job.status {
+		case "completed":
+			j.Completed++
+		case "failed":
+			j.Failed++
+		case "cancelled":
+			j.Cancelled++
+		case "pending":
+			j.Pending++
+		case "processing":
+			j.Processing++
+		case "stuck":
+			j.Stuck++
+		}
+	}
+	for _, as := range f.attempts {
+		j.Attempts += len(as)
+		for _, a := range as {
+			if a.outcome == "lease_expired" {
+				j.Expired++
+			}
+		}
+	}
+}
+
+// countEffects compares the ledger with the jobs, their history and the
+// refused completions.
+func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
+	e := &r.Effects
+	e.Rows = len(f.ledger)
+	perJob := map[int64]int{}
+	written := map[refusal]bool{}
+	completer := map[int64]refusal{} // the lease that completed each job
+	for id, as := range f.attempts {
+		for _, a := range as {
+			if a.outcome == "completed" {
+				completer[id] = refusal{Job: id, Attempt: a.attempt, Owner: a.owner}
+			}
+		}
+	}
+	for _, l := range f.ledger {
+		perJob[l.job]++
+		lease := refusal{Job: l.job, Attempt: l.attempt, Owner: l.owner}
+		written[lease] = true
+		if completer[l.job] != lease {
+			e.NotByCompleter++
+		}
+	}
+	for id, job := range f.jobs {
+		n := perJob[id]
+		switch {
+		case job.status != "completed":
+			e.OnUnfinished += n
+		case n == 0:
+			e.Missing++
+		case n == 1:
+			e.ExactlyOne++
+		default:
+			e.Duplicated++
+			e.ExtraRows += n - 1
+		}
+	}
+	r.Refusals.Completions = len(refusals)
+	for _, rf := range refusals {
+		if written[rf] {
+			r.Refusals.WithEffect++
+		}
+	}
+}
+
+// countWorkers sums the workers' last reports.
+func (h *harness) countWorkers(r *Report) {
+	for _, p := range h.all {
+		s, c, _ := p.latest()
+		r.Refusals.LateWrites += s.FinishRefused
+		r.Refusals.LeasesLost += s.LeaseLost
+		r.Refusals.DBErrors += c.Errors()
+	}
+}
+
+// reclaims measures, for each lease a killed worker held, the time from
+// its death to the next claim of the job, by the database clock.
+func (h *harness) reclaims(r *Report, f *dbFacts) {
+	rc := &r.Reclaim
+	bound := h.o.reclaimBound().Microseconds()
+	rc.BoundSeconds = float64(bound) / 1e6
+	// The expired leases of each owner, with the claim that followed.
+	type expired struct{ lease, next attemptRow }
+	byOwner := map[string][]expired{}
+	for _, as := range f.attempts {
+		for i, a := range as {
+			if a.outcome == "lease_expired" && i+1 < len(as) {
+				byOwner[a.owner] = append(byOwner[a.owner], expired{a, as[i+1]})
+			}
+		}
+	}
+	worst := int64(-1)
+	for _, k := range h.sched.kills {
+		if k.deathUS == 0 {
+			rc.KillsUntimed++
+			continue
+		}
+		rc.KillsTimed++
+		for _, x := range byOwner[k.owner] {
+			if x.lease.ended < k.deathUS {
+				continue // expired before the kill (the worker was cut off from the database)
+			}
+			rc.Orphans++
+			delay := x.next.claimed - k.deathUS
+			allowed := bound + h.outageWithin(k.deathUS, x.next.claimed)
+			if allowed > bound {
+				rc.WithOutage++
+			}
+			if delay > worst {
+				worst = delay
+				rc.Worst = fmt.Sprintf("job %d of %s: claimed again %.3fs after the kill (attempt %d by %s)",
+					x.lease.job, k.Worker, float64(delay)/1e6, x.next.attempt, x.next.owner)
+			}
+			if delay > allowed {
+				rc.Over++
+				if len(rc.Examples) < 5 {
+					rc.Examples = append(rc.Examples, fmt.Sprintf("job %d of %s claimed again %.3fs after the kill, bound %.3fs",
+						x.lease.job, k.Worker, float64(delay)/1e6, float64(allowed)/1e6))
+				}
+			}
+		}
+	}
+	rc.MaxSeconds = max(float64(worst), 0) / 1e6
+}
+
+// outageWithin is how long the database was unavailable to the workers
+// between from and to (database µs): restarts, and freezes during which
+// the frozen worker held SQLite's write lock.
+func (h *harness) outageWithin(from, to int64) int64 {
+	var total int64
+	add := func(a, b int64) {
+		if a != 0 && b != 0 {
+			total += max(0, min(b, to)-max(a, from))
+		}
+	}
+	for _, o := range h.sched.outages {
+		if o.Kind == outageRestart {
+			add(o.fromUS, o.toUS)
+		}
+	}
+	for _, f := range h.sched.freezes {
+		if f.HeldWriteLock {
+			add(f.fromUS, f.toUS)
+		}
+	}
+	return total
+}

@@ -1,0 +1,174 @@
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+// attemptRow is one row of the attempt history; times are database Unix
+// µs, 0 when NULL.
+type attemptRow struct {
+	job, claimed, heartbeat, ended int64
+	attempt                        int
+	owner, outcome                 string
+}
+
+// ledgerRow is one recorded charge: which lease wrote it.
+type ledgerRow struct {
+	job     int64
+	attempt int
+	owner   string
+}
+
+// jobRow is a job's final state.
+type jobRow struct {
+	status  string
+	attempt int
+}
+
+// dbFacts is what the checks read from the database once the run is over.
+type dbFacts struct {
+	jobs     map[int64]jobRow
+	attempts map[int64][]attemptRow // by job, in attempt order
+	ledger   []ledgerRow
+}
+
+// Queries of the checks. The run's namespace holds only its own jobs and
+// ledger, so nothing needs a filter but the queue.
+const (
+	jobsSQL     = `SELECT id, status, attempt FROM leasehold_jobs WHERE queue = 'chaos'`
+	ledgerSQL   = `SELECT job_id, attempt, owner FROM payments_ledger`
+	pgAttempts  = `SELECT job_id, attempt, owner, ` + pgClaimed + `, ` + pgHeartbeat + `, ` + pgEnded + `, coalesce(outcome, '') FROM leasehold_attempts`
+	sqlAttempts = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, coalesce(outcome, '') FROM leasehold_attempts`
+)
+
+// PostgreSQL times as Unix µs, exactly (extract returns numeric).
+const (
+	pgClaimed   = `(extract(epoch FROM claimed_at) * 1000000)::bigint`
+	pgHeartbeat = `(extract(epoch FROM heartbeat_at) * 1000000)::bigint`
+	pgEnded     = `(extract(epoch FROM ended_at) * 1000000)::bigint`
+)
+
+// loadFacts reads the jobs, their history and the ledger.
+func loadFacts(ctx context.Context, db *sql.DB, dialect cli.Dialect) (*dbFacts, error) {
+	f := &dbFacts{jobs: map[int64]jobRow{}, attempts: map[int64][]attemptRow{}}
+	err := scanRows(ctx, db, jobsSQL, func(r *sql.Rows) error {
+		var id int64
+		var j jobRow
+		err := r.Scan(&id, &j.status, &j.attempt)
+		f.jobs[id] = j
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	q := pgAttempts
+	if dialect == cli.SQLite {
+		q = sqlAttempts
+	}
+	err = scanRows(ctx, db, q, func(r *sql.Rows) error {
+		var a attemptRow
+		var hb, ended sql.NullInt64
+		err := r.Scan(&a.job, &a.attempt, &a.owner, &a.claimed, &hb, &ended, &a.outcome)
+		a.heartbeat, a.ended = hb.Int64, ended.Int64
+		f.attempts[a.job] = append(f.attempts[a.job], a)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, as := range f.attempts {
+		sort.Slice(as, func(i, j int) bool { return as[i].attempt < as[j].attempt })
+	}
+	err = scanRows(ctx, db, ledgerSQL, func(r *sql.Rows) error {
+		var l ledgerRow
+		err := r.Scan(&l.job, &l.attempt, &l.owner)
+		f.ledger = append(f.ledger, l)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func scanRows(ctx context.Context, db *sql.DB, q string, each func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("chaos: check: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return fmt.Errorf("chaos: check: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("chaos: check: %w", err)
+	}
+	return nil
+}
+
+// overlapResult is what the lease-overlap check found.
+type overlapResult struct {
+	pairs     int // consecutive attempts compared
+	takeovers int // of which the earlier lease expired (taken over or rescued)
+	// evidenced: takeovers whose earlier lease is known to have been
+	// renewed (history's heartbeat or a worker's renewal report), so the
+	// check rests on more than the claim itself.
+	evidenced int
+	jobs      []int64  // jobs with two overlapping live leases
+	examples  []string // the first few, described
+}
+
+// overlaps finds the jobs with two attempts whose live leases overlap: a
+// claim made before the previous lease had ended. An attempt's lease lives
+// from its claim until it ended (finished or given back) or ran out
+// (lease_until = last renewal + TTL), whichever came first. The last
+// renewal is bounded from below by the history's heartbeat and the
+// workers' renewal reports, so an overlap found is a real one.
+func overlaps(f *dbFacts, renewals map[leaseKey]int64, ttlUS int64) overlapResult {
+	var res overlapResult
+	ids := make([]int64, 0, len(f.attempts))
+	for id := range f.attempts {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		var prevEnd int64
+		var prev *attemptRow
+		overlapped := false
+		for i := range f.attempts[id] {
+			a := &f.attempts[id][i]
+			if prev != nil {
+				res.pairs++
+				if prev.outcome == "lease_expired" {
+					res.takeovers++
+					if prev.heartbeat != 0 || renewals[leaseKey{prev.job, prev.attempt}] != 0 {
+						res.evidenced++
+					}
+				}
+				if a.claimed < prevEnd && !overlapped {
+					overlapped = true
+					res.jobs = append(res.jobs, id)
+					if len(res.examples) < 5 {
+						res.examples = append(res.examples, fmt.Sprintf(
+							"job %d: attempt %d (%s) claimed %.3fs before attempt %d's lease had ended",
+							id, a.attempt, a.owner, float64(prevEnd-a.claimed)/1e6, prev.attempt))
+					}
+				}
+			}
+			renewed := max(a.claimed, a.heartbeat, renewals[leaseKey{a.job, a.attempt}])
+			end := renewed + ttlUS // a lower bound of lease_until
+			if a.ended != 0 && a.outcome != "lease_expired" {
+				end = min(end, a.ended)
+			}
+			prevEnd, prev = max(prevEnd, end), a
+		}
+	}
+	return res
+}

@@ -1,0 +1,55 @@
+package chaos
+
+import (
+	"github.com/leasehold/leasehold"
+)
+
+// A worker process writes one JSON message per line on its standard
+// output; the orchestrator reads them as they come, so what a worker said
+// before it was killed is kept.
+const (
+	msgReport  = "report"  // periodic counters
+	msgFinal   = "final"   // counters at a graceful stop
+	msgRefused = "refused" // a CompleteTx refused by the fence
+	msgRenewed = "renewed" // leases a heartbeat renewed
+)
+
+// message is one line of a worker's output. Type selects the fields used.
+type message struct {
+	Type string `json:"type"`
+	// Stats and Calls: report and final.
+	Stats *leasehold.Stats `json:"stats,omitempty"`
+	Calls *CallStats       `json:"calls,omitempty"`
+	// Job and Attempt: refused.
+	Job     int64 `json:"job,omitempty"`
+	Attempt int   `json:"attempt,omitempty"`
+	// AtLeast and Leases: renewed. AtLeast is a database time (Unix µs)
+	// read before the heartbeat was sent: each lease in Leases (job id,
+	// attempt) was renewed to at least AtLeast + TTL.
+	AtLeast int64      `json:"at_least_us,omitempty"`
+	Leases  [][2]int64 `json:"leases,omitempty"`
+}
+
+// CallStats count a worker's database calls as its driver saw them.
+type CallStats struct {
+	// OK counts calls that succeeded; LastOK is the worker's local wall
+	// time (Unix ns) of the latest success. Orchestrator and workers share
+	// a host, so it is compared with the orchestrator's own clock, never
+	// with the database's.
+	OK     int64 `json:"ok"`
+	LastOK int64 `json:"last_ok_unix_ns"`
+	// Errors by call: claims, heartbeats, finishes (the completer's and
+	// CompleteTx's), watcher passes and clock reads.
+	ClaimErrors     int64 `json:"claim_errors"`
+	HeartbeatErrors int64 `json:"heartbeat_errors"`
+	FinishErrors    int64 `json:"finish_errors"`
+	RescueErrors    int64 `json:"rescue_errors"`
+	OtherErrors     int64 `json:"other_errors"`
+	// Refused counts CompleteTx calls the fence refused.
+	Refused int64 `json:"refused"`
+}
+
+// Errors is the total of failed calls.
+func (c CallStats) Errors() int64 {
+	return c.ClaimErrors + c.HeartbeatErrors + c.FinishErrors + c.RescueErrors + c.OtherErrors
+}

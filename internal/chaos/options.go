@@ -1,0 +1,169 @@
+package chaos
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+// Defaults of Options.
+const (
+	DefaultWorkers         = 4
+	DefaultJobs            = 5000
+	DefaultConcurrency     = 8
+	DefaultTTL             = 2 * time.Second
+	DefaultWatcherInterval = 500 * time.Millisecond
+	DefaultPollInterval    = 100 * time.Millisecond
+	DefaultKillEvery       = 2 * time.Second
+	DefaultFreezeEvery     = 6 * time.Second
+	DefaultLatency         = 10 * time.Millisecond
+	DefaultStallProb       = 0.002
+	DefaultTimeout         = 10 * time.Minute
+	// DefaultReportEvery is how often workers report their counters.
+	DefaultReportEvery = 100 * time.Millisecond
+	// recoveryTimeout bounds the wait for workers to reach the database
+	// again after a restart or a terminated session (plus the TTL).
+	recoveryTimeout = 30 * time.Second
+)
+
+// Options configure a chaos run. Zero fields take the defaults.
+type Options struct {
+	// Target is the database: a PostgreSQL URL (the run gets a schema of
+	// its own in that database) or a new SQLite file.
+	Target cli.Target
+	// Executable is the leasehold binary that runs the workers
+	// (`leasehold chaos worker`).
+	Executable string
+	Workers    int // worker processes (K)
+	Jobs       int // payment jobs (N)
+	// Concurrency is how many jobs each worker runs at once.
+	Concurrency     int
+	TTL             time.Duration // lease TTL of the workers
+	WatcherInterval time.Duration // stuck watcher period of the workers
+	PollInterval    time.Duration // poll period of the workers
+	// KillEvery is the period of SIGKILLs; a negative value disables them.
+	KillEvery time.Duration
+	// FreezeEvery is the period of freezes (negative: none); FreezeFor how
+	// long a worker stays frozen, default 2 x TTL + WatcherInterval.
+	FreezeEvery, FreezeFor time.Duration
+	// PGRestarts is how many times PostgreSQL is restarted (spread over the
+	// run by progress); it needs PGData.
+	PGRestarts int
+	// PGTerminateEvery is the period of pg_terminate_backend of one
+	// worker's sessions; 0 disables it.
+	PGTerminateEvery time.Duration
+	// PGData is the data directory of the server to restart; PGCtl its
+	// pg_ctl (default: found on the PATH or in /usr/lib/postgresql); PGLog
+	// receives the restarted server's log (default: discarded).
+	PGData, PGCtl, PGLog string
+	// Latency is the provider's mean response time (uniform from half to
+	// one and a half times it).
+	Latency time.Duration
+	// StallProb is the share of charges that stall for StallFor (default
+	// 1.5 x TTL, kept alive by heartbeats); negative for none.
+	StallProb float64
+	StallFor  time.Duration
+	// Timeout bounds the run; jobs not finished by then fail the check.
+	Timeout time.Duration
+	// Keep keeps the run's schema or SQLite file even when every check
+	// passes (it is always kept when one fails).
+	Keep bool
+	// Seed makes the fault schedule's choices reproducible; 0 picks one.
+	Seed uint64
+	// Out receives the fault schedule and progress, one timestamped line
+	// each.
+	Out io.Writer
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.Workers, DefaultWorkers)
+	def(&o.Jobs, DefaultJobs)
+	def(&o.Concurrency, DefaultConcurrency)
+	dur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	dur(&o.TTL, DefaultTTL)
+	dur(&o.WatcherInterval, DefaultWatcherInterval)
+	dur(&o.PollInterval, DefaultPollInterval)
+	dur(&o.KillEvery, DefaultKillEvery)
+	dur(&o.FreezeEvery, DefaultFreezeEvery)
+	dur(&o.FreezeFor, 2*o.TTL+o.WatcherInterval)
+	dur(&o.Latency, DefaultLatency)
+	dur(&o.StallFor, o.TTL*3/2)
+	dur(&o.Timeout, DefaultTimeout)
+	if o.StallProb == 0 {
+		o.StallProb = DefaultStallProb
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return o
+}
+
+// validate reports the first setting the harness cannot run with.
+func (o Options) validate() error {
+	switch {
+	case !supported:
+		return errors.New("chaos: the harness needs a Unix system (it freezes workers with SIGSTOP)")
+	case o.Executable == "":
+		return errors.New("chaos: no executable for the workers")
+	case o.Workers < 2 || o.Workers > 64:
+		return cli.Usagef("--workers %d is out of range 2..64", o.Workers)
+	case o.Jobs < 1 || o.Jobs > 10_000_000:
+		return cli.Usagef("--jobs %d is out of range 1..10000000", o.Jobs)
+	case o.Concurrency < 1 || o.Concurrency > 1000:
+		return cli.Usagef("--concurrency %d is out of range 1..1000", o.Concurrency)
+	case o.FreezeEvery > 0 && o.FreezeFor <= o.TTL:
+		return cli.Usagef("--freeze-for %s must exceed the lease TTL %s: a freeze must outlive the lease",
+			cli.FormatDuration(o.FreezeFor), cli.FormatDuration(o.TTL))
+	case o.FreezeEvery > 0 && o.FreezeEvery <= o.FreezeFor:
+		return cli.Usagef("--freeze-every %s must exceed --freeze-for %s (one freeze at a time)",
+			cli.FormatDuration(o.FreezeEvery), cli.FormatDuration(o.FreezeFor))
+	case o.StallProb > 1:
+		return cli.Usagef("--stall-prob %g is above 1", o.StallProb)
+	case o.PGRestarts < 0 || o.PGRestarts > 100:
+		return cli.Usagef("--pg-restarts %d is out of range 0..100", o.PGRestarts)
+	}
+	if o.Target.Dialect != cli.Postgres {
+		if o.PGRestarts > 0 || o.PGTerminateEvery > 0 {
+			return cli.Usagef("--pg-restarts and --pg-terminate-every need a PostgreSQL --db")
+		}
+		return nil
+	}
+	if o.PGRestarts > 0 && o.PGData == "" {
+		return cli.Usagef("--pg-restarts needs --pgdata: the data directory of the server to restart")
+	}
+	return nil
+}
+
+// reclaimBound is how long a dead worker's lease may take to be claimed
+// again: the lease runs out, then the watcher or a poll takes it.
+func (o Options) reclaimBound() time.Duration { return o.TTL + o.WatcherInterval + o.PollInterval }
+
+func (o Options) describe() string {
+	s := fmt.Sprintf("%d jobs, %d workers x %d, lease TTL %s, watcher %s, poll %s", o.Jobs, o.Workers, o.Concurrency,
+		cli.FormatDuration(o.TTL), cli.FormatDuration(o.WatcherInterval), cli.FormatDuration(o.PollInterval))
+	if o.KillEvery > 0 {
+		s += ", SIGKILL every " + cli.FormatDuration(o.KillEvery)
+	}
+	if o.FreezeEvery > 0 {
+		s += fmt.Sprintf(", SIGSTOP every %s for %s", cli.FormatDuration(o.FreezeEvery), cli.FormatDuration(o.FreezeFor))
+	}
+	if o.PGRestarts > 0 {
+		s += fmt.Sprintf(", %d PostgreSQL restarts", o.PGRestarts)
+	}
+	if o.PGTerminateEvery > 0 {
+		s += ", pg_terminate_backend every " + cli.FormatDuration(o.PGTerminateEvery)
+	}
+	return s
+}

@@ -1,0 +1,192 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/pgctl"
+)
+
+// Kinds of outage.
+const (
+	outageRestart   = "pg_restart"   // pg_ctl restart -m immediate
+	outageTerminate = "pg_terminate" // pg_terminate_backend of one worker's sessions
+)
+
+// outage is a database restart or a termination of a worker's sessions,
+// and how the workers that lived through it came back.
+type outage struct {
+	Kind     string        `json:"kind"`
+	At       time.Duration `json:"at_ns"`
+	Took     time.Duration `json:"took_ns"` // the restart itself
+	Worker   string        `json:"worker,omitempty"`
+	Sessions int64         `json:"sessions,omitempty"`
+	// Workers is how many workers ran through it (neither killed nor
+	// frozen until they reached the database again); Recovered how many
+	// of them reached it again, on their own, within the recovery timeout.
+	Workers   int `json:"workers"`
+	Recovered int `json:"recovered"`
+	// RecoveredIn is the longest time from the end of the outage to a
+	// worker's first successful database call.
+	RecoveredIn time.Duration `json:"recovered_in_ns"`
+	// Errors counts the failed database calls of those workers from the
+	// start of the outage until they had all recovered.
+	Errors int64  `json:"errors"`
+	Error  string `json:"error,omitempty"`
+
+	start, end   time.Time // end is zero while a restart runs
+	fromUS, toUS int64     // database clock around a restart
+	watch        []*recoveryWatch
+	settled      bool
+}
+
+// recoveryWatch follows one worker through an outage.
+type recoveryWatch struct {
+	p            *proc
+	errorsBefore int64
+	excluded     bool // killed or frozen meanwhile
+	recovered    bool
+	in           time.Duration
+}
+
+func (h *harness) newOutage(kind string, procs []*proc) *outage {
+	o := &outage{Kind: kind, At: time.Since(h.start), start: time.Now()}
+	for _, p := range procs {
+		_, calls, _ := p.latest()
+		o.watch = append(o.watch, &recoveryWatch{p: p, errorsBefore: calls.Errors()})
+	}
+	return o
+}
+
+// restartResult is the end of a restart run in the background.
+type restartResult struct {
+	o   *outage
+	end time.Time
+	err error
+}
+
+// startRestart restarts PostgreSQL in the background: the loop goes on
+// (freezes must end on time) while the server is down.
+func (h *harness) startRestart(ctx context.Context) {
+	var procs []*proc
+	for _, p := range h.procs {
+		if p.alive() && !p.frozen {
+			procs = append(procs, p)
+		}
+	}
+	o := h.newOutage(outageRestart, procs)
+	h.sched.restarting = true
+	h.sched.restarts++
+	h.sched.outages = append(h.sched.outages, o)
+	h.logf("pg_ctl restart -m immediate (%d of %d): every session dies, the server runs crash recovery; %d workers running",
+		h.sched.restarts, h.o.PGRestarts, len(procs))
+	opts := pgctl.RestartOptions{PGCtl: h.o.PGCtl, DataDir: h.o.PGData, LogFile: h.o.PGLog}
+	go func() {
+		err := pgctl.RestartImmediate(context.WithoutCancel(ctx), opts)
+		h.sched.restartDone <- restartResult{o: o, end: time.Now(), err: err}
+	}()
+}
+
+// restarted records the end of a restart.
+func (h *harness) restarted(ctx context.Context, r restartResult) {
+	h.sched.restarting = false
+	o := r.o
+	o.end = r.end
+	o.Took = r.end.Sub(o.start)
+	if r.err != nil {
+		o.Error = r.err.Error()
+		h.logf("PostgreSQL restart failed after %s: %v", cli.FormatDuration(o.Took), r.err)
+	} else {
+		h.logf("PostgreSQL is back after %s", cli.FormatDuration(o.Took))
+	}
+	// The database clock around the outage: read once it answers again.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if to := h.dbNow(ctx, time.Second); to != 0 {
+			o.toUS = to
+			o.fromUS = to - time.Since(o.start).Microseconds()
+			break
+		}
+	}
+}
+
+// excludeFromOutages stops following p through the open outages (it was
+// frozen or killed: its recovery proves nothing).
+func (h *harness) excludeFromOutages(p *proc) {
+	for _, o := range h.sched.outages {
+		for _, w := range o.watch {
+			if w.p == p && !o.settled && !w.recovered {
+				w.excluded = true
+			}
+		}
+	}
+}
+
+// settleOutages follows recoveries; it reports whether every outage is
+// settled: each worker recovered or stopped counting, or the timeout hit.
+func (h *harness) settleOutages() bool {
+	all := true
+	for _, o := range h.sched.outages {
+		if o.settled {
+			continue
+		}
+		if o.end.IsZero() {
+			all = false
+			continue
+		}
+		pending := 0
+		for _, w := range o.watch {
+			switch {
+			case w.excluded || w.recovered:
+			case !w.p.alive() || w.p.frozen:
+				w.excluded = true
+			default:
+				if _, calls, _ := w.p.latest(); calls.LastOK > o.end.UnixNano() {
+					w.recovered, w.in = true, time.Unix(0, calls.LastOK).Sub(o.end)
+				} else {
+					pending++
+				}
+			}
+		}
+		since := time.Since(o.end)
+		if (pending == 0 && since >= time.Second) || since >= recoveryTimeout+h.o.TTL {
+			h.settle(o)
+		} else {
+			all = false
+		}
+	}
+	return all
+}
+
+// settle closes an outage's figures and prints them.
+func (h *harness) settle(o *outage) {
+	o.settled = true
+	var late []string
+	for _, w := range o.watch {
+		if w.excluded {
+			continue
+		}
+		o.Workers++
+		_, calls, _ := w.p.latest()
+		o.Errors += calls.Errors() - w.errorsBefore
+		if w.recovered {
+			o.Recovered++
+			o.RecoveredIn = max(o.RecoveredIn, w.in)
+		} else {
+			late = append(late, w.p.name())
+		}
+	}
+	what := "the restart"
+	if o.Kind == outageTerminate {
+		what = fmt.Sprintf("the termination of %s's sessions", o.Worker)
+	}
+	if len(late) > 0 {
+		h.logf("after %s: %s did not reach the database again within %s", what, strings.Join(late, ", "),
+			cli.FormatDuration(recoveryTimeout+h.o.TTL))
+		return
+	}
+	h.logf("after %s: %d of %d workers reached the database again on their own within %s (%d failed calls)",
+		what, o.Recovered, o.Workers, cli.FormatDuration(o.RecoveredIn), o.Errors)
+}

@@ -1,0 +1,163 @@
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+)
+
+// emitter writes a worker's messages, one JSON line each, straight to its
+// output (no buffering: a line written is the orchestrator's even if the
+// worker is killed a moment later).
+type emitter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newEmitter(w io.Writer) *emitter { return &emitter{enc: json.NewEncoder(w)} }
+
+func (e *emitter) emit(m message) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_ = e.enc.Encode(m) // the orchestrator is gone: nothing to tell
+}
+
+// recorder wraps a worker's driver: it counts the calls the client makes,
+// reports every CompleteTx the fence refuses (job, attempt) and every
+// heartbeat's renewed leases with a lower bound of its database time. It
+// changes nothing the client sees, except in a chaos_unfenced build (see
+// refusedInTx).
+type recorder struct {
+	leasehold.Driver
+	dialect cli.Dialect
+	out     *emitter
+	// clock is the latest database time (Unix µs) read by sampleClock: a
+	// read that returned before a heartbeat was sent bounds the
+	// heartbeat's own database time from below.
+	clock atomic.Int64
+
+	ok, lastOK                                           atomic.Int64
+	claimErrs, hbErrs, finishErrs, rescueErrs, otherErrs atomic.Int64
+	refused                                              atomic.Int64
+}
+
+// wrap returns the recording driver for d, a leasehold.Notifier too when d
+// is one (so LISTEN/NOTIFY wake-ups keep working).
+func wrap(d leasehold.Driver, dialect cli.Dialect, out *emitter) (leasehold.Driver, *recorder) {
+	r := &recorder{Driver: d, dialect: dialect, out: out}
+	if n, ok := d.(leasehold.Notifier); ok {
+		return &notifyingRecorder{recorder: r, n: n}, r
+	}
+	return r, r
+}
+
+type notifyingRecorder struct {
+	*recorder
+	n leasehold.Notifier
+}
+
+// Listen implements leasehold.Notifier.
+func (r *notifyingRecorder) Listen(ctx context.Context, wake func(queue string)) error {
+	return r.n.Listen(ctx, wake)
+}
+
+// count records the result of one call.
+func (r *recorder) count(ctx context.Context, err error, errs *atomic.Int64) {
+	switch {
+	case err == nil:
+		r.ok.Add(1)
+		r.lastOK.Store(time.Now().UnixNano())
+	case ctx.Err() == nil: // not the worker stopping
+		errs.Add(1)
+	}
+}
+
+// Calls returns the counters.
+func (r *recorder) Calls() CallStats {
+	return CallStats{
+		OK: r.ok.Load(), LastOK: r.lastOK.Load(),
+		ClaimErrors: r.claimErrs.Load(), HeartbeatErrors: r.hbErrs.Load(), FinishErrors: r.finishErrs.Load(),
+		RescueErrors: r.rescueErrs.Load(), OtherErrors: r.otherErrs.Load(), Refused: r.refused.Load(),
+	}
+}
+
+// Claim implements leasehold.Driver.
+func (r *recorder) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+	rows, err := r.Driver.Claim(ctx, p)
+	r.count(ctx, err, &r.claimErrs)
+	return rows, err
+}
+
+// Heartbeat implements leasehold.Driver and reports the renewed leases.
+func (r *recorder) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+	atLeast := r.clock.Load()
+	held, err := r.Driver.Heartbeat(ctx, p)
+	r.count(ctx, err, &r.hbErrs)
+	if err != nil || atLeast == 0 || len(held) == 0 {
+		return held, err
+	}
+	newest := make(map[int64]int64, len(p.Leases))
+	for _, l := range p.Leases {
+		newest[l.ID] = max(newest[l.ID], int64(l.Attempt))
+	}
+	leases := make([][2]int64, 0, len(held))
+	for _, h := range held {
+		leases = append(leases, [2]int64{h.ID, newest[h.ID]})
+	}
+	r.out.emit(message{Type: msgRenewed, AtLeast: atLeast, Leases: leases})
+	return held, nil
+}
+
+// Finish implements leasehold.Driver. A CompleteTx (one lease, in the
+// handler's transaction) that the fence refuses is reported.
+func (r *recorder) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParams) ([]int64, error) {
+	ids, err := r.Driver.Finish(ctx, tx, ps)
+	r.count(ctx, err, &r.finishErrs)
+	if err != nil || tx == nil || len(ids) > 0 || len(ps) != 1 || ps[0].Outcome != leasehold.OutcomeCompleted {
+		return ids, err
+	}
+	sqlTx, ok := tx.(*sql.Tx)
+	if !ok {
+		return ids, nil
+	}
+	return r.refusedInTx(ctx, sqlTx, ps[0])
+}
+
+// reportRefusal reports a CompleteTx the fence refused.
+func (r *recorder) reportRefusal(p *leasehold.FinishParams) {
+	r.refused.Add(1)
+	r.out.emit(message{Type: msgRefused, Job: p.ID, Attempt: p.Attempt})
+}
+
+// RescueExpired implements leasehold.Driver.
+func (r *recorder) RescueExpired(ctx context.Context, p *leasehold.RescueParams) ([]*leasehold.RescuedJob, error) {
+	jobs, err := r.Driver.RescueExpired(ctx, p)
+	r.count(ctx, err, &r.rescueErrs)
+	return jobs, err
+}
+
+// sampleClock reads the database clock every interval until ctx ends.
+func (r *recorder) sampleClock(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, interval)
+		now, err := r.Driver.Now(qctx)
+		cancel()
+		if err == nil {
+			r.clock.Store(now.UnixMicro())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package chaos
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/payments"
+)
+
+// harness is one chaos run.
+type harness struct {
+	o     Options
+	run   string // random id: names the schema, the owners and the payments
+	start time.Time
+	rng   *mrand.Rand
+	outMu sync.Mutex
+
+	ns       *namespace
+	db       *cli.DB           // the orchestrator's connection
+	client   *leasehold.Client // operator client: inserts and counts
+	provider *payments.Provider
+	arm      *stallArm
+	facts    facts
+
+	procs []*proc // the current process of each slot (index slot-1)
+	all   []*proc // every process ever started
+	exits chan *proc
+
+	sched schedule
+}
+
+// Run runs the harness: setup, workers under faults until every job is
+// finished (or Timeout), then the checks. The report says which invariants
+// held; an error means the run itself could not be carried out.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("chaos: run id: %w", err)
+	}
+	if o.Seed == 0 {
+		o.Seed = binary.LittleEndian.Uint64(b[:])
+	}
+	h := &harness{
+		o: o, run: hex.EncodeToString(b[:3]), start: time.Now(),
+		rng:   mrand.New(mrand.NewPCG(o.Seed, o.Seed>>1|1)),
+		exits: make(chan *proc, 4*o.Workers),
+	}
+	h.facts.init()
+	defer h.teardown()
+	if err := h.setup(ctx); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	loopErr := h.loop(runCtx)
+	if ctx.Err() != nil {
+		return nil, errors.New("chaos: interrupted")
+	}
+	h.finishFaults(ctx)
+	h.stopWorkers()
+	rep, err := h.check(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if loopErr != nil {
+		rep.Problems = append(rep.Problems, loopErr.Error())
+	}
+	rep.Seconds = time.Since(h.start).Seconds()
+	h.ns.keep = h.ns.keep || o.Keep || !rep.OK()
+	rep.Kept = h.ns.keptAs()
+	return rep, nil
+}
+
+// logf prints one timestamped line of the schedule.
+func (h *harness) logf(format string, args ...any) {
+	h.outMu.Lock()
+	defer h.outMu.Unlock()
+	fmt.Fprintf(h.o.Out, "%8.3fs  %s\n", time.Since(h.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (h *harness) setup(ctx context.Context) error {
+	o := h.o
+	h.logf("leasehold chaos: %s", o.describe())
+	ns, err := newNamespace(ctx, o.Target, h.run)
+	if err != nil {
+		return err
+	}
+	h.ns = ns
+	if h.db, err = cli.Open(ctx, ns.target, cli.OpenOptions{Create: true}); err != nil {
+		return err
+	}
+	h.logf("database %s", ns.describe())
+	if err := h.db.Driver.Migrate(ctx); err != nil {
+		return fmt.Errorf("chaos: migrate: %w", err)
+	}
+	sqlDB, err := h.db.SQL()
+	if err != nil {
+		return err
+	}
+	ledger, err := payments.NewUnkeyedLedger(sqlDB, payments.Dialect(ns.target.Dialect))
+	if err != nil {
+		return err
+	}
+	if err := ledger.Migrate(ctx); err != nil {
+		return err
+	}
+	h.client, err = leasehold.NewClient(leasehold.Config{
+		Driver: h.db.Driver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		return err
+	}
+	if err := h.enqueue(ctx); err != nil {
+		return err
+	}
+	h.arm = newStallArm(o.StallProb, o.Seed)
+	h.provider, err = payments.StartProvider(payments.ProviderConfig{
+		MinLatency: o.Latency / 2, MaxLatency: o.Latency * 3 / 2,
+		Stall: h.arm.stall, StallFor: o.StallFor, Seed: o.Seed,
+	})
+	if err != nil {
+		return err
+	}
+	for slot := 1; slot <= o.Workers; slot++ {
+		p, err := h.spawn(slot, 1)
+		if err != nil {
+			return err
+		}
+		h.procs = append(h.procs, p)
+		h.arm.setEligible(p.owner, true)
+	}
+	h.logf("started %d workers (%s); provider %s", o.Workers, h.procNames(), h.provider.URL())
+	return nil
+}
+
+// enqueue inserts the payment jobs in bulk.
+func (h *harness) enqueue(ctx context.Context) error {
+	const chunk = 5000
+	for from := 0; from < h.o.Jobs; from += chunk {
+		n := min(chunk, h.o.Jobs-from)
+		jobs := make([]leasehold.InsertManyParams, n)
+		for i := range jobs {
+			id := fmt.Sprintf("chaos-%s-%07d", h.run, from+i+1)
+			jobs[i] = leasehold.InsertManyParams{
+				Args: payments.ChargeArgs{PaymentID: id, AmountCents: int64(100 + (from+i)%9900), Currency: "EUR"},
+				Opts: &leasehold.InsertOpts{Queue: Queue, MaxAttempts: 1000},
+			}
+		}
+		if _, err := h.client.InsertBulk(ctx, jobs); err != nil {
+			return fmt.Errorf("chaos: enqueue: %w", err)
+		}
+	}
+	h.logf("enqueued %d payment jobs in queue %s", h.o.Jobs, Queue)
+	return nil
+}
+
+func (h *harness) procNames() string {
+	s := ""
+	for i, p := range h.procs {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s pid %d", p.name(), p.pid())
+	}
+	return s
+}
+
+// stopWorkers stops every worker gracefully (SIGTERM), in parallel, and
+// kills those that do not exit in time.
+func (h *harness) stopWorkers() {
+	wait := h.o.StallFor + h.o.TTL + 20*time.Second
+	var wg sync.WaitGroup
+	for _, p := range h.procs {
+		if !p.alive() {
+			continue
+		}
+		p.stopping = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = p.signal(sigterm)
+			if !p.waitExit(wait) {
+				_ = p.cmd.Process.Kill()
+				<-p.exited
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// teardown stops whatever still runs and closes the database.
+func (h *harness) teardown() {
+	for _, p := range h.all {
+		if p.alive() || p.frozen {
+			_ = p.signal(sigcont)
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+	if h.provider != nil {
+		_ = h.provider.Close()
+	}
+	if h.db != nil {
+		_ = h.db.Close()
+	}
+	if h.ns != nil {
+		h.ns.close()
+	}
+}

@@ -1,0 +1,95 @@
+package chaos
+
+import (
+	"fmt"
+	"strings"
+)
+
+// verdicts judges each invariant of the run.
+func (h *harness) verdicts(r *Report) []Invariant {
+	var out []Invariant
+	add := func(name string, ok bool, format string, args ...any) {
+		out = append(out, Invariant{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	j, e, rf, l, rc := r.Jobs, r.Effects, r.Refusals, r.Leases, r.Reclaim
+	left := j.Pending + j.Processing + j.Stuck
+	add("drained", left == 0 && j.Completed+j.Failed+j.Cancelled == j.Inserted,
+		"%d of %d jobs finished, %d left pending/processing/stuck", j.Completed+j.Failed+j.Cancelled, j.Inserted, left)
+	add("one-effect-per-job", e.Missing == 0 && e.Duplicated == 0 && e.OnUnfinished == 0 && e.ExactlyOne == j.Completed,
+		"%d completed jobs: %d with one ledger row, %d with none, %d with duplicates; %d rows on jobs not completed",
+		j.Completed, e.ExactlyOne, e.Missing, e.Duplicated, e.OnUnfinished)
+	add("effect-by-completing-lease", e.NotByCompleter == 0,
+		"%d ledger rows written by a lease the history does not show completing the job", e.NotByCompleter)
+	add("charges-match-completions", r.Provider.Charges == j.Completed,
+		"the provider charged %d payments (one per idempotency key) for %d completed jobs", r.Provider.Charges, j.Completed)
+	freezes := len(r.Faults.Freezes)
+	add("refusals-seen", freezes == 0 || rf.Completions > 0,
+		"%d completions refused after %d freezes (a frozen worker's late CompleteTx must be refused)", rf.Completions, freezes)
+	add("refusals-left-no-effect", rf.WithEffect == 0,
+		"%d of %d refused completions left a ledger row", rf.WithEffect, rf.Completions)
+	add("no-overlapping-leases", l.Overlapping == 0,
+		"%d jobs with two live leases at once (%d attempt pairs checked)", l.Overlapping, l.PairsChecked)
+	add("reclaim-within-bound", rc.Over == 0,
+		"longest %.3fs from a kill to the next claim, bound %.3fs; %d of %d orphaned leases over it",
+		rc.MaxSeconds, rc.BoundSeconds, rc.Over, rc.Orphans)
+	add("workers-recovered", h.allRecovered(r), "%s", recoverySummary(r.Faults.Outages))
+	add("no-worker-crashed", len(r.Faults.Crashes) == 0, "%d worker processes exited on their own", len(r.Faults.Crashes))
+	missing := h.undelivered(r)
+	add("faults-delivered", len(missing) == 0, "%s", deliveredSummary(r, missing))
+	return out
+}
+
+func (h *harness) allRecovered(r *Report) bool {
+	for _, o := range r.Faults.Outages {
+		if o.Error != "" || o.Recovered != o.Workers {
+			return false
+		}
+	}
+	return true
+}
+
+func recoverySummary(os []*outage) string {
+	if len(os) == 0 {
+		return "no database outage injected"
+	}
+	var parts []string
+	for _, o := range os {
+		s := fmt.Sprintf("%s: %d/%d workers back within %.2fs after %d errors", o.Kind, o.Recovered, o.Workers,
+			o.RecoveredIn.Seconds(), o.Errors)
+		if o.Error != "" {
+			s += " (" + o.Error + ")"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// undelivered lists the requested faults the run did not inject.
+func (h *harness) undelivered(r *Report) []string {
+	var missing []string
+	if h.o.KillEvery > 0 && len(r.Faults.Kills) == 0 {
+		missing = append(missing, "no kill")
+	}
+	if h.o.FreezeEvery > 0 && len(r.Faults.Freezes) == 0 {
+		missing = append(missing, "no freeze")
+	}
+	if n := countOutages(r.Faults.Outages, outageRestart); n != h.o.PGRestarts {
+		missing = append(missing, fmt.Sprintf("%d of %d restarts", n, h.o.PGRestarts))
+	}
+	if h.o.PGTerminateEvery > 0 && countOutages(r.Faults.Outages, outageTerminate) == 0 {
+		missing = append(missing, "no session termination")
+	}
+	return missing
+}
+
+func deliveredSummary(r *Report, missing []string) string {
+	s := fmt.Sprintf("%d kills, %d freezes, %d restarts, %d session terminations", len(r.Faults.Kills), len(r.Faults.Freezes),
+		countOutages(r.Faults.Outages, outageRestart), countOutages(r.Faults.Outages, outageTerminate))
+	if len(missing) > 0 {
+		s += " (requested but not injected: " + strings.Join(missing, ", ") + "; the run was too short)"
+	}
+	return s
+}

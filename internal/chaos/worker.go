@@ -1,0 +1,131 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/payments"
+)
+
+// Queue is the queue of the harness's payment jobs.
+const Queue = "chaos"
+
+// WorkerOptions configure one worker process of the harness.
+type WorkerOptions struct {
+	DB          *cli.DB
+	Owner       string
+	Concurrency int
+	TTL         time.Duration
+	// WatcherInterval and PollInterval are the client's settings.
+	WatcherInterval time.Duration
+	PollInterval    time.Duration
+	// ShutdownTimeout is how long Stop lets running jobs finish.
+	ShutdownTimeout time.Duration
+	ProviderURL     string
+	// ReportEvery is the period of the counters report.
+	ReportEvery time.Duration
+	// Out receives the messages for the orchestrator (JSON lines).
+	Out    io.Writer
+	Logger *slog.Logger
+}
+
+// openRetryFor is how long a worker keeps trying to reach the database
+// when it starts: a worker restarted while PostgreSQL restarts waits for it.
+const openRetryFor = time.Minute
+
+// OpenWorkerDB opens a worker's database, retrying while it does not
+// answer (for up to a minute, or until ctx ends).
+func OpenWorkerDB(ctx context.Context, t cli.Target) (*cli.DB, error) {
+	deadline := time.Now().Add(openRetryFor)
+	for {
+		db, err := cli.Open(ctx, t, cli.OpenOptions{})
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return db, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// RunWorker runs the payment worker until ctx ends, then stops it
+// gracefully. It writes its counters to Out every ReportEvery and when it
+// stops, and reports each refused CompleteTx and each renewal at once.
+func RunWorker(ctx context.Context, o WorkerOptions) error {
+	sqlDB, err := o.DB.SQL()
+	if err != nil {
+		return err
+	}
+	ledger, err := payments.NewUnkeyedLedger(sqlDB, payments.Dialect(o.DB.Target.Dialect))
+	if err != nil {
+		return err
+	}
+	out := newEmitter(o.Out)
+	driver, rec := wrap(o.DB.Driver, o.DB.Target.Dialect, out)
+	client, err := payments.NewClient(leasehold.Config{
+		Driver:          driver,
+		Queues:          map[string]leasehold.QueueConfig{Queue: {MaxWorkers: o.Concurrency}},
+		LeaseTTL:        o.TTL,
+		WatcherInterval: o.WatcherInterval,
+		PollInterval:    o.PollInterval,
+		ShutdownTimeout: o.ShutdownTimeout,
+		Owner:           o.Owner,
+		Logger:          o.Logger,
+		RetryPolicy:     &leasehold.ExponentialBackoff{Base: 50 * time.Millisecond, Max: time.Second, Jitter: 0.2},
+	}, ledger, o.ProviderURL, payments.Options{HTTPClient: detachedClient(o.Concurrency)})
+	if err != nil {
+		return fmt.Errorf("chaos worker: %w", err)
+	}
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBG()
+	go rec.sampleClock(bg, max(o.TTL/20, 10*time.Millisecond))
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("chaos worker: start: %w", err)
+	}
+	report := func(typ string) {
+		s, c := client.Stats(), rec.Calls()
+		out.emit(message{Type: typ, Stats: &s, Calls: &c})
+	}
+	t := time.NewTicker(o.ReportEvery)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			report(msgReport)
+		}
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+10*time.Second)
+	defer cancel()
+	err = client.Stop(stopCtx)
+	report(msgFinal)
+	if err != nil {
+		return fmt.Errorf("chaos worker: stop: %w", err)
+	}
+	return nil
+}
+
+// detachedClient is the provider client of the workers. Its calls ignore
+// the job's cancellation, like a provider SDK that takes no context: a
+// worker frozen in the middle of a charge carries on after SIGCONT as if it
+// still owned its job, and tries to complete it. That is the case the fence
+// exists for, and what makes a freeze produce refused completions.
+func detachedClient(concurrency int) *http.Client {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = max(concurrency, 2)
+	return &http.Client{Transport: detachedTransport{base: base}}
+}
+
+type detachedTransport struct{ base http.RoundTripper }
+
+// RoundTrip sends r on a context without r's cancellation.
+func (t detachedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return t.base.RoundTrip(r.WithContext(context.WithoutCancel(r.Context())))
+}

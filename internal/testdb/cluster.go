@@ -1,0 +1,131 @@
+package testdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/pgctl"
+)
+
+// Cluster is a PostgreSQL server of a test's own, which the test may
+// restart or crash without disturbing the shared server other packages'
+// tests use. It listens on a Unix socket in its directory only.
+type Cluster struct {
+	// Dir holds the data directory, the socket and the server log.
+	Dir string
+	// DataDir is the cluster's PGDATA.
+	DataDir string
+	// LogFile is the server log.
+	LogFile string
+	// PGCtl is the pg_ctl program that manages the cluster.
+	PGCtl string
+	// URL connects to the postgres database as the postgres superuser.
+	URL string
+}
+
+// StartCluster creates (initdb) and starts a PostgreSQL cluster in a new
+// temporary directory, and stops and removes it when the test ends. It
+// skips the test when the PostgreSQL programs are missing, or fails it
+// when EnvRequire is 1. As root, the programs run as the postgres user.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	initdb, err1 := pgctl.Find("initdb")
+	pgCtl, err2 := pgctl.Find("pg_ctl")
+	if err := errors.Join(err1, err2); err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("testdb: %v, but %s=1: PostgreSQL tests must run", err, EnvRequire)
+		}
+		t.Skipf("testdb: %v: skipping PostgreSQL test", err)
+	}
+	// Not t.TempDir: its parents are private to us, and as root the
+	// server runs as another user that must reach the directory.
+	dir, err := os.MkdirTemp("", "leasehold-cluster-")
+	if err != nil {
+		t.Fatalf("testdb: cluster directory: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := shareWithServer(dir); err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	c := &Cluster{
+		Dir: dir, DataDir: filepath.Join(dir, "data"), LogFile: filepath.Join(dir, "postgres.log"), PGCtl: pgCtl,
+		URL: "postgres://postgres@/postgres?host=" + dir + "&port=5432&sslmode=disable",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := pgctl.Run(ctx, initdb, "-D", c.DataDir, "-U", "postgres", "-A", "trust", "--no-sync"); err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	conf := fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nport = 5432\nmax_connections = 200\nfsync = off\n", dir)
+	if err := appendFile(filepath.Join(c.DataDir, "postgresql.conf"), conf); err != nil {
+		t.Fatalf("testdb: configure cluster: %v", err)
+	}
+	if err := pgctl.Run(ctx, pgCtl, "start", "-D", c.DataDir, "-l", c.LogFile, "-w", "-t", "60"); err != nil {
+		t.Fatalf("testdb: %v\n%s", err, readTail(c.LogFile))
+	}
+	t.Cleanup(func() { c.stop(t) })
+	return c
+}
+
+func (c *Cluster) stop(t testing.TB) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := pgctl.Run(ctx, c.PGCtl, "stop", "-D", c.DataDir, "-m", "immediate", "-w"); err != nil {
+		t.Logf("testdb: stop cluster: %v", err)
+	}
+}
+
+// shareWithServer makes dir usable by the server user when we are root.
+func shareWithServer(dir string) error {
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("cluster directory: %w", err)
+	}
+	if !pgctl.AsRoot() {
+		return nil
+	}
+	if _, err := exec.LookPath("runuser"); err != nil {
+		return fmt.Errorf("running as root needs runuser to start PostgreSQL as %s: %w", pgctl.ServerUser, err)
+	}
+	u, err := user.Lookup(pgctl.ServerUser)
+	if err != nil {
+		return fmt.Errorf("running as root needs a %s user: %w", pgctl.ServerUser, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return fmt.Errorf("cluster directory: %w", err)
+	}
+	return nil
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readTail returns the end of a log file, for failure messages.
+func readTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
