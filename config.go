@@ -62,6 +62,12 @@ type Config struct {
 	// example when `leasehold watch` runs it elsewhere).
 	DisableWatcher bool
 
+	// FinishedRetention, when positive, makes the watcher delete
+	// completed, failed and cancelled jobs (and their history) that
+	// finished longer ago than this, in batches, keeping the table small.
+	// Default 0: keep every job until PurgeFinished is called.
+	FinishedRetention time.Duration
+
 	// PollInterval is how often idle fetchers look for jobs when no
 	// wake-up hint arrives. Default 1 s.
 	PollInterval time.Duration
@@ -175,6 +181,9 @@ func (c Config) validate() error {
 	if c.HeartbeatInterval >= c.LeaseTTL-c.LeaseSafetyMargin {
 		return fmt.Errorf("%w: HeartbeatInterval %v must be below LeaseTTL - LeaseSafetyMargin (%v - %v)",
 			ErrInvalidConfig, c.HeartbeatInterval, c.LeaseTTL, c.LeaseSafetyMargin)
+	}
+	if c.FinishedRetention < 0 {
+		return fmt.Errorf("%w: FinishedRetention must not be negative, got %v", ErrInvalidConfig, c.FinishedRetention)
 	}
 	if c.DefaultMaxAttempts < 1 {
 		return fmt.Errorf("%w: DefaultMaxAttempts must be at least 1, got %d", ErrInvalidConfig, c.DefaultMaxAttempts)

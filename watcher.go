@@ -10,14 +10,20 @@ import (
 // rescueBatch caps the jobs one watcher statement moves.
 const rescueBatch = 1000
 
-// runWatcher runs the stuck watcher every WatcherInterval until ctx ends,
-// starting with one pass at once.
+// runWatcher runs the stuck watcher (and the retention cleanup, when
+// configured) every WatcherInterval until ctx ends, starting with one pass
+// at once.
 func (c *Client) runWatcher(ctx context.Context) {
 	t := time.NewTicker(c.cfg.WatcherInterval)
 	defer t.Stop()
 	for {
 		if _, err := c.RescueExpired(ctx); err != nil && ctx.Err() == nil {
 			c.cfg.Logger.Warn("leasehold: stuck watcher pass failed", "err", err)
+		}
+		if c.cfg.FinishedRetention > 0 {
+			if _, err := c.PurgeFinished(ctx, c.cfg.FinishedRetention); err != nil && ctx.Err() == nil {
+				c.cfg.Logger.Warn("leasehold: retention cleanup failed", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():

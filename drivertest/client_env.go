@@ -45,6 +45,8 @@ var clientTests = []struct {
 	{"HandlerOutcomes", testHandlerOutcomes},
 	{"OperatorCancelStopsRunningHandler", testOperatorCancelRunning},
 	{"UnregisteredKindsLeftAlone", testUnregisteredKinds},
+	{"NotifyWakesIdleWorkers", testNotifyWakesIdleWorkers},
+	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.
