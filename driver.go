@@ -50,7 +50,8 @@ type Driver interface {
 	Finish(ctx context.Context, tx any, p []*FinishParams) ([]int64, error)
 
 	// RescueExpired moves up to Limit processing jobs whose lease expired to
-	// pending, stuck (queues in FlagQueues), failed (budget exhausted) or
+	// pending (run_at unchanged: a rescued job keeps its place in line ahead
+	// of newer work), stuck (queues in FlagQueues), failed (budget exhausted) or
 	// cancelled (cancel requested), and ends their history rows with
 	// OutcomeLeaseExpired.
 	RescueExpired(ctx context.Context, p *RescueParams) ([]*RescuedJob, error)
@@ -172,8 +173,9 @@ type FinishParams struct {
 	Owner   string
 	Attempt int
 	// Outcome selects the new state: completed -> completed;
-	// retried, snoozed, released -> pending (run_at = now + Delay);
-	// failed -> failed; cancelled -> cancelled; lease_lost -> pending now.
+	// retried, snoozed -> pending with run_at = now + Delay;
+	// released, lease_lost -> pending with run_at unchanged, so the job
+	// keeps its place in line; failed -> failed; cancelled -> cancelled.
 	// Snoozed and released also increment free_attempts, so they do not
 	// spend the retry budget.
 	Outcome Outcome

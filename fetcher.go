@@ -11,6 +11,10 @@ import (
 // leases are run or released rather than left to expire.
 const claimTimeout = 30 * time.Second
 
+// fetchCoalesce bounds how long a fetcher with jobs waiting lets freed
+// slots gather before its next claim.
+const fetchCoalesce = 2 * time.Millisecond
+
 // fetcher claims jobs of one queue into free worker slots.
 type fetcher struct {
 	c     *Client
@@ -68,6 +72,28 @@ func (f *fetcher) fetchWhileFull(ctx context.Context) {
 			f.more.Store(false)
 			return
 		}
+		f.coalesce(ctx)
+	}
+}
+
+// coalesce runs after a claim that got every job it asked for, so more are
+// likely waiting: it lets slots free up until half of them are free or
+// fetchCoalesce has passed. The next claim is then one batch instead of a
+// trickle of one-job statements, each a round trip and a commit; a slot
+// waits at most fetchCoalesce.
+func (f *fetcher) coalesce(ctx context.Context) {
+	want := min(cap(f.slots), DefaultFetchBatch)
+	f.more.Store(true)
+	t := time.NewTimer(fetchCoalesce)
+	defer t.Stop()
+	for cap(f.slots)-len(f.slots) < want {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		case <-f.wakeC:
+		}
 	}
 }
 
@@ -104,10 +130,11 @@ func (f *fetcher) claim(ctx context.Context, n int) int {
 
 // releaseNow gives back a lease claimed while the client was stopping.
 func (f *fetcher) releaseNow(rj *runningJob) {
-	f.c.unregister(rj)
+	f.c.stats.running.Add(-1)
 	<-f.slots
 	if rj.finalized.CompareAndSwap(false, true) {
-		f.c.comp.submit(&finishItem{p: &FinishParams{
+		rj.cancel(errShutdown)
+		f.c.comp.submit(&finishItem{rj: rj, p: &FinishParams{
 			ID: rj.row.ID, Owner: f.c.owner, Attempt: rj.row.Attempt, Outcome: OutcomeReleased,
 		}})
 	}

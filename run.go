@@ -21,6 +21,10 @@ func ClientFromContext(ctx context.Context) *Client {
 // errShutdown is the cause of handler contexts cancelled by Stop.
 var errShutdown = errors.New("leasehold: client shutting down")
 
+// errHandlerDone is the cause set on a job's context once its handler has
+// returned.
+var errHandlerDone = errors.New("leasehold: handler returned")
+
 // runningJob is one lease held by this client while its handler runs.
 type runningJob struct {
 	row    *JobRow
@@ -61,12 +65,12 @@ func (c *Client) register(row *JobRow, claimSent int64) *runningJob {
 	return rj
 }
 
-func (c *Client) unregister(rj *runningJob) {
+// forget drops a lease from the running set once nothing more will be
+// written for it: it is no longer heartbeated.
+func (c *Client) forget(rj *runningJob) {
 	c.mu.Lock()
 	delete(c.running, rj.ref())
 	c.mu.Unlock()
-	c.stats.running.Add(-1)
-	rj.cancel(context.Canceled)
 }
 
 // snapshotRunning returns the leases currently held.
@@ -87,15 +91,24 @@ func (c *Client) lookupRunning(id int64, attempt int) *runningJob {
 }
 
 // runJob runs one claimed job's handler and submits its fenced outcome.
+// The lease stays in the running set, and so keeps being renewed, until
+// the completer has written that outcome: a queue of outcomes waiting for
+// a busy database must not let the leases behind them expire.
 func (c *Client) runJob(rj *runningJob, h *handler) {
 	err := c.callHandler(rj, h)
-	c.unregister(rj)
+	c.stats.running.Add(-1)
 	if !rj.finalized.CompareAndSwap(false, true) {
+		rj.cancel(context.Canceled)
 		return // Stop already released this lease
 	}
-	if item := c.decide(rj, err); item != nil {
-		c.comp.submit(item)
+	item := c.decide(rj, err)
+	rj.cancel(errHandlerDone) // the watchdog and lost-lease checks skip it now
+	if item == nil {
+		c.forget(rj)
+		return
 	}
+	item.rj = rj
+	c.comp.submit(item)
 }
 
 func (c *Client) callHandler(rj *runningJob, h *handler) (err error) {
@@ -114,6 +127,9 @@ func (c *Client) callHandler(rj *runningJob, h *handler) (err error) {
 // finishItem is an outcome waiting for the completer.
 type finishItem struct {
 	p *FinishParams
+	// rj is the lease the outcome belongs to, dropped from the running
+	// set once the outcome is written (or given up).
+	rj *runningJob
 	// afterTx: the handler already completed the job with CompleteTx; this
 	// write only reschedules it if that transaction rolled back, so its
 	// refusal is expected and means the completion committed.

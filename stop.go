@@ -60,7 +60,7 @@ func (c *Client) releaseRunning() {
 			continue
 		}
 		rj.cancel(errShutdown)
-		c.comp.submit(&finishItem{p: &FinishParams{
+		c.comp.submit(&finishItem{rj: rj, p: &FinishParams{
 			ID: rj.row.ID, Owner: c.owner, Attempt: rj.row.Attempt, Outcome: OutcomeReleased,
 		}})
 	}

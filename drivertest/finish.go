@@ -25,9 +25,9 @@ func finishCases() []finishCase {
 		{leasehold.OutcomeRetried, time.Hour, "r-err", leasehold.StatePending, time.Hour, 0, "r-err", false},
 		{leasehold.OutcomeFailed, 0, "f-err", leasehold.StateFailed, -1, 0, "f-err", true},
 		{leasehold.OutcomeSnoozed, time.Hour, "", leasehold.StatePending, time.Hour, 1, "", false},
-		{leasehold.OutcomeReleased, time.Hour, "", leasehold.StatePending, time.Hour, 1, "", false},
+		{leasehold.OutcomeReleased, time.Hour, "", leasehold.StatePending, -1, 1, "", false},
 		{leasehold.OutcomeCancelled, 0, "c-err", leasehold.StateCancelled, -1, 0, "c-err", true},
-		{leasehold.OutcomeLeaseLost, 0, "l-err", leasehold.StatePending, 0, 0, "l-err", false},
+		{leasehold.OutcomeLeaseLost, 0, "l-err", leasehold.StatePending, -1, 0, "l-err", false},
 	}
 }
 
@@ -77,8 +77,9 @@ func testFinishOutcomes(c *tc) {
 	cancelled := finishCase{leasehold.OutcomeCancelled, 0, "", leasehold.StateCancelled, -1, 0, "old", true}
 	c.checkFinished(extra.ID, held[extra.ID], cancelled, before, after)
 
-	// Only lease_lost is claimable now: the others are terminal or delayed.
-	c.eqIDs("Claim after Finish", ids(c.claim("q", "w2", 10, true)), []int64{rows[6].ID})
+	// Only released and lease_lost are claimable now (they kept their
+	// place in line): the others are terminal or delayed.
+	c.eqIDs("Claim after Finish", ids(c.claim("q", "w2", 10, true)), []int64{rows[4].ID, rows[6].ID})
 }
 
 // checkFinished checks job id after Finish of tcase; held is the job just
@@ -103,6 +104,9 @@ func (c *tc) checkFinished(id int64, held *leasehold.JobRow, tcase finishCase, b
 	}
 	if tcase.runAfter >= 0 {
 		c.timeIn(what("RunAt"), j.RunAt, before.Add(tcase.runAfter), after.Add(tcase.runAfter))
+	} else if !tcase.terminal {
+		// Released and lease_lost jobs keep their place in line.
+		c.sameTime(what("RunAt (kept)"), j.RunAt, held.RunAt)
 	}
 	as := c.attempts(id)
 	if len(as) != held.Attempt {

@@ -104,9 +104,8 @@ func (c *tc) checkRescued(held *leasehold.JobRow, want leasehold.JobState, befor
 	} else {
 		c.zeroTime(what("FinishedAt"), j.FinishedAt)
 	}
-	if want == leasehold.StatePending {
-		c.timeIn(what("RunAt"), j.RunAt, before, after)
-	}
+	// A rescued job keeps its place in line, ahead of newer work.
+	c.sameTime(what("RunAt (kept)"), j.RunAt, held.RunAt)
 	if !strings.Contains(j.LastError, "lease expired") || !strings.Contains(j.LastError, held.LeaseOwner) {
 		c.Errorf("%s = %q, want 'lease expired (owner %s)'", what("LastError"), j.LastError, held.LeaseOwner)
 	}

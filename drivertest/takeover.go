@@ -39,6 +39,11 @@ func testTakeOver(c *tc) {
 		}
 		held[i] = c.claimID(c.d, r.ID, "old", ttl, false)
 	}
+	// The leases taken over below were renewed once: their history row
+	// must keep that last heartbeat.
+	if hb := c.heartbeat("old", shortTTL, ref(held[0]), ref(held[1])); len(hb) != 2 {
+		c.Fatalf("Heartbeat renewed %d of 2 leases", len(hb))
+	}
 	if _, err := c.d.CancelJob(c.ctx, rows[4].ID); err != nil {
 		c.Fatalf("CancelJob(processing): %v", err)
 	}
@@ -74,6 +79,12 @@ func testTakeOver(c *tc) {
 		as := c.history(rows[i].ID, "old", leasehold.OutcomeLeaseExpired, "new", leasehold.OutcomeRunning)
 		if len(as) == 2 {
 			c.timeIn("ended_at of the expired attempt", as[0].EndedAt, held[i].LeaseUntil, after)
+			if as[0].HeartbeatAt.IsZero() {
+				c.Errorf("job %d: the expired attempt lost its last heartbeat", rows[i].ID)
+			}
+		}
+		if hb := c.get(rows[i].ID).HeartbeatAt; !hb.IsZero() {
+			c.Errorf("job %d: new lease has heartbeat_at %v before any renewal", rows[i].ID, hb)
 		}
 	}
 	c.history(rows[6].ID, "old", leasehold.OutcomeSnoozed, "old", leasehold.OutcomeLeaseExpired, "new", leasehold.OutcomeRunning)

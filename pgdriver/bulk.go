@@ -15,8 +15,8 @@ var copyColumns = []string{"kind", "queue", "priority", "max_attempts", "args", 
 
 // InsertBulk inserts params with COPY when none has a UniqueKey, and with
 // one INSERT ... ON CONFLICT DO NOTHING otherwise, and returns how many jobs
-// it inserted. Afterwards it sends one notification per distinct queue of
-// the jobs with Notify set.
+// it inserted. Afterwards the notifier sends one notification per distinct
+// queue of the jobs with Notify set.
 func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParams) (int64, error) {
 	if len(params) == 0 {
 		return 0, nil
@@ -33,11 +33,7 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParam
 	if err != nil {
 		return n, fmt.Errorf("pgdriver: insert bulk: %w", err)
 	}
-	if queues := notifyQueues(params); len(queues) > 0 {
-		if _, err := d.pool.Exec(ctx, notifySQL, queues); err != nil {
-			return n, fmt.Errorf("pgdriver: insert bulk: notify: %w", err)
-		}
-	}
+	d.notes.request(notifyQueues(params))
 	return n, nil
 }
 

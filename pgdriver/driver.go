@@ -26,6 +26,7 @@ type Driver struct {
 	pool      *pgxpool.Pool // main pool: every statement but Heartbeat
 	hbPool    *pgxpool.Pool // small pool used only by Heartbeat
 	ownsPool  bool          // pool was opened by Open and is closed by Close
+	notes     *notifier     // coalesced insert hints
 	closeOnce sync.Once
 }
 
@@ -67,7 +68,7 @@ func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: heartbeat pool: %w", err)
 	}
-	return &Driver{pool: pool, hbPool: hb, ownsPool: owns}, nil
+	return &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool)}, nil
 }
 
 // Pool returns the driver's main pool, for the application's own queries
@@ -79,6 +80,7 @@ func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 // the main pool. It is safe to call more than once.
 func (d *Driver) Close() error {
 	d.closeOnce.Do(func() {
+		d.notes.close()
 		d.hbPool.Close()
 		if d.ownsPool {
 			d.pool.Close()

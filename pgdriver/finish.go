@@ -12,12 +12,15 @@ import (
 // history rows, in one statement. statement_timestamp() stands for now
 // because the statement may run in a caller's long transaction.
 //
-// The fence is written `status || '' = 'processing'` so that the planner
-// cannot use the partial lease index: it holds a dead entry for every job
-// completed since the last vacuum, and a plan that scans it (chosen when
-// the statistics say few jobs are processing) makes each finish slower
-// than the last. Jobs are looked up by primary key whatever the
-// statistics say. Heartbeat does the same.
+// The fence compares an expression of status, not status itself:
+//
+//	j.status || '' = 'processing'
+//
+// so that the planner cannot use the partial lease index: it holds a dead
+// entry for every job completed since the last vacuum, and a plan that
+// scans it (chosen when the statistics say few jobs are processing) makes
+// each finish slower than the last. Jobs are looked up by primary key
+// whatever the statistics say. Heartbeat does the same.
 const finishSQL = `WITH input AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::bigint[], $6::text[])
 		AS t(id, owner, attempt, outcome, delay, error)
@@ -29,10 +32,9 @@ const finishSQL = `WITH input AS (
 			WHEN 'cancelled' THEN 'cancelled'
 			ELSE 'pending' END,
 		run_at = CASE
-			WHEN i.outcome IN ('retried', 'snoozed', 'released')
+			WHEN i.outcome IN ('retried', 'snoozed')
 				THEN statement_timestamp() + i.delay * interval '1 microsecond'
-			WHEN i.outcome = 'lease_lost' THEN statement_timestamp()
-			ELSE j.run_at END,
+			ELSE j.run_at END, -- released and lease_lost jobs keep their place in line
 		finished_at = CASE WHEN i.outcome IN ('completed', 'failed', 'cancelled')
 			THEN statement_timestamp() END,
 		free_attempts = j.free_attempts
@@ -55,6 +57,25 @@ const finishSQL = `WITH input AS (
 )
 SELECT id FROM done ORDER BY id`
 
+// finishCompletedSQL is finishSQL for the common batch: every outcome
+// completed, every lease of one owner ($1 ids, $2 attempts, $3 owner). It
+// writes the same columns with the same fence, and saves the per-row
+// outcome arrays and CASE expressions: about a quarter of the cost of a
+// finish, which is half of what a drained job costs the database.
+const finishCompletedSQL = `WITH done AS (
+	UPDATE leasehold_jobs j SET
+		status = 'completed', finished_at = statement_timestamp(), lease_owner = NULL, lease_until = NULL
+	FROM unnest($1::bigint[], $2::int[]) AS i(id, attempt)
+	WHERE j.id = i.id AND j.status || '' = 'processing' AND j.lease_owner = $3 AND j.attempt = i.attempt
+	RETURNING j.id, j.attempt, j.heartbeat_at
+), history AS (
+	UPDATE leasehold_attempts a
+	SET ended_at = statement_timestamp(), outcome = 'completed', error = NULL, heartbeat_at = d.heartbeat_at
+	FROM done d
+	WHERE a.job_id = d.id AND a.attempt = d.attempt
+)
+SELECT id FROM done ORDER BY id`
+
 // Finish applies fenced outcomes in one statement, in tx when it is non-nil
 // (see the package documentation for accepted types), and ends their
 // history rows. It returns the ids whose fence matched.
@@ -65,6 +86,9 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParam
 	}
 	if len(ps) == 0 {
 		return nil, nil
+	}
+	if allCompleted(ps) {
+		return d.finishCompleted(ctx, q, ps)
 	}
 	n := len(ps)
 	ids, owners, attempts := make([]int64, n), make([]string, n), make([]int32, n)
@@ -77,6 +101,30 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParam
 		outcomes[i], delays[i], errs[i] = string(p.Outcome), micros(p.Delay), p.Error
 	}
 	done, err := collect(ctx, q, scanID, finishSQL, ids, owners, attempts, outcomes, delays, errs)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: finish: %w", err)
+	}
+	return done, nil
+}
+
+// allCompleted reports whether every outcome of ps is completed, by one
+// owner.
+func allCompleted(ps []*leasehold.FinishParams) bool {
+	for _, p := range ps {
+		if p.Outcome != leasehold.OutcomeCompleted || p.Owner != ps[0].Owner {
+			return false
+		}
+	}
+	return true
+}
+
+// finishCompleted runs finishCompletedSQL.
+func (d *Driver) finishCompleted(ctx context.Context, q querier, ps []*leasehold.FinishParams) ([]int64, error) {
+	ids, attempts := make([]int64, len(ps)), make([]int32, len(ps))
+	for i, p := range ps {
+		ids[i], attempts[i] = p.ID, int32(p.Attempt)
+	}
+	done, err := collect(ctx, q, scanID, finishCompletedSQL, ids, attempts, ps[0].Owner)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: finish: %w", err)
 	}
@@ -113,7 +161,6 @@ const rescueSQL = `WITH picked AS (
 ), moved AS (
 	UPDATE leasehold_jobs j SET
 		status = p.new_status,
-		run_at = CASE WHEN p.new_status = 'pending' THEN now() ELSE j.run_at END,
 		finished_at = CASE WHEN p.new_status IN ('cancelled', 'failed') THEN now() END,
 		lease_owner = NULL,
 		lease_until = NULL,

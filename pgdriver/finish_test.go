@@ -52,7 +52,7 @@ func TestFinishOutcomes(t *testing.T) {
 		{leasehold.OutcomeRetried, leasehold.StatePending, 0, "boom", false, true},
 		{leasehold.OutcomeFailed, leasehold.StateFailed, 0, "boom", true, false},
 		{leasehold.OutcomeSnoozed, leasehold.StatePending, 1, "", false, true},
-		{leasehold.OutcomeReleased, leasehold.StatePending, 1, "", false, true},
+		{leasehold.OutcomeReleased, leasehold.StatePending, 1, "", false, false}, // keeps its place in line
 		{leasehold.OutcomeCancelled, leasehold.StateCancelled, 0, "boom", true, false},
 		{leasehold.OutcomeLeaseLost, leasehold.StatePending, 0, "boom", false, false},
 	}

@@ -43,15 +43,21 @@ note AS (
 )
 SELECT ` + jobColumns + ` FROM ins WHERE (SELECT n FROM note) >= 0 ORDER BY id`
 
+// insertQuietSQL is insertSQL without the notifications, for the driver's
+// own transactions: the notifier sends them, coalesced, after the commit.
+const insertQuietSQL = `WITH ` + insertInput + `,
+ins AS (` + insertRows + ` RETURNING *)
+SELECT ` + jobColumns + ` FROM ins ORDER BY id`
+
 const insertBulkSQL = `WITH ` + insertInput + ` ` + insertRows
 
 const selectByUniqueKeySQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs WHERE unique_key = ANY($1::text[])`
 
-const notifySQL = `SELECT pg_notify('` + notifyChannel + `', q) FROM unnest($1::text[]) AS q`
-
 // Insert inserts jobs in one statement, in tx when it is non-nil (see the
 // package documentation for accepted types). Jobs whose UniqueKey exists
 // already are returned as duplicates. Results are in the order of params.
+// The hints for jobs with Notify are sent at tx's commit, or, without tx,
+// by the notifier just after the insert commits.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -60,9 +66,16 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertP
 	if len(params) == 0 {
 		return nil, nil
 	}
-	inserted, err := collect(ctx, q, scanJob, insertSQL, newInsertArrays(params).params()...)
+	query := insertSQL
+	if tx == nil {
+		query = insertQuietSQL
+	}
+	inserted, err := collect(ctx, q, scanJob, query, newInsertArrays(params).params()...)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: insert: %w", err)
+	}
+	if tx == nil {
+		d.notes.request(notifyQueues(params))
 	}
 	res, missing, err := matchInserted(params, inserted)
 	if err != nil || len(missing) == 0 {

@@ -5,13 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leasehold/leasehold"
 )
 
 // claimSet is the SET clause of every claim. ?1 now, ?2 TTL (µs), ?3 owner.
+// It leaves heartbeat_at alone: endTakenOverSQL copies the expired lease's
+// last heartbeat into its history row, then resetHeartbeatSQL clears it.
 const claimSet = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
-    lease_owner = ?3, lease_until = ?1 + ?2, heartbeat_at = NULL`
+    lease_owner = ?3, lease_until = ?1 + ?2`
 
 // claimPendingSQL selects ready jobs through leasehold_jobs_ready.
 // ?4 queue, ?5 kinds (JSON array), ?6 limit.
@@ -58,10 +61,16 @@ RETURNING ` + jobCols
 
 // endTakenOverSQL ends the previous attempt of claimed jobs (a takeover).
 // ?2 is a JSON array of [id, new attempt].
-const endTakenOverSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = 'lease_expired'
+const endTakenOverSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = 'lease_expired',
+    heartbeat_at = COALESCE((SELECT j.heartbeat_at FROM leasehold_jobs j WHERE j.id = r.rid), heartbeat_at)
 FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
 WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt - 1
   AND leasehold_attempts.ended_at IS NULL`
+
+// resetHeartbeatSQL clears the claimed jobs' heartbeat_at for their new
+// lease. ?1 is a JSON array of [id, attempt].
+const resetHeartbeatSQL = `UPDATE leasehold_jobs SET heartbeat_at = NULL
+WHERE id IN (SELECT value->>0 FROM json_each(?1)) AND heartbeat_at IS NOT NULL`
 
 // insertAttemptsSQL records the new attempts. ?1 now, ?2 owner, ?3 JSON
 // array of [id, attempt].
@@ -93,7 +102,7 @@ func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leaseh
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
 		return d.recordClaims(ctx, tx, now, p.Owner, jobs)
-	}, query, endTakenOverSQL, insertAttemptsSQL)
+	}, query, endTakenOverSQL, resetHeartbeatSQL, insertAttemptsSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +125,7 @@ func (d *Driver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*
 			return fmt.Errorf("sqlitedriver: claim job %d: %w", p.ID, err)
 		}
 		return d.recordClaims(ctx, tx, now, p.Owner, []*leasehold.JobRow{job})
-	}, claimByIDSQL, endTakenOverSQL, insertAttemptsSQL)
+	}, claimByIDSQL, endTakenOverSQL, resetHeartbeatSQL, insertAttemptsSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +148,12 @@ func (d *Driver) recordClaims(ctx context.Context, tx *sql.Tx, now int64, owner 
 	}
 	if _, err := d.exec(ctx, tx, endTakenOverSQL, now, arr); err != nil {
 		return fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
+	}
+	if _, err := d.exec(ctx, tx, resetHeartbeatSQL, arr); err != nil {
+		return fmt.Errorf("sqlitedriver: reset heartbeats: %w", err)
+	}
+	for _, j := range jobs {
+		j.HeartbeatAt = time.Time{}
 	}
 	if _, err := d.exec(ctx, tx, insertAttemptsSQL, now, owner, arr); err != nil {
 		return fmt.Errorf("sqlitedriver: record attempts: %w", err)

@@ -16,8 +16,7 @@ import (
 const finishSQL = `UPDATE leasehold_jobs SET
     status = CASE r.outcome WHEN 'completed' THEN 'completed' WHEN 'failed' THEN 'failed'
         WHEN 'cancelled' THEN 'cancelled' ELSE 'pending' END,
-    run_at = CASE WHEN r.outcome IN ('retried', 'snoozed', 'released') THEN ?1 + r.delay
-        WHEN r.outcome = 'lease_lost' THEN ?1 ELSE run_at END,
+    run_at = CASE WHEN r.outcome IN ('retried', 'snoozed') THEN ?1 + r.delay ELSE run_at END,
     free_attempts = free_attempts + (r.outcome IN ('snoozed', 'released')),
     finished_at = CASE WHEN r.outcome IN ('completed', 'failed', 'cancelled') THEN ?1
         ELSE finished_at END,

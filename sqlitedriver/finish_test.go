@@ -33,7 +33,7 @@ func TestFinishOutcomes(t *testing.T) {
 		{leasehold.OutcomeRetried, leasehold.StatePending, false, 0, "boom", true},
 		{leasehold.OutcomeFailed, leasehold.StateFailed, true, 0, "boom", false},
 		{leasehold.OutcomeSnoozed, leasehold.StatePending, false, 1, "", true},
-		{leasehold.OutcomeReleased, leasehold.StatePending, false, 1, "", true},
+		{leasehold.OutcomeReleased, leasehold.StatePending, false, 1, "", false}, // keeps its place in line
 		{leasehold.OutcomeCancelled, leasehold.StateCancelled, true, 0, "boom", false},
 		{leasehold.OutcomeLeaseLost, leasehold.StatePending, false, 0, "boom", false},
 	}

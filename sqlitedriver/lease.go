@@ -71,7 +71,6 @@ WHERE status = 'processing' AND lease_until < ?1 ORDER BY lease_until LIMIT ?2 +
 
 // rescueSQL moves the expired leases in ?3 (JSON array of ids); ?1 now.
 const rescueSQL = `UPDATE leasehold_jobs SET status = ` + rescueState + `,
-    run_at = CASE ` + rescueState + ` WHEN 'pending' THEN ?1 ELSE run_at END,
     finished_at = CASE WHEN ` + rescueState + ` IN ('cancelled', 'failed') THEN ?1 ELSE finished_at END,
     last_error = 'lease expired (owner ' || IFNULL(lease_owner, '') || ')',
     lease_owner = NULL, lease_until = NULL

@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/leasehold/leasehold"
 )
 
 // Defaults of Options.
@@ -23,8 +25,8 @@ const (
 	DefaultRate           = 1000
 	DefaultLatencyFor     = 5 * time.Second
 	DefaultLeaseJobs      = 10_000
-	DefaultLeaseTTL       = 3 * time.Second
-	DefaultLeaseHold      = 5 * time.Second
+	DefaultLeaseTTL       = 6 * time.Second
+	DefaultLeaseHold      = 10 * time.Second
 	DefaultCeilingLoops   = 2
 	DefaultCeilingBatch   = 500
 	DefaultPhaseTimeout   = 5 * time.Minute
@@ -33,9 +35,9 @@ const (
 	drainProgressInterval = 5 * time.Second
 )
 
-// DefaultWorkers are the worker counts of the drain sweep; 100 is the
+// DefaultWorkers are the worker counts of the drain sweep; 500 is the
 // library's default (leasehold.DefaultMaxWorkers).
-var DefaultWorkers = []int{10, 50, 100, 200, 500}
+var DefaultWorkers = []int{50, 100, 250, 500, 1000}
 
 // Phases a run can select.
 const (
@@ -57,7 +59,7 @@ type Options struct {
 
 	Phases  []string // default AllPhases
 	Jobs    int      // jobs per drain, ceiling and insert measurement
-	Workers []int    // drain sweep
+	Workers []int    // drain sweep; the default worker count is always added
 
 	CeilingLoops int // concurrent bare-SQL loops
 	CeilingBatch int // jobs per bare-SQL claim
@@ -85,6 +87,10 @@ func (o Options) withDefaults() Options {
 	if len(o.Workers) == 0 {
 		o.Workers = DefaultWorkers
 	}
+	if !slices.Contains(o.Workers, leasehold.DefaultMaxWorkers) {
+		o.Workers = append(slices.Clone(o.Workers), leasehold.DefaultMaxWorkers)
+	}
+	o.Workers = slices.Compact(slices.Sorted(slices.Values(o.Workers)))
 	o.CeilingLoops = orInt(o.CeilingLoops, DefaultCeilingLoops)
 	o.CeilingBatch = orInt(o.CeilingBatch, DefaultCeilingBatch)
 	o.Rate = orInt(o.Rate, DefaultRate)
@@ -171,8 +177,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		phase string
 		run   func(context.Context) error
 	}{
-		{PhaseInsert, b.runInsert}, {PhaseDrain, b.runDrain}, {PhaseCeiling, b.runCeiling},
-		{PhaseLatency, b.runLatency}, {PhaseLease, b.runLease},
+		{PhaseInsert, b.runInsert}, {PhaseCeiling, b.runCeiling}, {PhaseDrain, b.runDrain},
+		{PhaseCeiling, b.runCeilingAgain}, {PhaseLatency, b.runLatency}, {PhaseLease, b.runLease},
 	}
 	for _, s := range steps {
 		if !b.want(s.phase) {

@@ -22,6 +22,19 @@ type CeilingResult struct {
 	Seconds    float64 `json:"seconds"`
 	JobsPerSec float64 `json:"jobs_per_sec"`
 	Statements int64   `json:"statements"`
+	// Samples are the rates of every ceiling measurement of the run (one
+	// before and one after the drain sweep, which is noisy on a shared
+	// machine); the result is the fastest, so ratios err low.
+	Samples []float64 `json:"samples"`
+}
+
+// runCeilingAgain measures the ceiling a second time after the drain
+// sweep.
+func (b *bench) runCeilingAgain(ctx context.Context) error {
+	if !b.want(PhaseDrain) {
+		return nil
+	}
+	return b.runCeiling(ctx)
 }
 
 // pgCeilingClaim leases up to $2 pending jobs of the default queue to $1
@@ -102,7 +115,15 @@ func (b *bench) runCeiling(ctx context.Context) error {
 			return err
 		}
 	}
-	b.rep.Ceiling = r
+	if b.rep.Ceiling != nil {
+		r.Samples = b.rep.Ceiling.Samples
+	}
+	r.Samples = append(r.Samples, r.JobsPerSec)
+	if b.rep.Ceiling == nil || r.JobsPerSec > b.rep.Ceiling.JobsPerSec {
+		b.rep.Ceiling = r
+	} else {
+		b.rep.Ceiling.Samples = r.Samples
+	}
 	b.logf("ceiling: %d loops x %d: %d jobs in %.2fs: %.0f jobs/s", r.Loops, r.Batch, r.Jobs, r.Seconds, r.JobsPerSec)
 	return nil
 }

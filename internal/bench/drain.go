@@ -99,8 +99,8 @@ func (b *bench) runDrain(ctx context.Context) error {
 			return fmt.Errorf("%d workers: %w", w, err)
 		}
 		b.rep.Drain = append(b.rep.Drain, r)
-		b.logf("drain: %4d workers: %d jobs in %.2fs: %.0f jobs/s, %.3f statements/job",
-			w, r.Jobs, r.Seconds, r.JobsPerSec, r.StatementsPerJob)
+		b.logf("drain: %4d workers: %d jobs in %.2fs: %.0f jobs/s, %.3f statements/job (%d claims, %d finishes)",
+			w, r.Jobs, r.Seconds, r.JobsPerSec, r.StatementsPerJob, r.Calls.Claim, r.Calls.Finish)
 	}
 	return nil
 }

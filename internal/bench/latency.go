@@ -1,12 +1,219 @@
 package bench
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
-// LatencyResult is a pickup latency measurement.
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/pgdriver"
+)
+
+// Pickup modes.
+const (
+	ModeNotify    = "listen/notify"
+	ModePollOnly  = "poll-only"
+	ModeInProcess = "in-process wake"
+)
+
+// latencyInserters is how many goroutines insert the paced jobs, so that
+// one slow commit does not delay the next insert.
+const latencyInserters = 8
+
+// LatencyResult is a pickup latency measurement: jobs inserted one by one
+// at Rate per second, and the time from the start of each Insert call to
+// the start of its handler, on one monotonic clock.
 type LatencyResult struct {
-	Mode                string
-	Rate, Jobs          int
-	P50, P95, P99, Max  float64
+	Mode string `json:"mode"`
+	Rate int    `json:"rate"`
+	Jobs int    `json:"jobs"`
+	// PollInterval is the consumer's (default) poll interval.
+	PollInterval string  `json:"poll_interval"`
+	P50          float64 `json:"p50_ms"`
+	P95          float64 `json:"p95_ms"`
+	P99          float64 `json:"p99_ms"`
+	Max          float64 `json:"max_ms"`
+	// InsertP50 is the median time of the Insert call itself (a commit),
+	// part of every pickup latency.
+	InsertP50 float64 `json:"insert_p50_ms"`
 }
 
-func (b *bench) runLatency(ctx context.Context) error { return nil }
+// pingArgs is the kind of the latency jobs.
+type pingArgs struct {
+	Seq int `json:"seq"`
+}
+
+// Kind names the latency job kind.
+func (pingArgs) Kind() string { return "bench.ping" }
+
+func (b *bench) runLatency(ctx context.Context) error {
+	modes := []string{ModeInProcess}
+	if b.postgres() {
+		modes = []string{ModeNotify, ModePollOnly}
+	}
+	for _, m := range modes {
+		r, err := b.latencyOnce(ctx, m)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m, err)
+		}
+		b.rep.Latency = append(b.rep.Latency, r)
+		b.logf("latency: %s at %d/s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (insert p50 %.1f ms)",
+			m, r.Rate, r.P50, r.P95, r.P99, r.Max, r.InsertP50)
+	}
+	return nil
+}
+
+// pickupClock records, per job, when its insert started and when its
+// handler started, in nanoseconds since base.
+type pickupClock struct {
+	base     time.Time
+	sent     []atomic.Int64
+	inserted []atomic.Int64
+	started  []atomic.Int64
+	handled  atomic.Int64
+}
+
+func (k *pickupClock) now() int64 { return int64(time.Since(k.base)) }
+
+func (b *bench) latencyOnce(ctx context.Context, mode string) (LatencyResult, error) {
+	total := max(1, int(float64(b.opts.Rate)*b.opts.LatencyFor.Seconds()))
+	r := LatencyResult{Mode: mode, Rate: b.opts.Rate, Jobs: total, PollInterval: leasehold.DefaultPollInterval.String()}
+	s, err := b.newScratch(ctx)
+	if err != nil {
+		return r, err
+	}
+	defer s.Close()
+	clock := &pickupClock{base: time.Now(), sent: make([]atomic.Int64, total),
+		inserted: make([]atomic.Int64, total), started: make([]atomic.Int64, total)}
+	workers := leasehold.NewWorkers()
+	if err := leasehold.AddWorker(workers, leasehold.WorkFunc[pingArgs](func(_ context.Context, j *leasehold.Job[pingArgs]) error {
+		if seq := j.Args.Seq; seq >= 0 && seq < total {
+			clock.started[seq].Store(clock.now())
+			clock.handled.Add(1)
+		}
+		return nil
+	})); err != nil {
+		return r, err
+	}
+	consumer, err := leasehold.NewClient(leasehold.Config{Driver: s.drv, Workers: workers,
+		PollOnly: mode == ModePollOnly, Logger: b.opts.Logger})
+	if err != nil {
+		return r, err
+	}
+	producer, closeProducer, err := b.producer(ctx, s, mode, consumer)
+	if err != nil {
+		return r, err
+	}
+	defer closeProducer()
+	if err := consumer.Start(ctx); err != nil {
+		return r, err
+	}
+	defer func() { _ = consumer.Stop(context.WithoutCancel(ctx)) }()
+	// Let the listener connect and the pools warm up before timing.
+	if err := sleep(ctx, 500*time.Millisecond); err != nil {
+		return r, err
+	}
+	if err := paceInserts(ctx, producer, clock, b.opts.Rate, total); err != nil {
+		return r, err
+	}
+	deadline := time.Now().Add(b.opts.Timeout)
+	for clock.handled.Load() < int64(total) {
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("timed out: %d of %d jobs started", clock.handled.Load(), total)
+		}
+		if err := sleep(ctx, completionPollEvery); err != nil {
+			return r, err
+		}
+	}
+	lat, ins := make([]float64, total), make([]float64, total)
+	for i := range lat {
+		lat[i] = float64(clock.started[i].Load()-clock.sent[i].Load()) / 1e6
+		ins[i] = float64(clock.inserted[i].Load()-clock.sent[i].Load()) / 1e6
+	}
+	slices.Sort(lat)
+	slices.Sort(ins)
+	r.InsertP50 = quantile(ins, 0.5)
+	r.P50, r.P95, r.P99, r.Max = quantile(lat, 0.50), quantile(lat, 0.95), quantile(lat, 0.99), lat[len(lat)-1]
+	return r, nil
+}
+
+// producer returns the client that inserts the jobs: on PostgreSQL another
+// client on a driver and pool of its own, so the consumer learns of the
+// jobs through LISTEN/NOTIFY or polling only; on SQLite the consumer
+// itself, whose inserts wake its fetcher in-process.
+func (b *bench) producer(ctx context.Context, s *scratch, mode string, consumer *leasehold.Client) (*leasehold.Client, func(), error) {
+	if mode == ModeInProcess {
+		return consumer, func() {}, nil
+	}
+	d, err := pgdriver.Open(ctx, s.url)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d, Logger: b.opts.Logger})
+	if err != nil {
+		_ = d.Close()
+		return nil, nil, err
+	}
+	return c, func() { _ = d.Close() }, nil
+}
+
+// paceInserts inserts total jobs, job i due at i/rate seconds after the
+// start, from latencyInserters goroutines.
+func paceInserts(ctx context.Context, c *leasehold.Client, clock *pickupClock, rate, total int) error {
+	due := make(chan int, total)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for range latencyInserters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := range due {
+				clock.sent[seq].Store(clock.now())
+				if _, err := c.Insert(ctx, pingArgs{Seq: seq}, nil); err != nil {
+					errOnce.Do(func() { firstErr = err })
+				}
+				clock.inserted[seq].Store(clock.now())
+			}
+		}()
+	}
+	start := time.Now()
+	for i := range total {
+		if err := sleep(ctx, time.Until(start.Add(time.Duration(i)*time.Second/time.Duration(rate)))); err != nil {
+			break
+		}
+		due <- i
+	}
+	close(due)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// quantile returns the q-quantile of sorted values (nearest rank).
+func quantile(sorted []float64, q float64) float64 {
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -99,6 +99,24 @@ func (s *scratch) openSQLite(suffix string) error {
 	return nil
 }
 
+// secondDriver opens another driver on the scratch database, with its own
+// pool or connection, as another process would.
+func (s *scratch) secondDriver(ctx context.Context) (leasehold.Driver, func(), error) {
+	var (
+		d   leasehold.Driver
+		err error
+	)
+	if s.pool != nil {
+		d, err = pgdriver.Open(ctx, s.url)
+	} else {
+		d, err = sqlitedriver.Open(s.path)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: second driver: %w", err)
+	}
+	return d, func() { _ = d.Close() }, nil
+}
+
 // bareSQLite returns a second single-connection handle on the SQLite file,
 // opened like the driver's, for the bare-SQL ceiling.
 func (s *scratch) bareSQLite() (*sql.DB, error) {

@@ -30,8 +30,8 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	ps := h.provider.Stats()
 	r.Provider = ProviderFigures{Requests: ps.Requests, Charges: ps.Charges, Replays: ps.Replays, Stalls: ps.Stalls}
 	ov := overlaps(f, renewals, o.TTL.Microseconds())
-	r.Leases = LeaseFigures{PairsChecked: ov.pairs, Takeovers: ov.takeovers, Evidenced: ov.evidenced,
-		Overlapping: len(ov.jobs), Examples: ov.examples}
+	r.Leases = LeaseFigures{PairsChecked: ov.pairs, Expired: ov.expired, Evidenced: ov.evidenced,
+		Overlapping: len(ov.jobs), Examples: ov.examples, Inversions: ov.inversions}
 	h.reclaims(r, f)
 	r.Invariants = h.verdicts(r)
 	return r, nil
@@ -139,18 +139,18 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 	}
 	worst := int64(-1)
 	for _, k := range h.sched.kills {
-		if k.deathUS == 0 {
+		if k.DeathUS == 0 {
 			rc.KillsUntimed++
 			continue
 		}
 		rc.KillsTimed++
 		for _, x := range byOwner[k.owner] {
-			if x.lease.ended < k.deathUS {
+			if x.lease.ended < k.DeathUS {
 				continue // expired before the kill (the worker was cut off from the database)
 			}
 			rc.Orphans++
-			delay := x.next.claimed - k.deathUS
-			allowed := bound + h.outageWithin(k.deathUS, x.next.claimed)
+			delay := x.next.claimed - k.DeathUS
+			allowed := bound + h.outageWithin(k.DeathUS, x.next.claimed)
 			if allowed > bound {
 				rc.WithOutage++
 			}
@@ -183,12 +183,12 @@ func (h *harness) outageWithin(from, to int64) int64 {
 	}
 	for _, o := range h.sched.outages {
 		if o.Kind == outageRestart {
-			add(o.fromUS, o.toUS)
+			add(o.FromUS, o.ToUS)
 		}
 	}
 	for _, f := range h.sched.freezes {
 		if f.HeldWriteLock {
-			add(f.fromUS, f.toUS)
+			add(f.FromUS, f.ToUS)
 		}
 	}
 	return total

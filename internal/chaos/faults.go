@@ -13,10 +13,12 @@ type killEvent struct {
 	Worker string        `json:"worker"`
 	PID    int           `json:"pid"`
 	At     time.Duration `json:"at_ns"`
-	owner  string
-	// deathUS is the database clock read just before the kill (Unix µs),
+	// DeathUS is the database clock read just before the kill (Unix µs),
 	// 0 when the database did not answer (during a restart).
-	deathUS int64
+	DeathUS int64 `json:"death_db_us"`
+	owner   string
+	p       *proc
+	err     error
 }
 
 // freezeEvent is one SIGSTOP ... SIGCONT.
@@ -26,64 +28,123 @@ type freezeEvent struct {
 	Job    int64         `json:"job"` // the charge it was frozen in
 	At     time.Duration `json:"at_ns"`
 	For    time.Duration `json:"for_ns"`
-	// HeldWriteLock: on SQLite, no other process committed anything while
-	// the worker was frozen: it held the single write lock, and every
-	// worker waited for it.
+	// HeldWriteLock: on SQLite, no other process committed anything in
+	// the first lockProbe of the freeze: the worker held the database's
+	// single write lock, so every worker waited for it. Such a freeze is
+	// ended at once (it would stall everyone rather than test the fence)
+	// and another is armed.
 	HeldWriteLock bool `json:"held_write_lock,omitempty"`
-	p             *proc
-	since         time.Time
-	fromUS, toUS  int64
-	dataVersion   int64
+	// FromUS and ToUS are the database clock around the freeze (Unix µs).
+	FromUS      int64 `json:"from_db_us"`
+	ToUS        int64 `json:"to_db_us"`
+	p           *proc
+	since       time.Time
+	dataVersion int64
+	probing     bool // the SQLite lock probe is pending
 }
 
-// kill SIGKILLs a random worker and starts its replacement at once.
+// kill SIGKILLs a random worker; once it is dead (killed), its
+// replacement starts. The database clock is read just before the kill, in
+// the background, so that a slow database does not delay the schedule.
 func (h *harness) kill(ctx context.Context) {
 	p := h.pick()
 	if p == nil {
 		return
 	}
-	death := h.dbNow(ctx, 500*time.Millisecond)
-	if err := p.cmd.Process.Kill(); err != nil {
-		h.logf("could not kill %s: %v", p.name(), err)
-		return
-	}
 	p.killed = true
 	h.arm.setEligible(p.owner, false)
-	p.waitExit(5 * time.Second)
-	h.sched.kills = append(h.sched.kills, &killEvent{
-		Worker: p.name(), PID: p.pid(), At: time.Since(h.start), owner: p.owner, deathUS: death,
-	})
+	h.sched.killing++
+	k := &killEvent{Worker: p.name(), PID: p.pid(), At: time.Since(h.start), owner: p.owner, p: p}
+	go func() {
+		k.DeathUS = h.dbNow(ctx, time.Second)
+		if err := p.cmd.Process.Kill(); err != nil {
+			k.err = err
+		}
+		p.waitExit(10 * time.Second)
+		h.sched.killDone <- k
+	}()
+}
+
+// killed records a kill and starts the replacement.
+func (h *harness) killed(k *killEvent) {
+	h.sched.killing--
+	if k.err != nil {
+		h.logf("could not kill %s: %v", k.Worker, k.err)
+		return
+	}
+	h.sched.kills = append(h.sched.kills, k)
 	note := ""
-	if death == 0 {
+	if k.DeathUS == 0 {
 		note = " (database down: death time unknown)"
 	}
-	if np := h.replace(p); np != nil {
-		h.logf("SIGKILL %s (pid %d)%s; restarted as %s (pid %d)", p.name(), p.pid(), note, np.name(), np.pid())
+	if np := h.replace(k.p); np != nil {
+		h.logf("SIGKILL %s (pid %d)%s; restarted as %s (pid %d)", k.Worker, k.PID, note, np.name(), np.pid())
 	}
 }
 
 // freeze SIGSTOPs the worker whose charge the provider just stalled.
 func (h *harness) freeze(ctx context.Context, req payments.ChargeRequest) {
 	p := h.procByOwner(req.Owner)
-	if h.sched.frozen != nil || p == nil || !p.alive() || p.frozen {
-		h.arm.setArmed(h.sched.frozen == nil)
+	if h.sched.frozen != nil || h.quiet() {
+		return
+	}
+	if p == nil || !p.alive() || p.frozen {
+		h.arm.setArmed(true) // that worker is gone: freeze the next one
 		return
 	}
 	f := &freezeEvent{Worker: p.name(), PID: p.pid(), Job: req.JobID, At: time.Since(h.start), p: p}
-	f.fromUS, f.dataVersion = h.dbNow(ctx, time.Second), h.dataVersion(ctx)
+	sqlite := h.ns.target.Dialect == cli.SQLite
+	if sqlite { // the clock around the freeze matters if it holds the lock
+		f.FromUS = h.dbNow(ctx, time.Second)
+	}
 	if err := p.signal(sigstop); err != nil {
 		h.logf("%v", err)
 		return
 	}
 	f.since = time.Now()
+	if sqlite {
+		// A commit of the worker's own may still land as it stops: take
+		// the reference once it surely has stopped.
+		time.Sleep(stopSettle)
+		f.dataVersion = h.dataVersion(ctx)
+	}
 	p.frozen = true
 	h.arm.setEligible(p.owner, false)
 	h.excludeFromOutages(p)
 	h.sched.frozen = f
 	h.sched.freezes = append(h.sched.freezes, f)
-	h.sched.thawTimer = time.NewTimer(h.o.FreezeFor)
+	first := h.o.FreezeFor
+	if sqlite {
+		first, f.probing = lockProbe, true
+	}
+	h.sched.thawTimer = time.NewTimer(first)
 	h.logf("SIGSTOP %s (pid %d) in the middle of its charge for job %d, for %s (lease TTL %s)",
 		p.name(), p.pid(), req.JobID, cli.FormatDuration(h.o.FreezeFor), cli.FormatDuration(h.o.TTL))
+}
+
+// lockProbe is how long after freezing an SQLite worker the harness checks
+// whether anyone else can still commit.
+const lockProbe = 300 * time.Millisecond
+
+// stopSettle is how long a SIGSTOPped process is given to stop for good.
+const stopSettle = 20 * time.Millisecond
+
+// freezeTimer moves the freeze on: after the lock probe on SQLite, and at
+// the end of the freeze.
+func (h *harness) freezeTimer(ctx context.Context) {
+	f := h.sched.frozen
+	if !f.probing {
+		h.thaw(ctx)
+		return
+	}
+	f.probing = false
+	if dv := h.dataVersion(ctx); dv == 0 || f.dataVersion == 0 || dv != f.dataVersion {
+		h.sched.thawTimer = time.NewTimer(h.o.FreezeFor - lockProbe)
+		return
+	}
+	f.HeldWriteLock = true
+	h.thaw(ctx)
+	h.arm.setArmed(!h.quiet())
 }
 
 // thaw SIGCONTs the frozen worker: it wakes believing it still owns its
@@ -95,22 +156,23 @@ func (h *harness) thaw(ctx context.Context) {
 		h.sched.thawTimer.Stop()
 		h.sched.thawTimer = nil
 	}
-	dv := h.dataVersion(ctx)
 	if err := f.p.signal(sigcont); err != nil {
 		h.logf("%v", err)
 	}
 	f.For = time.Since(f.since)
 	f.p.frozen = false
-	f.toUS = h.dbNow(ctx, time.Second)
-	f.HeldWriteLock = h.ns.target.Dialect == cli.SQLite && dv != 0 && dv == f.dataVersion
+	if h.ns.target.Dialect == cli.SQLite {
+		f.ToUS = h.dbNow(ctx, time.Second)
+	}
 	if f.p.alive() {
 		h.arm.setEligible(f.p.owner, true)
 	}
-	note := ""
 	if f.HeldWriteLock {
-		note = "; it held SQLite's write lock, so no worker could write meanwhile"
+		h.logf("SIGCONT %s after %s: frozen holding SQLite's write lock, it stopped every worker; another freeze is armed",
+			f.Worker, cli.FormatDuration(f.For))
+		return
 	}
-	h.logf("SIGCONT %s after %s: it wakes believing it still owns its jobs%s", f.Worker, cli.FormatDuration(f.For), note)
+	h.logf("SIGCONT %s after %s: it wakes believing it still owns its jobs", f.Worker, cli.FormatDuration(f.For))
 }
 
 // dataVersion reads SQLite's data_version, which changes whenever another
@@ -139,7 +201,7 @@ const terminateSQL = `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) F
 	SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() OFFSET 0) s`
 
 // terminate ends every database session of a random worker with
-// pg_terminate_backend.
+// pg_terminate_backend (in the background; terminated records it).
 func (h *harness) terminate(ctx context.Context) {
 	p := h.pick()
 	if p == nil || h.sched.restarting {
@@ -150,20 +212,31 @@ func (h *harness) terminate(ctx context.Context) {
 	}
 	o := h.newOutage(outageTerminate, []*proc{p})
 	o.Worker = p.name()
-	db, err := h.db.SQL()
-	if err == nil {
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = db.QueryRowContext(qctx, terminateSQL, p.owner).Scan(&o.Sessions)
-		cancel()
-	}
-	o.end = time.Now()
-	if err != nil {
-		o.Error = err.Error()
-		h.logf("pg_terminate_backend for %s failed: %v", p.name(), err)
-	} else {
-		h.logf("pg_terminate_backend: %d sessions of %s (pid %d) terminated", o.Sessions, p.name(), p.pid())
-	}
+	h.sched.terminating = true
+	go func() {
+		db, err := h.db.SQL()
+		if err == nil {
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = db.QueryRowContext(qctx, terminateSQL, p.owner).Scan(&o.Sessions)
+			cancel()
+		}
+		o.end = time.Now()
+		if err != nil {
+			o.Error = err.Error()
+		}
+		h.sched.termDone <- o
+	}()
+}
+
+// terminated records a termination.
+func (h *harness) terminated(o *outage) {
+	h.sched.terminating = false
 	h.sched.outages = append(h.sched.outages, o)
+	if o.Error != "" {
+		h.logf("pg_terminate_backend for %s failed: %s", o.Worker, o.Error)
+		return
+	}
+	h.logf("pg_terminate_backend: %d sessions of %s terminated", o.Sessions, o.Worker)
 }
 
 func (h *harness) sessionsTerminated() int64 {

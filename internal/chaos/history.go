@@ -115,22 +115,33 @@ func scanRows(ctx context.Context, db *sql.DB, q string, each func(*sql.Rows) er
 
 // overlapResult is what the lease-overlap check found.
 type overlapResult struct {
-	pairs     int // consecutive attempts compared
-	takeovers int // of which the earlier lease expired (taken over or rescued)
-	// evidenced: takeovers whose earlier lease is known to have been
-	// renewed (history's heartbeat or a worker's renewal report), so the
-	// check rests on more than the claim itself.
+	pairs   int // consecutive attempts compared
+	expired int // of which the earlier lease ran out (taken over, or moved by the watcher)
+	// evidenced: expired leases known to have been renewed (history's
+	// heartbeat or a worker's renewal report), so the check rests on more
+	// than the claim itself.
 	evidenced int
 	jobs      []int64  // jobs with two overlapping live leases
 	examples  []string // the first few, described
+	// inversions counts claims recorded before the previous attempt's
+	// recorded end, where the previous lease was not taken by that claim:
+	// a claim's now() is its statement's start, which may precede the
+	// snapshot in which it found the job pending. Informational.
+	inversions int
 }
 
-// overlaps finds the jobs with two attempts whose live leases overlap: a
-// claim made before the previous lease had ended. An attempt's lease lives
-// from its claim until it ended (finished or given back) or ran out
-// (lease_until = last renewal + TTL), whichever came first. The last
-// renewal is bounded from below by the history's heartbeat and the
-// workers' renewal reports, so an overlap found is a real one.
+// overlaps finds the jobs whose lease was taken away while it still lived.
+//
+// An attempt's lease lives from its claim until its holder finishes it,
+// or until lease_until (its last renewal + TTL). A finish by the holder is
+// fenced, so a later claim cannot have overlapped it. A lease that ended
+// lease_expired was taken away by another statement, the next claim
+// (takeover) or the watcher, whose database time is the attempt's ended_at:
+// the lease overlaps the next one if that time is not past lease_until. The
+// last renewal is bounded from below by the history's heartbeat and the
+// workers' renewal reports, so an overlap found is a real one. An attempt
+// that never ended although a later one exists overlaps it if that later
+// one was claimed before the lease could have run out.
 func overlaps(f *dbFacts, renewals map[leaseKey]int64, ttlUS int64) overlapResult {
 	var res overlapResult
 	ids := make([]int64, 0, len(f.attempts))
@@ -139,35 +150,41 @@ func overlaps(f *dbFacts, renewals map[leaseKey]int64, ttlUS int64) overlapResul
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		var prevEnd int64
-		var prev *attemptRow
-		overlapped := false
-		for i := range f.attempts[id] {
-			a := &f.attempts[id][i]
-			if prev != nil {
-				res.pairs++
-				if prev.outcome == "lease_expired" {
-					res.takeovers++
-					if prev.heartbeat != 0 || renewals[leaseKey{prev.job, prev.attempt}] != 0 {
-						res.evidenced++
-					}
+		as := f.attempts[id]
+		for i := 0; i+1 < len(as); i++ {
+			a, b := &as[i], &as[i+1]
+			res.pairs++
+			renewed := renewals[leaseKey{a.job, a.attempt}]
+			until := max(a.claimed, a.heartbeat, renewed) + ttlUS // a lower bound of lease_until
+			var bad string
+			switch {
+			case a.outcome == "lease_expired":
+				res.expired++
+				if a.heartbeat != 0 || renewed != 0 {
+					res.evidenced++
 				}
-				if a.claimed < prevEnd && !overlapped {
-					overlapped = true
+				if a.ended <= until {
+					by := "the watcher"
+					if a.ended == b.claimed {
+						by = fmt.Sprintf("attempt %d (%s)", b.attempt, b.owner)
+					}
+					bad = fmt.Sprintf("job %d: %s took attempt %d's lease %.3fs before it ran out", id, by, a.attempt, float64(until-a.ended)/1e6)
+				}
+			case a.ended == 0 && b.claimed <= until:
+				bad = fmt.Sprintf("job %d: attempt %d (%s) claimed %.3fs before the lease of attempt %d, which never ended, ran out",
+					id, b.attempt, b.owner, float64(until-b.claimed)/1e6, a.attempt)
+			}
+			if a.ended != 0 && b.claimed < a.ended {
+				res.inversions++
+			}
+			if bad != "" {
+				if len(res.jobs) == 0 || res.jobs[len(res.jobs)-1] != id {
 					res.jobs = append(res.jobs, id)
-					if len(res.examples) < 5 {
-						res.examples = append(res.examples, fmt.Sprintf(
-							"job %d: attempt %d (%s) claimed %.3fs before attempt %d's lease had ended",
-							id, a.attempt, a.owner, float64(prevEnd-a.claimed)/1e6, prev.attempt))
-					}
+				}
+				if len(res.examples) < 5 {
+					res.examples = append(res.examples, bad)
 				}
 			}
-			renewed := max(a.claimed, a.heartbeat, renewals[leaseKey{a.job, a.attempt}])
-			end := renewed + ttlUS // a lower bound of lease_until
-			if a.ended != 0 && a.outcome != "lease_expired" {
-				end = min(end, a.ended)
-			}
-			prevEnd, prev = max(prevEnd, end), a
 		}
 	}
 	return res

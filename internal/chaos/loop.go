@@ -3,13 +3,17 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/internal/cli"
 )
 
-// schedule is what the harness did to its workers and the database.
+// schedule is what the harness did to its workers and the database. The
+// loop owns it; slow work (database calls, waiting for a process to die)
+// runs in goroutines that report back on its channels, so that faults
+// keep their cadence on a loaded machine.
 type schedule struct {
 	kills   []*killEvent
 	freezes []*freezeEvent
@@ -17,16 +21,63 @@ type schedule struct {
 	crashes []string  // workers that exited on their own
 
 	frozen      *freezeEvent // the worker frozen now, if any
-	thawTimer   *time.Timer
+	thawTimer   *time.Timer  // the frozen worker's next step: lock probe or thaw
 	restarting  bool
 	restartDone chan restartResult
 	restarts    int // restarts started
+	killDone    chan *killEvent
+	killing     int // kills in flight
+	termDone    chan *outage
+	terminating bool
 
-	completed, finished, open int64 // job counts at the latest tick
-	lastProgress              time.Time
+	draining     bool // the last jobs: no more faults
+	lastProgress time.Time
 }
 
-// thawC is the channel of the pending thaw, nil when nobody is frozen.
+// jobCounts are the job counts read by the counting goroutine.
+type jobCounts struct {
+	mu                        sync.Mutex
+	ok                        bool
+	completed, finished, open int64
+}
+
+func (c *jobCounts) get() (ok bool, completed, finished, open int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ok, c.completed, c.finished, c.open
+}
+
+// count reads the job counts every 250ms until ctx ends.
+func (h *harness) count(ctx context.Context, c *jobCounts) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		qs, err := h.client.QueueStats(qctx)
+		cancel()
+		if err == nil {
+			var n map[leasehold.JobState]int64
+			for _, q := range qs {
+				if q.Queue == Queue {
+					n = q.Counts
+				}
+			}
+			c.mu.Lock()
+			c.ok, c.completed = true, n[leasehold.StateCompleted]
+			c.finished = c.completed + n[leasehold.StateFailed] + n[leasehold.StateCancelled]
+			c.open = n[leasehold.StatePending] + n[leasehold.StateProcessing] + n[leasehold.StateStuck]
+			c.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// thawC is the channel of the pending freeze step, nil when nobody is
+// frozen.
 func (s *schedule) thawC() <-chan time.Time {
 	if s.thawTimer == nil {
 		return nil
@@ -46,7 +97,14 @@ func every(d time.Duration) (<-chan time.Time, func()) {
 // loop injects faults on the schedule until every job is finished and
 // every outage's recovery is settled, or until ctx ends.
 func (h *harness) loop(ctx context.Context) error {
-	h.sched.restartDone = make(chan restartResult, 1)
+	s := &h.sched
+	s.restartDone = make(chan restartResult, 1)
+	s.killDone = make(chan *killEvent, 64)
+	s.termDone = make(chan *outage, 1)
+	var counts jobCounts
+	cctx, stopCount := context.WithCancel(ctx)
+	defer stopCount()
+	go h.count(cctx, &counts)
 	killC, stopKill := every(h.o.KillEvery)
 	defer stopKill()
 	freezeC, stopFreeze := every(h.o.FreezeEvery)
@@ -55,30 +113,41 @@ func (h *harness) loop(ctx context.Context) error {
 	defer stopTerm()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	h.sched.lastProgress = time.Now()
+	s.lastProgress = time.Now()
 	for {
 		select {
 		case <-ctx.Done():
+			if ctx.Err() != context.DeadlineExceeded {
+				return ctx.Err()
+			}
 			h.logf("timeout: the jobs did not drain within %s", cli.FormatDuration(h.o.Timeout))
 			return fmt.Errorf("the run did not drain within --timeout %s", cli.FormatDuration(h.o.Timeout))
 		case <-killC:
-			h.kill(ctx)
+			if !h.quiet() {
+				h.kill(ctx)
+			}
+		case k := <-s.killDone:
+			h.killed(k)
 		case <-freezeC:
-			if h.sched.frozen == nil {
+			if s.frozen == nil && !h.quiet() {
 				h.arm.setArmed(true)
 			}
 		case req := <-h.arm.picked:
 			h.freeze(ctx, req)
-		case <-h.sched.thawC():
-			h.thaw(ctx)
+		case <-s.thawC():
+			h.freezeTimer(ctx)
 		case <-termC:
-			h.terminate(ctx)
-		case r := <-h.sched.restartDone:
-			h.restarted(ctx, r)
+			if !h.quiet() && !s.terminating {
+				h.terminate(ctx)
+			}
+		case o := <-s.termDone:
+			h.terminated(o)
+		case r := <-s.restartDone:
+			h.restarted(r)
 		case p := <-h.exits:
 			h.exited(p)
 		case <-tick.C:
-			if h.tick(ctx) {
+			if h.tick(ctx, &counts) {
 				return nil
 			}
 		}
@@ -87,44 +156,63 @@ func (h *harness) loop(ctx context.Context) error {
 
 // tick follows the jobs, starts the restart that is due, settles outages
 // and reports whether the run is over.
-func (h *harness) tick(ctx context.Context) bool {
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	qs, err := h.client.QueueStats(qctx)
-	cancel()
+func (h *harness) tick(ctx context.Context, c *jobCounts) bool {
 	s := &h.sched
-	if err == nil {
-		var c map[leasehold.JobState]int64
-		for _, q := range qs {
-			if q.Queue == Queue {
-				c = q.Counts
-			}
-		}
-		s.completed = c[leasehold.StateCompleted]
-		s.finished = s.completed + c[leasehold.StateFailed] + c[leasehold.StateCancelled]
-		s.open = c[leasehold.StatePending] + c[leasehold.StateProcessing] + c[leasehold.StateStuck]
-	}
+	ok, completed, finished, open := c.get()
 	if time.Since(s.lastProgress) >= 2*time.Second {
 		s.lastProgress = time.Now()
 		h.logf("progress: %d/%d completed, %d open; %d kills, %d freezes, %d restarts, %d sessions terminated",
-			s.completed, h.o.Jobs, s.open, len(s.kills), len(s.freezes), s.restarts, h.sessionsTerminated())
+			completed, h.o.Jobs, open, len(s.kills), len(s.freezes), s.restarts, h.sessionsTerminated())
 	}
-	drained := err == nil && s.open == 0 && s.finished >= int64(h.o.Jobs)
-	if !s.restarting && s.restarts < h.o.PGRestarts &&
-		(drained || s.completed*int64(h.o.PGRestarts+1) >= int64(h.o.Jobs)*int64(s.restarts+1)) {
+	if ok && !s.draining && completed > 0 &&
+		(open <= int64(h.o.Concurrency) || 100*completed >= 99*int64(h.o.Jobs)) {
+		// The last few jobs: chasing them with kills and freezes would
+		// only stretch the tail of the run.
+		s.draining = true
+		h.arm.setArmed(false)
+		h.logf("draining: %d jobs left open; no more kills, freezes or terminations", open)
+	}
+	drained := ok && open == 0 && finished >= int64(h.o.Jobs)
+	if !s.restarting && s.frozen == nil && s.restarts < h.o.PGRestarts &&
+		(drained || completed*int64(h.o.PGRestarts+1) >= int64(h.o.Jobs)*int64(s.restarts+1)) {
+		h.arm.setArmed(false)
 		h.startRestart(ctx)
 	}
 	settled := h.settleOutages()
 	return drained && settled && !s.restarting && s.restarts >= h.o.PGRestarts
 }
 
+// quiet reports whether kills, freezes and terminations pause: while the
+// last jobs drain, and from a database restart until every worker came
+// back from it, so that each worker lives through the restart and must
+// recover on its own.
+func (h *harness) quiet() bool {
+	if h.sched.draining {
+		return true
+	}
+	for _, o := range h.sched.outages {
+		if o.Kind == outageRestart && !o.settled {
+			return true
+		}
+	}
+	return false
+}
+
 // finishFaults ends the faults still in effect once the jobs drained.
 func (h *harness) finishFaults(ctx context.Context) {
+	s := &h.sched
 	h.arm.setArmed(false)
-	if h.sched.frozen != nil {
+	if s.frozen != nil {
 		h.thaw(ctx)
 	}
-	if h.sched.restarting {
-		h.restarted(ctx, <-h.sched.restartDone)
+	if s.restarting {
+		h.restarted(<-s.restartDone)
+	}
+	for s.killing > 0 {
+		h.killed(<-s.killDone)
+	}
+	if s.terminating {
+		h.terminated(<-s.termDone)
 	}
 }
 

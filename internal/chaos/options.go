@@ -20,7 +20,7 @@ const (
 	DefaultKillEvery       = 2 * time.Second
 	DefaultFreezeEvery     = 6 * time.Second
 	DefaultLatency         = 10 * time.Millisecond
-	DefaultStallProb       = 0.002
+	DefaultStallProb       = 0.01
 	DefaultTimeout         = 10 * time.Minute
 	// DefaultReportEvery is how often workers report their counters.
 	DefaultReportEvery = 100 * time.Millisecond

@@ -37,10 +37,13 @@ type outage struct {
 	Errors int64  `json:"errors"`
 	Error  string `json:"error,omitempty"`
 
-	start, end   time.Time // end is zero while a restart runs
-	fromUS, toUS int64     // database clock around a restart
-	watch        []*recoveryWatch
-	settled      bool
+	// FromUS and ToUS are the database clock around a restart (Unix µs).
+	FromUS int64 `json:"from_db_us,omitempty"`
+	ToUS   int64 `json:"to_db_us,omitempty"`
+
+	start, end time.Time // end is zero while a restart runs
+	watch      []*recoveryWatch
+	settled    bool
 }
 
 // recoveryWatch follows one worker through an outage.
@@ -63,9 +66,11 @@ func (h *harness) newOutage(kind string, procs []*proc) *outage {
 
 // restartResult is the end of a restart run in the background.
 type restartResult struct {
-	o   *outage
-	end time.Time
-	err error
+	o    *outage
+	end  time.Time // pg_ctl returned
+	err  error
+	toUS int64     // the database clock once it answered again (0: never)
+	read time.Time // when toUS was read
 }
 
 // startRestart restarts PostgreSQL in the background: the loop goes on
@@ -85,13 +90,21 @@ func (h *harness) startRestart(ctx context.Context) {
 		h.sched.restarts, h.o.PGRestarts, len(procs))
 	opts := pgctl.RestartOptions{PGCtl: h.o.PGCtl, DataDir: h.o.PGData, LogFile: h.o.PGLog}
 	go func() {
-		err := pgctl.RestartImmediate(context.WithoutCancel(ctx), opts)
-		h.sched.restartDone <- restartResult{o: o, end: time.Now(), err: err}
+		ctx := context.WithoutCancel(ctx)
+		err := pgctl.RestartImmediate(ctx, opts)
+		r := restartResult{o: o, end: time.Now(), err: err}
+		// The database clock around the outage: read once it answers again.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if r.toUS, r.read = h.dbNow(ctx, time.Second), time.Now(); r.toUS != 0 {
+				break
+			}
+		}
+		h.sched.restartDone <- r
 	}()
 }
 
 // restarted records the end of a restart.
-func (h *harness) restarted(ctx context.Context, r restartResult) {
+func (h *harness) restarted(r restartResult) {
 	h.sched.restarting = false
 	o := r.o
 	o.end = r.end
@@ -102,13 +115,8 @@ func (h *harness) restarted(ctx context.Context, r restartResult) {
 	} else {
 		h.logf("PostgreSQL is back after %s", cli.FormatDuration(o.Took))
 	}
-	// The database clock around the outage: read once it answers again.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if to := h.dbNow(ctx, time.Second); to != 0 {
-			o.toUS = to
-			o.fromUS = to - time.Since(o.start).Microseconds()
-			break
-		}
+	if r.toUS != 0 {
+		o.ToUS, o.FromUS = r.toUS, r.toUS-r.read.Sub(o.start).Microseconds()
 	}
 }
 
@@ -181,6 +189,10 @@ func (h *harness) settle(o *outage) {
 	what := "the restart"
 	if o.Kind == outageTerminate {
 		what = fmt.Sprintf("the termination of %s's sessions", o.Worker)
+	}
+	if o.Workers == 0 {
+		h.logf("after %s: no worker lived through it (killed or frozen first): nothing to count", what)
+		return
 	}
 	if len(late) > 0 {
 		h.logf("after %s: %s did not reach the database again within %s", what, strings.Join(late, ", "),

@@ -89,10 +89,14 @@ type RefusalFigures struct {
 // LeaseFigures are the result of the overlap check on the history.
 type LeaseFigures struct {
 	PairsChecked int      `json:"attempt_pairs_checked"`
-	Takeovers    int      `json:"expired_leases_checked"`
+	Expired      int      `json:"expired_leases_checked"`
 	Evidenced    int      `json:"expired_leases_with_renewal_evidence"`
 	Overlapping  int      `json:"jobs_with_overlapping_leases"`
 	Examples     []string `json:"examples,omitempty"`
+	// Inversions counts claims whose recorded time (their statement's
+	// start) precedes the previous attempt's recorded end: not an
+	// overlap, since they found the job already given back.
+	Inversions int `json:"claims_recorded_before_previous_end"`
 }
 
 // ReclaimFigures measure how fast a killed worker's leases were claimed
@@ -161,11 +165,12 @@ func (r *Report) Print(w io.Writer) {
 	t.Row("provider charges", itoa(r.Provider.Charges), fmt.Sprintf("%d requests, %d idempotent replays, %d stalls", r.Provider.Requests, r.Provider.Replays, r.Provider.Stalls))
 	t.Row("completions refused (lease lost)", itoa(rf.Completions), fmt.Sprintf("%d of them left an effect (must be 0)", rf.WithEffect))
 	t.Row("late writes refused / leases lost", fmt.Sprintf("%d / %d", rf.LateWrites, rf.LeasesLost), "workers' Stats: FinishRefused / LeaseLost")
-	t.Row("jobs with overlapping live leases", itoa(l.Overlapping), fmt.Sprintf("%d attempt pairs, %d expired leases (%d with renewal evidence)", l.PairsChecked, l.Takeovers, l.Evidenced))
+	t.Row("jobs with overlapping live leases", itoa(l.Overlapping), fmt.Sprintf("%d attempt pairs, %d expired leases (%d with renewal evidence); %d claims timed before the previous end",
+		l.PairsChecked, l.Expired, l.Evidenced, l.Inversions))
 	t.Row("longest death-to-reclaim", fmt.Sprintf("%.3fs", rc.MaxSeconds), fmt.Sprintf("bound %.3fs (TTL + watcher + poll); %d orphaned leases of %d timed kills, %d over the bound, %d with outage allowance",
 		rc.BoundSeconds, rc.Orphans, rc.KillsTimed, rc.Over, rc.WithOutage))
-	t.Row("faults", fmt.Sprintf("%d kills, %d freezes", len(f.Kills), len(f.Freezes)), fmt.Sprintf("%d restarts, %d session terminations, %d worker processes, %d crashes",
-		countOutages(f.Outages, outageRestart), countOutages(f.Outages, outageTerminate), r.WorkerProcesses, len(f.Crashes)))
+	t.Row("faults", fmt.Sprintf("%d kills, %d freezes", len(f.Kills), effectiveFreezes(f.Freezes)), fmt.Sprintf("%d restarts, %d session terminations, %d worker processes, %d crashes%s",
+		countOutages(f.Outages, outageRestart), countOutages(f.Outages, outageTerminate), r.WorkerProcesses, len(f.Crashes), lockNote(f.Freezes)))
 	restarts := 0
 	for _, o := range f.Outages {
 		if o.Kind != outageRestart {
@@ -197,6 +202,14 @@ func (r *Report) Print(w io.Writer) {
 	if r.Kept != "" {
 		fmt.Fprintf(w, "kept for inspection: %s\n", r.Kept)
 	}
+}
+
+// lockNote mentions the freezes ended because they held SQLite's lock.
+func lockNote(fs []*freezeEvent) string {
+	if n := len(fs) - effectiveFreezes(fs); n > 0 {
+		return fmt.Sprintf("; %d more freezes ended at once: they held SQLite's write lock", n)
+	}
+	return ""
 }
 
 func effectsPerJob(e EffectFigures) string {

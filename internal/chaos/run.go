@@ -58,7 +58,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	h := &harness{
 		o: o, run: hex.EncodeToString(b[:3]), start: time.Now(),
 		rng:   mrand.New(mrand.NewPCG(o.Seed, o.Seed>>1|1)),
-		exits: make(chan *proc, 4*o.Workers),
+		exits: make(chan *proc, 4*o.Workers+64),
 	}
 	h.facts.init()
 	defer h.teardown()
@@ -206,7 +206,9 @@ func (h *harness) stopWorkers() {
 // teardown stops whatever still runs and closes the database.
 func (h *harness) teardown() {
 	for _, p := range h.all {
-		if p.alive() || p.frozen {
+		select {
+		case <-p.exited:
+		default:
 			_ = p.signal(sigcont)
 			_ = p.cmd.Process.Kill()
 			<-p.exited

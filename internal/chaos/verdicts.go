@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // verdicts judges each invariant of the run.
@@ -22,7 +23,7 @@ func (h *harness) verdicts(r *Report) []Invariant {
 		"%d ledger rows written by a lease the history does not show completing the job", e.NotByCompleter)
 	add("charges-match-completions", r.Provider.Charges == j.Completed,
 		"the provider charged %d payments (one per idempotency key) for %d completed jobs", r.Provider.Charges, j.Completed)
-	freezes := len(r.Faults.Freezes)
+	freezes := effectiveFreezes(r.Faults.Freezes)
 	add("refusals-seen", freezes == 0 || rf.Completions > 0,
 		"%d completions refused after %d freezes (a frozen worker's late CompleteTx must be refused)", rf.Completions, freezes)
 	add("refusals-left-no-effect", rf.WithEffect == 0,
@@ -53,16 +54,30 @@ func recoverySummary(os []*outage) string {
 		return "no database outage injected"
 	}
 	var parts []string
-	for _, o := range os {
-		s := fmt.Sprintf("%s: %d/%d workers back within %.2fs after %d errors", o.Kind, o.Recovered, o.Workers,
-			o.RecoveredIn.Seconds(), o.Errors)
-		if o.Error != "" {
-			s += " (" + o.Error + ")"
+	for _, kind := range []string{outageRestart, outageTerminate} {
+		n, workers, recovered, errs := 0, 0, 0, int64(0)
+		var longest time.Duration
+		var failed []string
+		for _, o := range os {
+			if o.Kind != kind {
+				continue
+			}
+			n++
+			workers, recovered, errs = workers+o.Workers, recovered+o.Recovered, errs+o.Errors
+			longest = max(longest, o.RecoveredIn)
+			if o.Error != "" {
+				failed = append(failed, o.Error)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%d %s: %d/%d workers back on their own (slowest %.2fs) after %d failed calls",
+			n, kind, recovered, workers, longest.Seconds(), errs)
+		if len(failed) > 0 {
+			s += " (failed: " + strings.Join(failed, "; ") + ")"
 		}
 		parts = append(parts, s)
-	}
-	if len(parts) > 4 {
-		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -73,7 +88,7 @@ func (h *harness) undelivered(r *Report) []string {
 	if h.o.KillEvery > 0 && len(r.Faults.Kills) == 0 {
 		missing = append(missing, "no kill")
 	}
-	if h.o.FreezeEvery > 0 && len(r.Faults.Freezes) == 0 {
+	if h.o.FreezeEvery > 0 && effectiveFreezes(r.Faults.Freezes) == 0 {
 		missing = append(missing, "no freeze")
 	}
 	if n := countOutages(r.Faults.Outages, outageRestart); n != h.o.PGRestarts {
@@ -85,8 +100,20 @@ func (h *harness) undelivered(r *Report) []string {
 	return missing
 }
 
+// effectiveFreezes counts the freezes that lasted: not those ended at once
+// because the worker held SQLite's write lock.
+func effectiveFreezes(fs []*freezeEvent) int {
+	n := 0
+	for _, f := range fs {
+		if !f.HeldWriteLock {
+			n++
+		}
+	}
+	return n
+}
+
 func deliveredSummary(r *Report, missing []string) string {
-	s := fmt.Sprintf("%d kills, %d freezes, %d restarts, %d session terminations", len(r.Faults.Kills), len(r.Faults.Freezes),
+	s := fmt.Sprintf("%d kills, %d freezes, %d restarts, %d session terminations", len(r.Faults.Kills), effectiveFreezes(r.Faults.Freezes),
 		countOutages(r.Faults.Outages, outageRestart), countOutages(r.Faults.Outages, outageTerminate))
 	if len(missing) > 0 {
 		s += " (requested but not injected: " + strings.Join(missing, ", ") + "; the run was too short)"

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leasehold/leasehold/internal/bench"
+	"github.com/leasehold/leasehold/internal/testdb"
+)
+
+// tinyBench are bench flags small enough for a smoke test: every phase
+// runs, on a handful of jobs. The figures are not checked, only that each
+// phase produced them.
+var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--ceiling-batch", "50",
+	"--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
+	"--lease-hold", "700ms", "--timeout", "60s"}
+
+// TestBenchSmoke runs `leasehold bench` end to end on tiny numbers so that
+// it cannot rot: on SQLite with the table, and on PostgreSQL with --json,
+// the JSON file and the chart.
+func TestBenchSmoke(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		r := runIn(t, dir, nil, append([]string{"--db", "sqlite:" + filepath.Join(dir, "b.db")}, tinyBench...)...)
+		if r.code != 0 {
+			t.Fatalf("bench: %s", r)
+		}
+		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "in-process wake", "lease overhead"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("bench output lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "leasehold-bench-*")); len(left) > 0 {
+			t.Errorf("scratch files left behind: %v", left)
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		db := testdb.PostgresURL(t)
+		dir := t.TempDir()
+		out, chart := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.png")
+		args := append([]string{"--db", db, "--json"}, tinyBench...)
+		r := runIn(t, "", nil, append(args, "--out", out, "--chart", chart)...)
+		if r.code != 0 {
+			t.Fatalf("bench: %s", r)
+		}
+		var rep bench.Report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("bench --json: %v\n%s", err, r)
+		}
+		if rep.Database != "postgres" || rep.Insert == nil || len(rep.Drain) != 3 || rep.Ceiling == nil ||
+			len(rep.Latency) != 2 || len(rep.Lease) != 3 || rep.DefaultRatio <= 0 {
+			t.Errorf("bench report incomplete: %+v", rep)
+		}
+		for _, d := range rep.Drain {
+			if d.JobsPerSec <= 0 || d.Statements <= 0 {
+				t.Errorf("drain %d workers: %+v", d.Workers, d)
+			}
+		}
+		if _, err := os.Stat(out); err != nil {
+			t.Errorf("--out: %v", err)
+		}
+		f, err := os.Open(chart)
+		if err != nil {
+			t.Fatalf("--chart: %v", err)
+		}
+		defer f.Close()
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("--chart is not a PNG: %v", err)
+		}
+	})
+}
