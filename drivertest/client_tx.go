@@ -56,7 +56,11 @@ func testCompleteTx(e *clientEnv) {
 			e := &clientEnv{T: t, h: e.h, d: e.h.Open(t), ctx: e.ctx}
 			var cRef atomic.Pointer[leasehold.Client]
 			checked := make(chan error, 1)
+			committed := make(chan struct{}) // closed when the second attempt's handler returns
 			c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+				if job.Attempt == 2 {
+					defer close(committed)
+				}
 				tx, commit, rollback := kind.Begin(t, e.d)
 				if err := cRef.Load().CompleteTx(ctx, tx, job.JobRow); err != nil {
 					_ = rollback()
@@ -80,6 +84,9 @@ func testCompleteTx(e *clientEnv) {
 			}
 			e.waitGate(chanDone(checked, t), "the handler's check")
 			row := e.waitState(res.Job.ID, leasehold.StateCompleted, 30*time.Second)
+			// The commit is visible before the handler's Commit call returns:
+			// wait for it, so the cleanup's rollback never races it.
+			e.waitGate(committed, "the committing handler to return")
 			h := e.history(row.ID)
 			if row.Attempt != 2 || len(h) != 2 || h[0].Outcome != leasehold.OutcomeRetried ||
 				h[1].Outcome != leasehold.OutcomeCompleted {

@@ -18,6 +18,7 @@ type benchFlags struct {
 	jsonPath  string
 	chartPath string
 	profile   string
+	from      string
 }
 
 func (a *app) benchCommand() *cobra.Command {
@@ -62,10 +63,18 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.StringVar(&f.jsonPath, "out", "", "write the figures as JSON to this file")
 	fl.StringVar(&f.chartPath, "chart", "", "draw throughput against worker count as a PNG in this file")
 	fl.StringVar(&f.profile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
+	fl.StringVar(&f.from, "from", "", "measure nothing: print (and chart) the figures of a JSON file written by --out")
 	return cmd
 }
 
 func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
+	if f.from != "" {
+		rep, err := bench.ReadJSONFile(f.from)
+		if err != nil {
+			return cli.Failf("%w", err)
+		}
+		return a.benchReport(rep, f)
+	}
 	t, err := a.target(cmd)
 	if err != nil {
 		return err
@@ -87,6 +96,11 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return cli.Failf("%w", err)
 	}
+	return a.benchReport(rep, f)
+}
+
+// benchReport writes the report where the flags say.
+func (a *app) benchReport(rep *bench.Report, f *benchFlags) error {
 	if f.jsonPath != "" {
 		if err := bench.WriteJSONFile(f.jsonPath, rep); err != nil {
 			return cli.Failf("%w", err)

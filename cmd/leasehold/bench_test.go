@@ -65,6 +65,9 @@ func TestBenchSmoke(t *testing.T) {
 		if _, err := os.Stat(out); err != nil {
 			t.Errorf("--out: %v", err)
 		}
+		if r := runIn(t, "", nil, "bench", "--from", out); r.code != 0 || !strings.Contains(r.stdout, "bare SQL ceiling") {
+			t.Errorf("bench --from: %s", r)
+		}
 		f, err := os.Open(chart)
 		if err != nil {
 			t.Fatalf("--chart: %v", err)

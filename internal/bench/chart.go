@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -24,7 +25,7 @@ func WriteChart(path string, r *Report) error {
 		return fmt.Errorf("bench: chart: the run has no drain figures")
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("leasehold drain of %d no-op jobs: %s, %d CPUs", r.Jobs, r.Server, r.Machine.CPUs)
+	p.Title.Text = fmt.Sprintf("leasehold drain of %d no-op jobs: %s, %d CPUs", r.Jobs, shortServer(r.Server), r.Machine.CPUs)
 	p.X.Label.Text = "workers (QueueConfig.MaxWorkers)"
 	p.Y.Label.Text = "jobs/s"
 	p.X.Scale = plot.LogScale{}
@@ -48,6 +49,7 @@ func WriteChart(path string, r *Report) error {
 		top = max(top, d.JobsPerSec)
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = pts[0].X/1.3, pts[len(pts)-1].X*1.3 // room for the end labels
 	line, points, err := plotter.NewLinePoints(pts)
 	if err != nil {
 		return fmt.Errorf("bench: chart: %w", err)
@@ -85,6 +87,15 @@ func addLevel(p *plot.Plot, pts plotter.XYs, y float64, c color.Color, name stri
 	p.Add(l)
 	p.Legend.Add(name, l)
 	return nil
+}
+
+// shortServer drops the build details of a server version string
+// ("PostgreSQL 15.18 (Debian ...)" becomes "PostgreSQL 15.18").
+func shortServer(s string) string {
+	if i := strings.Index(s, " ("); i > 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // thousands labels the default ticks in thousands of jobs/s.

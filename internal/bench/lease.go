@@ -46,8 +46,8 @@ func (b *bench) runLease(ctx context.Context) error {
 			return fmt.Errorf("%d processes, %d jobs: %w", c.procs, c.jobs, err)
 		}
 		b.rep.Lease = append(b.rep.Lease, r)
-		b.logf("lease: %d process(es), %d jobs in flight: %.2f heartbeat statements/s (%.0f leases/s, %.1f ms each), %.2f statements/s",
-			r.Processes, r.InFlight, r.HeartbeatsPerSec, r.HeartbeatRowsPerSec, r.MeanHeartbeatMillis, r.StatementsPerSec)
+		b.logf("lease: %d process(es), %d jobs in flight: %.2f heartbeat statements/s (%.0f leases/s), %.2f statements/s",
+			r.Processes, r.InFlight, r.HeartbeatsPerSec, r.HeartbeatRowsPerSec, r.StatementsPerSec)
 	}
 	return nil
 }

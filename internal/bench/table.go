@@ -21,6 +21,19 @@ func WriteJSONFile(path string, r *Report) error {
 	return nil
 }
 
+// ReadJSONFile reads a report written by WriteJSONFile.
+func ReadJSONFile(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: read report: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("bench: decode report %s: %w", path, err)
+	}
+	return &r, nil
+}
+
 // WriteTable prints r as aligned tables.
 func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -53,13 +66,21 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	if len(r.Lease) > 0 {
-		p("\nlease overhead\tprocesses\tjobs in flight\tseconds\theartbeat stmts/s\trows/s\tstmts/s\t\n")
+		p("\nlease overhead\tprocesses\tjobs in flight\tseconds\theartbeat stmts/s\tms each\trows/s\tstmts/s\t\n")
 		for _, l := range r.Lease {
-			p("\t%d\t%d\t%.1f\t%.2f\t%.0f\t%.2f\t\n", l.Processes, l.InFlight, l.Seconds, l.HeartbeatsPerSec,
-				l.HeartbeatRowsPerSec, l.StatementsPerSec)
+			p("\t%d\t%d\t%.1f\t%.2f\t%s\t%.0f\t%.2f\t\n", l.Processes, l.InFlight, l.Seconds, l.HeartbeatsPerSec,
+				millis(l.MeanHeartbeatMillis), l.HeartbeatRowsPerSec, l.StatementsPerSec)
 		}
 	}
 	return tw.Flush()
+}
+
+// millis formats a server time, or "-" when it was not measured.
+func millis(ms float64) string {
+	if ms == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", ms)
 }
 
 func percent(r float64) string {
