@@ -3,7 +3,6 @@ package pgdriver_test
 import (
 	"context"
 	"database/sql"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,7 +22,7 @@ func TestConformance(t *testing.T) { drivertest.RunDriver(t, pgHarness()) }
 func TestClientConformance(t *testing.T) { drivertest.RunClient(t, pgHarness()) }
 
 func pgHarness() drivertest.Harness {
-	urls := &urlRegistry{m: map[leasehold.Driver]string{}}
+	urls := &drivertest.Locations{}
 	return drivertest.Harness{
 		Name: "postgres",
 		Open: func(t *testing.T) leasehold.Driver {
@@ -32,18 +31,18 @@ func pgHarness() drivertest.Harness {
 			if err := d.Migrate(t.Context()); err != nil {
 				t.Fatalf("Migrate: %v", err)
 			}
-			urls.set(d, url)
+			urls.Set(d, url)
 			return d
 		},
 		OpenSecond: func(t *testing.T, d leasehold.Driver) leasehold.Driver {
-			d2 := openPG(t, urls.get(t, d))
-			urls.set(d2, urls.get(t, d))
+			d2 := openPG(t, urls.Get(t, d))
+			urls.Set(d2, urls.Get(t, d))
 			return d2
 		},
 		TxKinds: []drivertest.TxKind{
 			{Name: "pgx.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
 				ctx := context.Background()
-				pool, err := pgxpool.New(ctx, urls.get(t, d))
+				pool, err := pgxpool.New(ctx, urls.Get(t, d))
 				if err != nil {
 					t.Fatalf("pgxpool.New: %v", err)
 				}
@@ -57,7 +56,7 @@ func pgHarness() drivertest.Harness {
 				return tx, func() error { return tx.Commit(ctx) }, rollback
 			}},
 			{Name: "sql.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
-				db, err := sql.Open("pgx", urls.get(t, d))
+				db, err := sql.Open("pgx", urls.Get(t, d))
 				if err != nil {
 					t.Fatalf("sql.Open(pgx): %v", err)
 				}
@@ -81,27 +80,4 @@ func openPG(t *testing.T, url string) *pgdriver.Driver {
 	}
 	t.Cleanup(func() { _ = d.Close() })
 	return d
-}
-
-// urlRegistry remembers the URL (schema) each driver was opened on.
-type urlRegistry struct {
-	mu sync.Mutex
-	m  map[leasehold.Driver]string
-}
-
-func (r *urlRegistry) set(d leasehold.Driver, url string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.m[d] = url
-}
-
-func (r *urlRegistry) get(t *testing.T, d leasehold.Driver) string {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	url, ok := r.m[d]
-	if !ok {
-		t.Fatalf("driver %p was not opened by this harness", d)
-	}
-	return url
 }

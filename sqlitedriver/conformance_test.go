@@ -1,7 +1,6 @@
 package sqlitedriver_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/leasehold/leasehold"
@@ -19,18 +18,18 @@ func TestConformance(t *testing.T) { drivertest.RunDriver(t, sqliteHarness()) }
 func TestClientConformance(t *testing.T) { drivertest.RunClient(t, sqliteHarness()) }
 
 func sqliteHarness() drivertest.Harness {
-	paths := &pathRegistry{m: map[leasehold.Driver]string{}}
+	paths := &drivertest.Locations{}
 	return drivertest.Harness{
 		Name: "sqlite",
 		Open: func(t *testing.T) leasehold.Driver {
 			path := testdb.SQLitePath(t)
 			d := openSQLite(t, path)
-			paths.set(d, path)
+			paths.Set(d, path)
 			return d
 		},
 		OpenSecond: func(t *testing.T, d leasehold.Driver) leasehold.Driver {
-			d2 := openSQLite(t, paths.get(t, d))
-			paths.set(d2, paths.get(t, d))
+			d2 := openSQLite(t, paths.Get(t, d))
+			paths.Set(d2, paths.Get(t, d))
 			return d2
 		},
 		TxKinds: []drivertest.TxKind{
@@ -57,27 +56,4 @@ func openSQLite(t *testing.T, path string) *sqlitedriver.Driver {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return d
-}
-
-// pathRegistry remembers the file each driver was opened on.
-type pathRegistry struct {
-	mu sync.Mutex
-	m  map[leasehold.Driver]string
-}
-
-func (r *pathRegistry) set(d leasehold.Driver, path string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.m[d] = path
-}
-
-func (r *pathRegistry) get(t *testing.T, d leasehold.Driver) string {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	path, ok := r.m[d]
-	if !ok {
-		t.Fatalf("driver %p was not opened by this harness", d)
-	}
-	return path
 }
