@@ -8,9 +8,12 @@ import (
 // Stop shuts the client down gracefully: it stops claiming, lets running
 // handlers finish for up to ShutdownTimeout (or until ctx is done), then
 // cancels the rest (cause: shutdown) and releases their leases at once, so
-// their jobs are pending again without waiting out a TTL. It waits for
-// every outcome to be written unless ctx ends first. Stop is safe to call
-// twice and before Start; afterwards Start returns ErrClientStopped.
+// their jobs are pending again without waiting out a TTL. Writing the
+// outcomes and releases gets up to 10 s of its own, even when ctx is
+// already done (an outcome still unwritten then is given up: its lease
+// expires and the watcher returns the job). Stop returns ctx's error, if
+// any. It is safe to call twice and before Start; afterwards Start returns
+// ErrClientStopped.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	prev := c.state
