@@ -3,7 +3,7 @@ package leasehold
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"strings"
 )
 
 // Args is implemented by the typed arguments of a job. Kind names the job
@@ -30,12 +30,27 @@ func (r RawArgs) MarshalJSON() ([]byte, error) {
 	return r.JSON, nil
 }
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:\-/]{0,127}$`)
+// validName reports whether name is 1 to 128 characters of letters,
+// digits and _ . : - /, starting with a letter or digit. It runs for every
+// inserted job, so it is a loop rather than a regular expression.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := range len(name) {
+		b := name[i]
+		alnum := b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+		if !alnum && (i == 0 || !strings.ContainsRune("_.:-/", rune(b))) {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateKind checks that kind is a usable kind name: 1 to 128 characters
 // of letters, digits and _ . : - /, starting with a letter or digit.
 func ValidateKind(kind string) error {
-	if !namePattern.MatchString(kind) {
+	if !validName(kind) {
 		return fmt.Errorf("%w: %q (want 1-128 of [A-Za-z0-9_.:-/])", ErrInvalidKind, kind)
 	}
 	return nil
@@ -44,7 +59,7 @@ func ValidateKind(kind string) error {
 // ValidateQueue checks that queue is a usable queue name, by the same rule
 // as ValidateKind.
 func ValidateQueue(queue string) error {
-	if !namePattern.MatchString(queue) {
+	if !validName(queue) {
 		return fmt.Errorf("%w: %q (want 1-128 of [A-Za-z0-9_.:-/])", ErrInvalidQueue, queue)
 	}
 	return nil

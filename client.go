@@ -30,6 +30,10 @@ type Client struct {
 	jobsWG   sync.WaitGroup     // running handlers
 	hb       *heartbeater
 	comp     *completer
+	pool     *workerPool[*runningJob] // goroutines that run handlers
+	// jobBase is the parent of every handler's context: it carries the
+	// client for ClientFromContext.
+	jobBase context.Context
 }
 
 type clientState int
@@ -61,6 +65,7 @@ func NewClient(cfg Config) (*Client, error) {
 		epoch:   time.Now(),
 		running: map[LeaseRef]*runningJob{},
 	}
+	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
 	c.fetchers = make(map[string]*fetcher, len(cfg.Queues))
 	for name, q := range cfg.Queues {
 		c.fetchers[name] = newFetcher(c, name, q)
@@ -113,6 +118,7 @@ func (c *Client) Start(ctx context.Context) error {
 	c.state = stateRunning
 	c.hb = newHeartbeater(c)
 	c.comp = newCompleter(c)
+	c.pool = newWorkerPool(c.runClaimed)
 	c.hb.start()
 	c.comp.start()
 	if !c.cfg.DisableWatcher {

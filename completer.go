@@ -73,8 +73,11 @@ func (k *completer) close(ctx context.Context) {
 func (k *completer) giveUp() { k.once.Do(func() { close(k.abandon) }) }
 
 func (k *completer) loop() {
+	// One batch and one parameter slice serve every flush of this loop.
+	batch := make([]*finishItem, 0, DefaultCompleteBatch)
+	params := make([]*FinishParams, 0, DefaultCompleteBatch)
 	for item := range k.in {
-		batch := []*finishItem{item}
+		batch = append(batch[:0], item)
 	gather:
 		for len(batch) < DefaultCompleteBatch {
 			select {
@@ -87,18 +90,21 @@ func (k *completer) loop() {
 				break gather
 			}
 		}
-		k.flush(batch)
+		params = params[:0]
+		for _, it := range batch {
+			params = append(params, &it.p)
+		}
+		k.flush(batch, params)
+		clear(batch) // let the flushed leases be collected
+		clear(params)
 	}
 }
 
-// flush writes one batch, retrying with backoff while the database is
-// unreachable: an outcome is dropped only when Stop gives up on it.
-func (k *completer) flush(batch []*finishItem) {
+// flush writes one batch (params are its items' parameters), retrying
+// with backoff while the database is unreachable: an outcome is dropped
+// only when Stop gives up on it.
+func (k *completer) flush(batch []*finishItem, params []*FinishParams) {
 	c := k.c
-	params := make([]*FinishParams, len(batch))
-	for i, it := range batch {
-		params[i] = it.p
-	}
 	defer func() {
 		for _, it := range batch {
 			k.forget(it)

@@ -20,17 +20,18 @@ type fetcher struct {
 	c     *Client
 	queue string
 	cfg   QueueConfig
-	slots chan struct{} // one token per running job
-	wakeC chan struct{} // coalesced wake-up hints
+	// inFlight counts this queue's claimed jobs not yet done; at most
+	// cfg.MaxWorkers.
+	inFlight atomic.Int64
+	wakeC    chan struct{} // coalesced wake-up hints
 	// more is set when the last claim filled every slot it asked for, so
-	// a freed slot should trigger another claim at once.
+	// freed slots should trigger another claim.
 	more atomic.Bool
 }
 
 func newFetcher(c *Client, queue string, cfg QueueConfig) *fetcher {
 	return &fetcher{
 		c: c, queue: queue, cfg: cfg,
-		slots: make(chan struct{}, cfg.MaxWorkers),
 		wakeC: make(chan struct{}, 1),
 	}
 }
@@ -61,9 +62,11 @@ func (f *fetcher) loop(ctx context.Context) {
 // no slot is free.
 func (f *fetcher) fetchWhileFull(ctx context.Context) {
 	for ctx.Err() == nil {
-		free := cap(f.slots) - len(f.slots)
+		// more is set before free slots are counted: a job that finishes
+		// after the count then sees it and wakes the loop (see done).
+		f.more.Store(true)
+		free := f.free()
 		if free == 0 {
-			f.more.Store(true)
 			return
 		}
 		n := min(free, DefaultFetchBatch)
@@ -82,11 +85,10 @@ func (f *fetcher) fetchWhileFull(ctx context.Context) {
 // trickle of one-job statements, each a round trip and a commit; a slot
 // waits at most fetchCoalesce.
 func (f *fetcher) coalesce(ctx context.Context) {
-	want := min(cap(f.slots), DefaultFetchBatch)
-	f.more.Store(true)
+	want := f.coalesceTarget()
 	t := time.NewTimer(fetchCoalesce)
 	defer t.Stop()
-	for cap(f.slots)-len(f.slots) < want {
+	for f.free() < want {
 		select {
 		case <-ctx.Done():
 			return
@@ -112,18 +114,15 @@ func (f *fetcher) claim(ctx context.Context, n int) int {
 		return 0
 	}
 	c.stats.claimed.Add(int64(len(rows)))
+	f.inFlight.Add(int64(len(rows)))
 	for _, row := range rows {
-		f.slots <- struct{}{}
-		rj := c.register(row, sent)
+		rj := c.register(f, row, sent)
 		if ctx.Err() != nil {
 			f.releaseNow(rj)
 			continue
 		}
 		c.jobsWG.Add(1)
-		go func() {
-			defer f.done()
-			c.runJob(rj, c.cfg.Workers.lookup(row.Kind))
-		}()
+		c.pool.run(rj)
 	}
 	return len(rows)
 }
@@ -131,21 +130,27 @@ func (f *fetcher) claim(ctx context.Context, n int) int {
 // releaseNow gives back a lease claimed while the client was stopping.
 func (f *fetcher) releaseNow(rj *runningJob) {
 	f.c.stats.running.Add(-1)
-	<-f.slots
+	f.inFlight.Add(-1)
 	if rj.finalized.CompareAndSwap(false, true) {
 		rj.cancel(errShutdown)
-		f.c.comp.submit(&finishItem{rj: rj, p: &FinishParams{
-			ID: rj.row.ID, Owner: f.c.owner, Attempt: rj.row.Attempt, Outcome: OutcomeReleased,
-		}})
+		f.c.comp.submit(rj.finish(f.c.owner, OutcomeReleased))
 	}
 }
 
+// free returns how many more jobs the queue may run now.
+func (f *fetcher) free() int { return f.cfg.MaxWorkers - int(f.inFlight.Load()) }
+
+// coalesceTarget is how many free slots end a coalesce early.
+func (f *fetcher) coalesceTarget() int { return min(f.cfg.MaxWorkers, DefaultFetchBatch) }
+
 // done frees the slot of a finished job and, if jobs are likely waiting,
-// wakes the loop.
+// wakes the loop: when the first slot frees (the loop may be waiting on a
+// full queue) and when enough are free to end a coalesce. Waking it for
+// every job would cost a goroutine switch per job for nothing.
 func (f *fetcher) done() {
-	<-f.slots
+	free := f.cfg.MaxWorkers - int(f.inFlight.Add(-1))
 	f.c.jobsWG.Done()
-	if f.more.Load() {
+	if f.more.Load() && (free == 1 || free == f.coalesceTarget()) {
 		f.poke()
 	}
 }

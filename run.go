@@ -43,6 +43,18 @@ type runningJob struct {
 	expiredLocally atomic.Bool
 	// completedInTx: the handler completed the job with CompleteTx.
 	completedInTx atomic.Bool
+	// fin is the lease's outcome once submitted (see finish).
+	fin finishItem
+	// fetcher claimed the lease; its slot is freed when the handler
+	// returns.
+	fetcher *fetcher
+}
+
+// finish returns the lease's outcome item, set to outcome o. Only the
+// caller that set finalized may call it.
+func (rj *runningJob) finish(owner string, o Outcome) *finishItem {
+	rj.fin = finishItem{rj: rj, p: FinishParams{ID: rj.row.ID, Owner: owner, Attempt: rj.row.Attempt, Outcome: o}}
+	return &rj.fin
 }
 
 // ref is the lease's fencing token. The running set is keyed by it, not
@@ -54,9 +66,10 @@ func (rj *runningJob) ref() LeaseRef { return LeaseRef{ID: rj.row.ID, Attempt: r
 // itself, never with database times.
 func (c *Client) mono() int64 { return int64(time.Since(c.epoch)) }
 
-func (c *Client) register(row *JobRow, claimSent int64) *runningJob {
-	ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), clientKey{}, c))
-	rj := &runningJob{row: row, ctx: ctx, cancel: cancel}
+// register adds a lease f claimed, sent at claimSent, to the running set.
+func (c *Client) register(f *fetcher, row *JobRow, claimSent int64) *runningJob {
+	ctx, cancel := context.WithCancelCause(c.jobBase)
+	rj := &runningJob{row: row, ctx: ctx, cancel: cancel, fetcher: f}
 	rj.renewedAt.Store(claimSent)
 	c.mu.Lock()
 	c.running[rj.ref()] = rj
@@ -90,6 +103,12 @@ func (c *Client) lookupRunning(id int64, attempt int) *runningJob {
 	return c.running[LeaseRef{ID: id, Attempt: attempt}]
 }
 
+// runClaimed runs a job its fetcher claimed, then frees its slot.
+func (c *Client) runClaimed(rj *runningJob) {
+	defer rj.fetcher.done()
+	c.runJob(rj, c.cfg.Workers.lookup(rj.row.Kind))
+}
+
 // runJob runs one claimed job's handler and submits its fenced outcome.
 // The lease stays in the running set, and so keeps being renewed, until
 // the completer has written that outcome: a queue of outcomes waiting for
@@ -107,7 +126,6 @@ func (c *Client) runJob(rj *runningJob, h *handler) {
 		c.forget(rj)
 		return
 	}
-	item.rj = rj
 	c.comp.submit(item)
 }
 
@@ -126,7 +144,7 @@ func (c *Client) callHandler(rj *runningJob, h *handler) (err error) {
 
 // finishItem is an outcome waiting for the completer.
 type finishItem struct {
-	p *FinishParams
+	p FinishParams
 	// rj is the lease the outcome belongs to, dropped from the running
 	// set once the outcome is written (or given up).
 	rj *runningJob
@@ -140,8 +158,8 @@ type finishItem struct {
 // when there is nothing this client may write.
 func (c *Client) decide(rj *runningJob, err error) *finishItem {
 	row := rj.row
-	p := &FinishParams{ID: row.ID, Owner: c.owner, Attempt: row.Attempt}
-	item := &finishItem{p: p}
+	item := rj.finish(c.owner, "")
+	p := &item.p
 	cause := context.Cause(rj.ctx)
 	switch {
 	case err == nil && rj.completedInTx.Load():

@@ -27,6 +27,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	if !c.waitJobs(ctx) {
 		c.releaseRunning()
 	}
+	c.pool.close()
 	// Releasing is quick and spares the next worker a TTL: it gets a
 	// short budget of its own even when ctx is already done.
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
@@ -63,8 +64,6 @@ func (c *Client) releaseRunning() {
 			continue
 		}
 		rj.cancel(errShutdown)
-		c.comp.submit(&finishItem{rj: rj, p: &FinishParams{
-			ID: rj.row.ID, Owner: c.owner, Attempt: rj.row.Attempt, Outcome: OutcomeReleased,
-		}})
+		c.comp.submit(rj.finish(c.owner, OutcomeReleased))
 	}
 }

@@ -44,6 +44,8 @@ func testTakeOver(c *tc) {
 	if hb := c.heartbeat("old", shortTTL, ref(held[0]), ref(held[1])); len(hb) != 2 {
 		c.Fatalf("Heartbeat renewed %d of 2 leases", len(hb))
 	}
+	// The renewal moved their lease_until: wait out the renewed leases.
+	held[0], held[1] = c.get(held[0].ID), c.get(held[1].ID)
 	if _, err := c.d.CancelJob(c.ctx, rows[4].ID); err != nil {
 		c.Fatalf("CancelJob(processing): %v", err)
 	}

@@ -27,7 +27,7 @@ func (d *Driver) getJob(ctx context.Context, id int64) (*leasehold.JobRow, error
 
 // oneJob runs a query returning at most one job; no row is ErrJobNotFound.
 func (d *Driver) oneJob(ctx context.Context, query string, args ...any) (*leasehold.JobRow, error) {
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, query, args...)
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 		p = &leasehold.ListParams{}
 	}
 	query, args := listQuery(p)
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, query, args...)
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: list jobs: %w", err)
 	}

@@ -72,7 +72,7 @@ func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leaseh
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, claimSQL,
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, claimSQL,
 		p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: claim: %w", err)
@@ -83,7 +83,7 @@ func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leaseh
 // ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when
 // the job is not claimable and ErrJobNotFound when it does not exist.
 func (d *Driver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*leasehold.JobRow, error) {
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanJob, claimByIDSQL,
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, claimByIDSQL,
 		p.Owner, micros(p.TTL), p.ID, p.TakeOver)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: claim %d: %w", p.ID, err)
@@ -107,13 +107,13 @@ func (d *Driver) mustExist(ctx context.Context, id int64) error {
 	return err
 }
 
-// heartbeatSQL renews the leases ($1 ids, $2 attempts) of owner $3 by $4
-// microseconds. Its fence hides status from the partial lease index, as
-// finishSQL's does, so jobs are found by primary key.
+// heartbeatSQL renews the leases ($1 ids, $2 the leases, see leaseKeySQL)
+// of owner $3 by $4 microseconds. Its fence hides status from the partial
+// lease index, as finishSQL's does, so jobs are found by primary key.
 const heartbeatSQL = `UPDATE leasehold_jobs j
 SET lease_until = now() + $4::bigint * interval '1 microsecond', heartbeat_at = now()
-FROM unnest($1::bigint[], $2::int[]) AS r(id, attempt)
-WHERE j.id = r.id AND j.attempt = r.attempt AND j.lease_owner = $3 AND j.status || '' = 'processing'
+WHERE j.id = ANY($1::bigint[]) AND $2::jsonb ? ` + leaseKeySQL + `
+	AND j.lease_owner = $3 AND j.status || '' = 'processing'
 RETURNING j.id, j.cancel_requested`
 
 // Heartbeat renews all of p.Leases in one fenced statement on the dedicated
@@ -122,13 +122,9 @@ func (d *Driver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([
 	if len(p.Leases) == 0 {
 		return nil, nil
 	}
-	ids := make([]int64, len(p.Leases))
-	attempts := make([]int32, len(p.Leases))
-	for i, l := range p.Leases {
-		ids[i], attempts[i] = l.ID, int32(l.Attempt)
-	}
+	ids, leases := leaseSet(len(p.Leases), func(i int) leasehold.LeaseRef { return p.Leases[i] })
 	res, err := collect(ctx, pgxQuerier{d.hbPool}, scanHeartbeat, heartbeatSQL,
-		ids, attempts, p.Owner, micros(p.TTL))
+		ids, leases, p.Owner, micros(p.TTL))
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: heartbeat: %w", err)
 	}

@@ -27,6 +27,7 @@ type Driver struct {
 	hbPool    *pgxpool.Pool // small pool used only by Heartbeat
 	ownsPool  bool          // pool was opened by Open and is closed by Close
 	notes     *notifier     // coalesced insert hints
+	names     names         // interned kinds, queues, states and owners
 	closeOnce sync.Once
 }
 

@@ -7,10 +7,11 @@ import (
 	leasehold "github.com/leasehold/leasehold"
 )
 
-// finishSQL applies fenced outcomes ($1 ids, $2 owners, $3 attempts,
-// $4 outcomes, $5 delays in microseconds, $6 errors) and ends the matching
-// history rows, in one statement. statement_timestamp() stands for now
-// because the statement may run in a caller's long transaction.
+// finishSQL applies fenced outcomes ($1 ids; $2 an object keyed by lease,
+// see leaseKeySQL, whose values hold each lease's owner, outcome, delay in
+// microseconds and error) and ends the matching history rows, in one
+// statement. statement_timestamp() stands for now because the statement
+// may run in a caller's long transaction.
 //
 // The fence compares an expression of status, not status itself:
 //
@@ -21,52 +22,51 @@ import (
 // scans it (chosen when the statistics say few jobs are processing) makes
 // each finish slower than the last. Jobs are looked up by primary key
 // whatever the statistics say. Heartbeat does the same.
-const finishSQL = `WITH input AS (
-	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::bigint[], $6::text[])
-		AS t(id, owner, attempt, outcome, delay, error)
-), done AS (
+const finishSQL = `WITH done AS (
 	UPDATE leasehold_jobs j SET
-		status = CASE i.outcome
-			WHEN 'completed' THEN 'completed'
-			WHEN 'failed' THEN 'failed'
-			WHEN 'cancelled' THEN 'cancelled'
-			ELSE 'pending' END,
-		run_at = CASE
-			WHEN i.outcome IN ('retried', 'snoozed')
-				THEN statement_timestamp() + i.delay * interval '1 microsecond'
-			ELSE j.run_at END, -- released and lease_lost jobs keep their place in line
-		finished_at = CASE WHEN i.outcome IN ('completed', 'failed', 'cancelled')
-			THEN statement_timestamp() END,
-		free_attempts = j.free_attempts
-			+ CASE WHEN i.outcome IN ('snoozed', 'released') THEN 1 ELSE 0 END,
-		last_error = CASE
-			WHEN i.outcome IN ('retried', 'failed', 'lease_lost') THEN nullif(i.error, '')
-			WHEN i.outcome = 'cancelled' AND i.error <> '' THEN i.error
-			ELSE j.last_error END,
-		lease_owner = NULL,
-		lease_until = NULL
-	FROM input i
-	WHERE j.id = i.id AND j.status || '' = 'processing' AND j.lease_owner = i.owner AND j.attempt = i.attempt
-	RETURNING j.id, j.attempt, j.heartbeat_at, i.outcome, i.error
+		(status, run_at, finished_at, free_attempts, last_error, lease_owner, lease_until) = (
+			SELECT
+				CASE i.outcome
+					WHEN 'completed' THEN 'completed'
+					WHEN 'failed' THEN 'failed'
+					WHEN 'cancelled' THEN 'cancelled'
+					ELSE 'pending' END,
+				CASE WHEN i.outcome IN ('retried', 'snoozed')
+					THEN statement_timestamp() + i.delay * interval '1 microsecond'
+					ELSE j.run_at END, -- released and lease_lost jobs keep their place in line
+				CASE WHEN i.outcome IN ('completed', 'failed', 'cancelled')
+					THEN statement_timestamp() END,
+				j.free_attempts + CASE WHEN i.outcome IN ('snoozed', 'released') THEN 1 ELSE 0 END,
+				CASE
+					WHEN i.outcome IN ('retried', 'failed', 'lease_lost') THEN nullif(i.error, '')
+					WHEN i.outcome = 'cancelled' AND i.error <> '' THEN i.error
+					ELSE j.last_error END,
+				NULL::text, NULL::timestamptz
+			FROM jsonb_to_record($2::jsonb -> ` + leaseKeySQL + `)
+				AS i(owner text, outcome text, delay bigint, error text))
+	WHERE j.id = ANY($1::bigint[]) AND j.status || '' = 'processing'
+		AND j.lease_owner = $2::jsonb -> ` + leaseKeySQL + ` ->> 'owner'
+	RETURNING j.id, j.attempt, j.heartbeat_at, $2::jsonb -> ` + leaseKeySQL + ` AS input
 ), history AS (
 	UPDATE leasehold_attempts a
-	SET ended_at = statement_timestamp(), outcome = d.outcome, error = nullif(d.error, ''),
-		heartbeat_at = d.heartbeat_at
+	SET ended_at = statement_timestamp(), outcome = d.input ->> 'outcome',
+		error = nullif(d.input ->> 'error', ''), heartbeat_at = d.heartbeat_at
 	FROM done d
 	WHERE a.job_id = d.id AND a.attempt = d.attempt
 )
 SELECT id FROM done ORDER BY id`
 
 // finishCompletedSQL is finishSQL for the common batch: every outcome
-// completed, every lease of one owner ($1 ids, $2 attempts, $3 owner). It
-// writes the same columns with the same fence, and saves the per-row
-// outcome arrays and CASE expressions: about a quarter of the cost of a
-// finish, which is half of what a drained job costs the database.
+// completed, every lease of one owner ($1 ids, $2 the leases, see
+// leaseKeySQL, $3 owner). It writes the same columns with the same fence,
+// and saves the per-lease values and CASE expressions: about a quarter of
+// the cost of a finish, which is half of what a drained job costs the
+// database.
 const finishCompletedSQL = `WITH done AS (
 	UPDATE leasehold_jobs j SET
 		status = 'completed', finished_at = statement_timestamp(), lease_owner = NULL, lease_until = NULL
-	FROM unnest($1::bigint[], $2::int[]) AS i(id, attempt)
-	WHERE j.id = i.id AND j.status || '' = 'processing' AND j.lease_owner = $3 AND j.attempt = i.attempt
+	WHERE j.id = ANY($1::bigint[]) AND $2::jsonb ? ` + leaseKeySQL + `
+		AND j.lease_owner = $3 AND j.status || '' = 'processing'
 	RETURNING j.id, j.attempt, j.heartbeat_at
 ), history AS (
 	UPDATE leasehold_attempts a
@@ -90,17 +90,16 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParam
 	if allCompleted(ps) {
 		return d.finishCompleted(ctx, q, ps)
 	}
-	n := len(ps)
-	ids, owners, attempts := make([]int64, n), make([]string, n), make([]int32, n)
-	outcomes, delays, errs := make([]string, n), make([]int64, n), make([]string, n)
-	for i, p := range ps {
+	for _, p := range ps {
 		if !finishOutcome(p.Outcome) {
 			return nil, fmt.Errorf("pgdriver: finish %d: unknown outcome %q", p.ID, p.Outcome)
 		}
-		ids[i], owners[i], attempts[i] = p.ID, p.Owner, int32(p.Attempt)
-		outcomes[i], delays[i], errs[i] = string(p.Outcome), micros(p.Delay), p.Error
 	}
-	done, err := collect(ctx, q, scanID, finishSQL, ids, owners, attempts, outcomes, delays, errs)
+	ids, in, err := finishInputs(ps)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: finish: %w", err)
+	}
+	done, err := collect(ctx, q, newIDScan().scan, finishSQL, ids, in)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: finish: %w", err)
 	}
@@ -120,11 +119,10 @@ func allCompleted(ps []*leasehold.FinishParams) bool {
 
 // finishCompleted runs finishCompletedSQL.
 func (d *Driver) finishCompleted(ctx context.Context, q querier, ps []*leasehold.FinishParams) ([]int64, error) {
-	ids, attempts := make([]int64, len(ps)), make([]int32, len(ps))
-	for i, p := range ps {
-		ids[i], attempts[i] = p.ID, int32(p.Attempt)
-	}
-	done, err := collect(ctx, q, scanID, finishCompletedSQL, ids, attempts, ps[0].Owner)
+	ids, leases := leaseSet(len(ps), func(i int) leasehold.LeaseRef {
+		return leasehold.LeaseRef{ID: ps[i].ID, Attempt: ps[i].Attempt}
+	})
+	done, err := collect(ctx, q, newIDScan().scan, finishCompletedSQL, ids, leases, ps[0].Owner)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: finish: %w", err)
 	}

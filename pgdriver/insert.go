@@ -70,7 +70,7 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertP
 	if tx == nil {
 		query = insertQuietSQL
 	}
-	inserted, err := collect(ctx, q, scanJob, query, newInsertArrays(params).params()...)
+	inserted, err := collect(ctx, q, newJobScan(&d.names).scan, query, newInsertArrays(params).params()...)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: insert: %w", err)
 	}
@@ -81,7 +81,7 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertP
 	if err != nil || len(missing) == 0 {
 		return res, err
 	}
-	existing, err := collect(ctx, q, scanJob, selectByUniqueKeySQL, missing)
+	existing, err := collect(ctx, q, newJobScan(&d.names).scan, selectByUniqueKeySQL, missing)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: insert: fetch duplicates: %w", err)
 	}

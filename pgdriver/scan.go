@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	leasehold "github.com/leasehold/leasehold"
 )
 
@@ -13,28 +15,43 @@ const jobColumns = `id, kind, queue, status, priority, attempt, max_attempts, fr
 	args, metadata, coalesce(unique_key, ''), run_at, created_at, coalesce(lease_owner, ''),
 	lease_until, heartbeat_at, finished_at, coalesce(last_error, ''), cancel_requested`
 
-// scanJob reads one row selected with jobColumns. It works with pgx and
-// database/sql rows alike.
-func scanJob(r scanner) (*leasehold.JobRow, error) {
-	var (
-		j                            leasehold.JobRow
-		status                       string
-		args, meta                   []byte
-		leaseUntil, heartbeat, ended *time.Time
-	)
-	err := r.Scan(&j.ID, &j.Kind, &j.Queue, &status, &j.Priority, &j.Attempt, &j.MaxAttempts, &j.FreeAttempts,
-		&args, &meta, &j.UniqueKey, &j.RunAt, &j.CreatedAt, &j.LeaseOwner,
-		&leaseUntil, &heartbeat, &ended, &j.LastError, &j.CancelRequested)
-	if err != nil {
+// jobScan scans the rows of one statement selected with jobColumns. The
+// scan destinations are set up once per statement, not per row, and the
+// repeated names are interned: a claim's rows cost one JobRow and its two
+// JSON documents each. It works with pgx and database/sql rows alike.
+type jobScan struct {
+	row                             leasehold.JobRow
+	status                          string
+	args, meta                      []byte
+	leaseUntil, heartbeat, finished pgtype.Timestamptz
+	dest                            []any
+}
+
+func newJobScan(tab *names) *jobScan {
+	s := &jobScan{}
+	j := &s.row
+	s.dest = []any{&j.ID, nameDest{tab, &j.Kind}, nameDest{tab, &j.Queue}, nameDest{tab, &s.status},
+		&j.Priority, &j.Attempt, &j.MaxAttempts, &j.FreeAttempts, &s.args, &s.meta, &j.UniqueKey,
+		&j.RunAt, &j.CreatedAt, nameDest{tab, &j.LeaseOwner}, &s.leaseUntil, &s.heartbeat, &s.finished,
+		&j.LastError, &j.CancelRequested}
+	return s
+}
+
+// scan reads the current row into a new JobRow.
+func (s *jobScan) scan(r scanner) (*leasehold.JobRow, error) {
+	s.row, s.args, s.meta = leasehold.JobRow{}, nil, nil
+	if err := r.Scan(s.dest...); err != nil {
 		return nil, err
 	}
-	j.State = leasehold.JobState(status)
-	j.Args = json.RawMessage(args)
-	j.Metadata = json.RawMessage(meta)
-	j.LeaseUntil = deref(leaseUntil)
-	j.HeartbeatAt = deref(heartbeat)
-	j.FinishedAt = deref(ended)
-	return &j, nil
+	j := new(leasehold.JobRow)
+	*j = s.row
+	j.State = leasehold.JobState(s.status)
+	j.Args = json.RawMessage(s.args)
+	j.Metadata = json.RawMessage(s.meta)
+	j.LeaseUntil = s.leaseUntil.Time
+	j.HeartbeatAt = s.heartbeat.Time
+	j.FinishedAt = s.finished.Time
+	return j, nil
 }
 
 // attemptColumns selects a leasehold_attempts row in scanAttempt's order.
@@ -57,10 +74,22 @@ func scanAttempt(r scanner) (*leasehold.Attempt, error) {
 	return &a, nil
 }
 
-func scanID(r scanner) (int64, error) {
-	var id int64
-	err := r.Scan(&id)
-	return id, err
+// idScan scans the ids a statement returns, into one variable for all its
+// rows.
+type idScan struct {
+	id   int64
+	dest []any
+}
+
+func newIDScan() *idScan {
+	s := &idScan{}
+	s.dest = []any{&s.id}
+	return s
+}
+
+func (s *idScan) scan(r scanner) (int64, error) {
+	err := r.Scan(s.dest...)
+	return s.id, err
 }
 
 // deref turns a NULL timestamp into the zero time.

@@ -18,6 +18,7 @@ type benchFlags struct {
 	jsonPath  string
 	chartPath string
 	profile   string
+	memProf   string
 	from      string
 }
 
@@ -63,6 +64,7 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.StringVar(&f.jsonPath, "out", "", "write the figures as JSON to this file")
 	fl.StringVar(&f.chartPath, "chart", "", "draw throughput against worker count as a PNG in this file")
 	fl.StringVar(&f.profile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
+	fl.StringVar(&f.memProf, "memprofile", "", "write a Go heap profile (allocations of the whole run) to this file")
 	fl.StringVar(&f.from, "from", "", "measure nothing: print (and chart) the figures of a JSON file written by --out")
 	return cmd
 }
@@ -96,6 +98,11 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return cli.Failf("%w", err)
 	}
+	if f.memProf != "" {
+		if err := writeHeapProfile(f.memProf); err != nil {
+			return cli.Failf("heap profile: %w", err)
+		}
+	}
 	return a.benchReport(rep, f)
 }
 
@@ -118,6 +125,19 @@ func (a *app) benchReport(rep *bench.Report, f *benchFlags) error {
 		return fmt.Errorf("print: %w", err)
 	}
 	return nil
+}
+
+// writeHeapProfile writes the allocations so far to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // startProfile starts a CPU profile written to path; stop ends it.

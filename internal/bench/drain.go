@@ -33,7 +33,9 @@ type DrainResult struct {
 	JobsPerSec float64 `json:"jobs_per_sec"`
 	// CeilingRatio is JobsPerSec over the bare-SQL ceiling of the run.
 	CeilingRatio float64 `json:"ceiling_ratio,omitempty"`
-	Calls        Calls   `json:"driver_calls"`
+	// Cost is the client's own cost per job during the drain.
+	Cost  Cost  `json:"client_cost"`
+	Calls Calls `json:"driver_calls"`
 	// Statements counts database statements (see Report.StatementSource).
 	Statements       int64       `json:"statements"`
 	StatementsPerJob float64     `json:"statements_per_job"`
@@ -137,12 +139,13 @@ func (b *bench) drainOnce(ctx context.Context, w int) (DrainResult, error) {
 	if err := b.resetStatements(ctx); err != nil {
 		return r, err
 	}
-	start := time.Now()
+	start, cost := time.Now(), startCost()
 	if err := c.Start(ctx); err != nil {
 		return r, err
 	}
 	werr := waitCompleted(ctx, c, int64(r.Jobs), b.opts.Timeout)
 	elapsed := time.Since(start)
+	r.Cost = cost.perJob(r.Jobs)
 	stopErr := c.Stop(context.WithoutCancel(ctx))
 	if werr != nil {
 		return r, werr

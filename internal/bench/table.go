@@ -45,18 +45,18 @@ func WriteTable(w io.Writer, r *Report) error {
 		p("\t%d\t%.2f\t%.0f\t\n", r.Insert.Jobs, r.Insert.Seconds, r.Insert.JobsPerSec)
 	}
 	if len(r.Drain) > 0 || r.Ceiling != nil {
-		p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tof ceiling\tstatements/job\tclaims\tfinishes\t\n")
+		p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tof ceiling\tclient CPU µs/job\tallocs/job\tstatements/job\tclaims\tfinishes\t\n")
 		for _, d := range r.Drain {
 			name := "leasehold"
 			if d.Default {
 				name = "leasehold (default)"
 			}
-			p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%.3f\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds, d.JobsPerSec,
-				percent(d.CeilingRatio), d.StatementsPerJob, d.Calls.Claim, d.Calls.Finish)
+			p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%s\t%.0f\t%.3f\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds, d.JobsPerSec,
+				percent(d.CeilingRatio), micros(d.Cost.CPUMicrosPerJob), d.Cost.AllocsPerJob, d.StatementsPerJob, d.Calls.Claim, d.Calls.Finish)
 		}
 		if c := r.Ceiling; c != nil {
-			p("bare SQL ceiling\t%dx%d\t%d\t%.2f\t%.0f\t100%%\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs, c.Seconds,
-				c.JobsPerSec, float64(c.Statements)/float64(c.Jobs))
+			p("bare SQL ceiling\t%dx%d\t%d\t%.2f\t%.0f\t100%%\t%s\t%.0f\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs, c.Seconds,
+				c.JobsPerSec, micros(c.Cost.CPUMicrosPerJob), c.Cost.AllocsPerJob, float64(c.Statements)/float64(c.Jobs))
 		}
 	}
 	if len(r.Latency) > 0 {
@@ -73,6 +73,14 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// micros formats a CPU time per job, or "-" when it was not measured.
+func micros(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", us)
 }
 
 // millis formats a server time, or "-" when it was not measured.

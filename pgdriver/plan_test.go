@@ -1,0 +1,87 @@
+package pgdriver
+
+import (
+	"strings"
+	"testing"
+
+	leasehold "github.com/leasehold/leasehold"
+)
+
+// TestBatchWritesUsePrimaryKey checks the plans of the statements that
+// write for a batch of leases (Heartbeat, Finish of completed jobs, Finish
+// of mixed outcomes) in the state that once made them quadratic: a queue
+// analyzed while every job was pending, so the statistics say no job has
+// a lease owner. Each must find its jobs through the primary key, never
+// by scanning the table or rescanning its input for every job.
+func TestBatchWritesUsePrimaryKey(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	const pending, leased = 20_000, 1000
+	ps := make([]*leasehold.InsertParams, pending)
+	for i := range ps {
+		ps[i] = job("q")
+	}
+	if _, err := d.InsertBulk(ctx, ps); err != nil {
+		t.Fatalf("InsertBulk: %v", err)
+	}
+	if _, err := d.pool.Exec(ctx, "ANALYZE leasehold_jobs"); err != nil {
+		t.Fatalf("ANALYZE: %v", err)
+	}
+	jobs, err := d.Claim(ctx, &leasehold.ClaimParams{
+		Queue: "q", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: leased,
+	})
+	if err != nil || len(jobs) != leased {
+		t.Fatalf("Claim: %d jobs, %v; want %d", len(jobs), err, leased)
+	}
+	lease := func(i int) leasehold.LeaseRef { return leasehold.LeaseRef{ID: jobs[i].ID, Attempt: jobs[i].Attempt} }
+	ids, leases := leaseSet(leased, lease)
+	mixed := make([]*leasehold.FinishParams, leased)
+	for i, j := range jobs {
+		mixed[i] = &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Outcome: leasehold.OutcomeRetried}
+	}
+	_, inputs, err := finishInputs(mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"heartbeat", heartbeatSQL, []any{ids, leases, "w", int64(1e6)}},
+		{"finish completed", finishCompletedSQL, []any{ids, leases, "w"}},
+		{"finish mixed", finishSQL, []any{ids, inputs}},
+	} {
+		plan := explain(t, d, s.sql, s.args...)
+		if !strings.Contains(plan, "Index Scan using leasehold_jobs_pkey on leasehold_jobs j") ||
+			strings.Contains(plan, "Seq Scan on leasehold_jobs") || strings.Contains(plan, "Function Scan on unnest") {
+			t.Errorf("%s: want the jobs found by primary key, got plan:\n%s", s.name, plan)
+		}
+	}
+}
+
+// explain returns the plan PostgreSQL makes for sql with args bound, as
+// the first execution of a prepared statement gets it.
+func explain(t *testing.T, d *Driver, sql string, args ...any) string {
+	t.Helper()
+	rows, err := d.pool.Query(testCtx(t), "EXPLAIN "+sql, args...)
+	if err != nil {
+		t.Fatalf("EXPLAIN: %v", err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatalf("EXPLAIN: %v", err)
+		}
+		if len(line) > 160 { // the bound arrays and objects
+			line = line[:160] + "…"
+		}
+		b.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("EXPLAIN: %v", err)
+	}
+	return b.String()
+}
