@@ -58,9 +58,12 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("bench report incomplete: %+v", rep)
 		}
 		for _, d := range rep.Drain {
-			if d.JobsPerSec <= 0 || d.Statements <= 0 {
+			if d.JobsPerSec <= 0 || d.Statements <= 0 || d.Ceiling <= 0 || d.CeilingRatio <= 0 || d.BestRatio <= 0 {
 				t.Errorf("drain %d workers: %+v", d.Workers, d)
 			}
+		}
+		if c := rep.Ceiling; c != nil && (len(c.Samples) != len(rep.Drain)+1 || c.BestJobsPerSec < c.JobsPerSec) {
+			t.Errorf("ceiling: want one sample before the drains and one after each, best >= median: %+v", c)
 		}
 		if _, err := os.Stat(out); err != nil {
 			t.Errorf("--out: %v", err)

@@ -178,7 +178,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		run   func(context.Context) error
 	}{
 		{PhaseInsert, b.runInsert}, {PhaseCeiling, b.runCeiling}, {PhaseDrain, b.runDrain},
-		{PhaseCeiling, b.runCeilingAgain}, {PhaseLatency, b.runLatency}, {PhaseLease, b.runLease},
+		{PhaseLatency, b.runLatency}, {PhaseLease, b.runLease},
 	}
 	for _, s := range steps {
 		if !b.want(s.phase) {

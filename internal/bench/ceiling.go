@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -16,29 +17,38 @@ import (
 // completed by plain SQL loops (a batched conditional-UPDATE claim that
 // also records the attempts, then a fenced batched completion that ends
 // them), with no engine and no handler.
+//
+// With the drain phase, the ceiling is measured before the first drain and
+// after every drain, so that each drain is compared with the ceilings
+// measured just before and just after it: the machine is shared and its
+// speed drifts within a run.
 type CeilingResult struct {
-	Loops      int     `json:"loops"`
-	Batch      int     `json:"batch"`
-	Jobs       int     `json:"jobs"`
-	Seconds    float64 `json:"seconds"`
-	JobsPerSec float64 `json:"jobs_per_sec"`
-	Statements int64   `json:"statements"`
+	Loops int `json:"loops"`
+	Batch int `json:"batch"`
+	Jobs  int `json:"jobs"`
+	// JobsPerSec is the median of the samples; BestJobsPerSec the fastest.
+	JobsPerSec     float64 `json:"jobs_per_sec"`
+	BestJobsPerSec float64 `json:"best_jobs_per_sec"`
+	// Samples are the rates of every measurement, in run order.
+	Samples []float64 `json:"samples"`
+	// Statements and Cost are those of the first measurement.
+	Statements int64 `json:"statements"`
 	// Cost is the bare loops' own cost per job (pgx, or database/sql and
 	// the SQLite engine).
 	Cost Cost `json:"client_cost"`
-	// Samples are the rates of every ceiling measurement of the run (one
-	// before and one after the drain sweep, which is noisy on a shared
-	// machine); the result is the fastest, so ratios err low.
-	Samples []float64 `json:"samples"`
 }
 
-// runCeilingAgain measures the ceiling a second time after the drain
-// sweep.
-func (b *bench) runCeilingAgain(ctx context.Context) error {
-	if !b.want(PhaseDrain) {
-		return nil
+// summarize sets the median and the best of the samples.
+func (r *CeilingResult) summarize() {
+	s := slices.Sorted(slices.Values(r.Samples))
+	if len(s) == 0 {
+		return
 	}
-	return b.runCeiling(ctx)
+	r.BestJobsPerSec = s[len(s)-1]
+	r.JobsPerSec = s[len(s)/2]
+	if len(s)%2 == 0 {
+		r.JobsPerSec = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 }
 
 // pgCeilingClaim leases up to $2 pending jobs of the default queue to $1
@@ -88,20 +98,32 @@ func appendLease(b []byte, id int64, attempt int32) []byte {
 	return append(b, `":1`...)
 }
 
+// runCeiling measures the ceiling once, as a phase of its own (without
+// the drain phase).
 func (b *bench) runCeiling(ctx context.Context) error {
+	if b.want(PhaseDrain) {
+		return nil // measured around each drain (see runDrain)
+	}
+	_, err := b.measureCeiling(ctx)
+	return err
+}
+
+// measureCeiling runs the bare loops on a fresh set of jobs, adds the rate
+// to the ceiling's samples and returns it.
+func (b *bench) measureCeiling(ctx context.Context) (float64, error) {
 	s, err := b.newScratch(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer s.Close()
 	if _, err := insertJobs(ctx, s.drv, b.opts.Jobs); err != nil {
-		return err
+		return 0, err
 	}
-	if err := s.analyze(ctx); err != nil {
-		return err
+	if err := s.settle(ctx); err != nil {
+		return 0, err
 	}
 	if err := b.resetStatements(ctx); err != nil {
-		return err
+		return 0, err
 	}
 	r := &CeilingResult{Loops: b.opts.CeilingLoops, Batch: b.opts.CeilingBatch, Jobs: b.opts.Jobs}
 	var (
@@ -121,31 +143,26 @@ func (b *bench) runCeiling(ctx context.Context) error {
 		g.Go(func() error { return loop(gctx, owner, r.Batch, &done, &stmts) })
 	}
 	if err := g.Wait(); err != nil {
-		return err
+		return 0, err
 	}
 	d := time.Since(start)
 	r.Cost = cost.perJob(r.Jobs)
 	if got := done.Load(); got != int64(r.Jobs) {
-		return fmt.Errorf("completed %d of %d jobs", got, r.Jobs)
+		return 0, fmt.Errorf("completed %d of %d jobs", got, r.Jobs)
 	}
-	r.Seconds, r.JobsPerSec = d.Seconds(), float64(r.Jobs)/d.Seconds()
+	rate := float64(r.Jobs) / d.Seconds()
 	r.Statements = stmts.Load()
 	if b.stats != nil {
 		if r.Statements, _, err = b.stats.read(ctx); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	if b.rep.Ceiling != nil {
-		r.Samples = b.rep.Ceiling.Samples
-	}
-	r.Samples = append(r.Samples, r.JobsPerSec)
-	if b.rep.Ceiling == nil || r.JobsPerSec > b.rep.Ceiling.JobsPerSec {
+	if b.rep.Ceiling == nil {
 		b.rep.Ceiling = r
-	} else {
-		b.rep.Ceiling.Samples = r.Samples
 	}
-	b.logf("ceiling: %d loops x %d: %d jobs in %.2fs: %.0f jobs/s", r.Loops, r.Batch, r.Jobs, r.Seconds, r.JobsPerSec)
-	return nil
+	b.rep.Ceiling.Samples = append(b.rep.Ceiling.Samples, rate)
+	b.logf("ceiling: %d loops x %d: %d jobs in %.2fs: %.0f jobs/s", r.Loops, r.Batch, r.Jobs, d.Seconds(), rate)
+	return rate, nil
 }
 
 // pgCeilingLoop claims and completes batches until no job is left.

@@ -62,11 +62,11 @@ func WriteChart(path string, r *Report) error {
 	p.Legend.Add("leasehold (heartbeats, fencing, history on)", line, points)
 
 	if c := r.Ceiling; c != nil {
-		if err := addLevel(p, pts, c.JobsPerSec, color.RGBA{R: 200, A: 255},
-			fmt.Sprintf("bare-SQL ceiling (%d loops x %d)", c.Loops, c.Batch)); err != nil {
+		ceil, err := addCeiling(p, r, pts)
+		if err != nil {
 			return err
 		}
-		top = max(top, c.JobsPerSec)
+		top = max(top, ceil)
 	}
 	p.Y.Max = top * 1.35 // room for the legend
 	if err := p.Save(chartWidth, chartHeight, path); err != nil {
@@ -75,18 +75,34 @@ func WriteChart(path string, r *Report) error {
 	return nil
 }
 
-// addLevel draws a dashed horizontal line at y across the x range of pts.
-func addLevel(p *plot.Plot, pts plotter.XYs, y float64, c color.Color, name string) error {
-	l, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: y}, {X: pts[len(pts)-1].X, Y: y}})
-	if err != nil {
-		return fmt.Errorf("bench: chart: %w", err)
+// addCeiling draws the bare-SQL ceiling as a dashed line: through the
+// ceiling measured around each drain when the run paired them, else level
+// at the median. It returns the highest point drawn.
+func addCeiling(p *plot.Plot, r *Report, drains plotter.XYs) (float64, error) {
+	c := r.Ceiling
+	pts := plotter.XYs{{X: drains[0].X, Y: c.JobsPerSec}, {X: drains[len(drains)-1].X, Y: c.JobsPerSec}}
+	name := fmt.Sprintf("bare-SQL ceiling (%d loops x %d), median", c.Loops, c.Batch)
+	if r.Drain[0].Ceiling > 0 {
+		pts = make(plotter.XYs, len(r.Drain))
+		for i, d := range r.Drain {
+			pts[i] = plotter.XY{X: float64(d.Workers), Y: d.Ceiling}
+		}
+		name = fmt.Sprintf("bare-SQL ceiling (%d loops x %d), measured around each drain", c.Loops, c.Batch)
 	}
-	l.Color = c
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return 0, fmt.Errorf("bench: chart: %w", err)
+	}
+	l.Color = color.RGBA{R: 200, A: 255}
 	l.Width = vg.Points(1.5)
 	l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
 	p.Add(l)
 	p.Legend.Add(name, l)
-	return nil
+	top := 0.0
+	for _, pt := range pts {
+		top = max(top, pt.Y)
+	}
+	return top, nil
 }
 
 // shortServer drops the build details of a server version string

@@ -31,8 +31,13 @@ type DrainResult struct {
 	Jobs       int     `json:"jobs"`
 	Seconds    float64 `json:"seconds"`
 	JobsPerSec float64 `json:"jobs_per_sec"`
-	// CeilingRatio is JobsPerSec over the bare-SQL ceiling of the run.
+	// Ceiling is the mean of the bare-SQL ceilings measured just before
+	// and just after this drain; CeilingRatio is JobsPerSec over it.
+	Ceiling      float64 `json:"ceiling,omitempty"`
 	CeilingRatio float64 `json:"ceiling_ratio,omitempty"`
+	// BestRatio is JobsPerSec over the fastest ceiling of the whole run:
+	// the most pessimistic comparison.
+	BestRatio float64 `json:"best_ratio,omitempty"`
 	// Cost is the client's own cost per job during the drain.
 	Cost  Cost  `json:"client_cost"`
 	Calls Calls `json:"driver_calls"`
@@ -94,11 +99,29 @@ func (b *bench) runInsert(ctx context.Context) error {
 	return nil
 }
 
+// runDrain drains once per worker count. With the ceiling phase, it
+// measures the ceiling before the first drain and after each drain, and
+// compares each drain with the mean of the ceilings around it.
 func (b *bench) runDrain(ctx context.Context) error {
+	paired := b.want(PhaseCeiling)
+	var before float64
+	if paired {
+		var err error
+		if before, err = b.measureCeiling(ctx); err != nil {
+			return fmt.Errorf("ceiling: %w", err)
+		}
+	}
 	for _, w := range b.opts.Workers {
 		r, err := b.drainOnce(ctx, w)
 		if err != nil {
 			return fmt.Errorf("%d workers: %w", w, err)
+		}
+		if paired {
+			after, err := b.measureCeiling(ctx)
+			if err != nil {
+				return fmt.Errorf("ceiling: %w", err)
+			}
+			r.Ceiling, before = (before+after)/2, after
 		}
 		b.rep.Drain = append(b.rep.Drain, r)
 		b.logf("drain: %4d workers: %d jobs in %.2fs: %.0f jobs/s, %.3f statements/job (%d claims, %d finishes)",
@@ -119,7 +142,7 @@ func (b *bench) drainOnce(ctx context.Context, w int) (DrainResult, error) {
 	if _, err := insertJobs(ctx, s.drv, r.Jobs); err != nil {
 		return r, err
 	}
-	if err := s.analyze(ctx); err != nil {
+	if err := s.settle(ctx); err != nil {
 		return r, err
 	}
 	workers := leasehold.NewWorkers()

@@ -32,8 +32,10 @@ type Report struct {
 	Latency []LatencyResult `json:"latency,omitempty"`
 	Lease   []LeaseResult   `json:"lease,omitempty"`
 	// DefaultRatio is the drain rate with the default worker count over
-	// the ceiling, when both were measured.
-	DefaultRatio float64 `json:"default_ratio,omitempty"`
+	// the ceiling measured around it, when both were measured;
+	// DefaultBestRatio the same rate over the fastest ceiling of the run.
+	DefaultRatio     float64 `json:"default_ratio,omitempty"`
+	DefaultBestRatio float64 `json:"default_best_ratio,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -87,14 +89,18 @@ func (b *bench) describe(ctx context.Context) error {
 
 // finish computes the ratios once every phase ran.
 func (r *Report) finish() {
-	if r.Ceiling == nil || r.Ceiling.JobsPerSec == 0 {
+	if r.Ceiling == nil {
 		return
 	}
+	r.Ceiling.summarize()
 	for i := range r.Drain {
 		d := &r.Drain[i]
-		d.CeilingRatio = d.JobsPerSec / r.Ceiling.JobsPerSec
+		if d.Ceiling > 0 {
+			d.CeilingRatio = d.JobsPerSec / d.Ceiling
+		}
+		d.BestRatio = d.JobsPerSec / r.Ceiling.BestJobsPerSec
 		if d.Default {
-			r.DefaultRatio = d.CeilingRatio
+			r.DefaultRatio, r.DefaultBestRatio = d.CeilingRatio, d.BestRatio
 		}
 	}
 }

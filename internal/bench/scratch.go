@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/leasehold"
@@ -131,17 +132,33 @@ func (s *scratch) bareSQLite() (*sql.DB, error) {
 	return s.sqlDB, nil
 }
 
-// analyze refreshes the planner statistics, as autovacuum would on a table
-// in steady use.
-func (s *scratch) analyze(ctx context.Context) error {
-	var err error
-	if s.pool != nil {
-		_, err = s.pool.Exec(ctx, "ANALYZE leasehold_jobs, leasehold_attempts")
-	} else {
-		_, err = s.sqliteExec(ctx, "ANALYZE")
+// settle prepares a filled scratch database for a timed measurement: it
+// analyzes the tables, then checkpoints, so that every measurement starts
+// with the same write-ahead-log state instead of whichever one a
+// checkpoint happens to overlap (PostgreSQL checkpoints every few
+// measurements at the default max_wal_size, and the writes after one cost
+// full-page images). A role not allowed to CHECKPOINT skips it.
+// insufficientPrivilege is PostgreSQL's SQLSTATE for a statement the role
+// may not run.
+const insufficientPrivilege = "42501"
+
+func (s *scratch) settle(ctx context.Context) error {
+	if s.pool == nil {
+		if _, err := s.sqliteExec(ctx, "ANALYZE"); err != nil {
+			return fmt.Errorf("bench: analyze: %w", err)
+		}
+		if _, err := s.sqliteExec(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return fmt.Errorf("bench: checkpoint: %w", err)
+		}
+		return nil
 	}
-	if err != nil {
+	if _, err := s.pool.Exec(ctx, "ANALYZE leasehold_jobs, leasehold_attempts"); err != nil {
 		return fmt.Errorf("bench: analyze: %w", err)
+	}
+	var pgErr *pgconn.PgError
+	if _, err := s.pool.Exec(ctx, "CHECKPOINT"); err != nil &&
+		!(errors.As(err, &pgErr) && pgErr.Code == insufficientPrivilege) {
+		return fmt.Errorf("bench: checkpoint: %w", err)
 	}
 	return nil
 }

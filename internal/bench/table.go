@@ -45,19 +45,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		p("\t%d\t%.2f\t%.0f\t\n", r.Insert.Jobs, r.Insert.Seconds, r.Insert.JobsPerSec)
 	}
 	if len(r.Drain) > 0 || r.Ceiling != nil {
-		p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tof ceiling\tclient CPU µs/job\tallocs/job\tstatements/job\tclaims\tfinishes\t\n")
-		for _, d := range r.Drain {
-			name := "leasehold"
-			if d.Default {
-				name = "leasehold (default)"
-			}
-			p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%s\t%.0f\t%.3f\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds, d.JobsPerSec,
-				percent(d.CeilingRatio), micros(d.Cost.CPUMicrosPerJob), d.Cost.AllocsPerJob, d.StatementsPerJob, d.Calls.Claim, d.Calls.Finish)
-		}
-		if c := r.Ceiling; c != nil {
-			p("bare SQL ceiling\t%dx%d\t%d\t%.2f\t%.0f\t100%%\t%s\t%.0f\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs, c.Seconds,
-				c.JobsPerSec, micros(c.Cost.CPUMicrosPerJob), c.Cost.AllocsPerJob, float64(c.Statements)/float64(c.Jobs))
-		}
+		writeDrain(p, r)
 	}
 	if len(r.Latency) > 0 {
 		p("\npickup latency\trate/s\tjobs\tp50 ms\tp95 ms\tp99 ms\tmax ms\t\n")
@@ -73,6 +61,45 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeDrain prints the drain and ceiling rows. A drain's "of ceiling" is
+// against the ceilings measured just before and after it; "of fastest"
+// against the fastest ceiling of the run.
+func writeDrain(p func(string, ...any), r *Report) {
+	p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tceiling around\tof ceiling\tof fastest\tclient CPU µs/job\tallocs/job\tstatements/job\tclaims\tfinishes\t\n")
+	for _, d := range r.Drain {
+		name := "leasehold"
+		if d.Default {
+			name = "leasehold (default)"
+		}
+		p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.3f\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds,
+			d.JobsPerSec, rate(d.Ceiling), percent(d.CeilingRatio), percent(d.BestRatio), micros(d.Cost.CPUMicrosPerJob),
+			d.Cost.AllocsPerJob, d.StatementsPerJob, d.Calls.Claim, d.Calls.Finish)
+	}
+	if c := r.Ceiling; c != nil {
+		p("bare SQL ceiling, median\t%dx%d\t%d\t%.2f\t%.0f\t\t\t\t%s\t%.0f\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs,
+			float64(c.Jobs)/c.JobsPerSec, c.JobsPerSec, micros(c.Cost.CPUMicrosPerJob), c.Cost.AllocsPerJob,
+			float64(c.Statements)/float64(c.Jobs))
+		p("samples (run order)\t%s\t\t\t\t\t\t\t\t\t\t\t\t\n", rates(c.Samples))
+	}
+}
+
+// rate formats jobs/s, or "-" when not measured.
+func rate(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// rates formats a list of jobs/s.
+func rates(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = rate(v)
+	}
+	return strings.Join(s, " ")
 }
 
 // micros formats a CPU time per job, or "-" when it was not measured.
