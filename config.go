@@ -107,7 +107,9 @@ type Config struct {
 // QueueConfig configures one queue of a Client.
 type QueueConfig struct {
 	// MaxWorkers is how many of the queue's jobs run at once in this
-	// client. Default DefaultMaxWorkers (500).
+	// client. Default DefaultMaxWorkers (500). Handlers run on goroutines
+	// that are kept between jobs: after a burst, up to the sum of the
+	// queues' MaxWorkers of them wait idle until Stop.
 	MaxWorkers int
 	// FlagStuck makes expired leases in this queue go to the stuck state
 	// for an operator to decide, instead of back to pending. New claims do

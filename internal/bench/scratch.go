@@ -147,7 +147,7 @@ func (s *scratch) settle(ctx context.Context) error {
 		if _, err := s.sqliteExec(ctx, "ANALYZE"); err != nil {
 			return fmt.Errorf("bench: analyze: %w", err)
 		}
-		if _, err := s.sqliteExec(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		if _, err := s.sqliteExec(ctx, "PRAGMA wal_checkpoint(RESTART)"); err != nil {
 			return fmt.Errorf("bench: checkpoint: %w", err)
 		}
 		return nil
