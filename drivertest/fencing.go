@@ -93,15 +93,17 @@ func testFencingAfterTakeOver(c *tc) {
 // testFencingSameOwner checks that the attempt alone fences a lease when
 // the same owner (one process) lost a lease and took the job over again:
 // its stale attempt is refused, its current one accepted, also when both
-// come in one Finish batch with the stale entry first.
+// come in one Finish batch with the stale entry first, with different
+// outcomes or both completed.
 func testFencingSameOwner(c *tc) {
-	rows := c.insertN(2, "q", "k")
+	rows := c.insertN(3, "q", "k")
 	for _, r := range rows {
 		c.claimID(c.d, r.ID, "w", shortTTL, false)
 	}
-	c.waitExpired(c.get(rows[0].ID), c.get(rows[1].ID))
+	c.waitExpired(c.get(rows[0].ID), c.get(rows[1].ID), c.get(rows[2].ID))
 	a := c.claimID(c.d, rows[0].ID, "w", liveTTL, true)
 	b := c.claimID(c.d, rows[1].ID, "w", liveTTL, true)
+	d := c.claimID(c.d, rows[2].ID, "w", liveTTL, true)
 	c.eq("Attempt of the same owner's takeover", a.Attempt, 2)
 
 	s := c.snap(a.ID)
@@ -119,4 +121,11 @@ func testFencingSameOwner(c *tc) {
 		c.finish(stale, fin(b, leasehold.OutcomeCompleted)), []int64{b.ID})
 	c.eq("state after the batch", c.get(b.ID).State, leasehold.StateCompleted)
 	c.history(b.ID, "w", leasehold.OutcomeLeaseExpired, "w", leasehold.OutcomeCompleted)
+
+	staleDone := fin(d, leasehold.OutcomeCompleted)
+	staleDone.Attempt = 1
+	c.eqIDs("Finish batch [attempt 1 completed, attempt 2 completed] of one job",
+		c.finish(staleDone, fin(d, leasehold.OutcomeCompleted)), []int64{d.ID})
+	c.eq("state after the completed batch", c.get(d.ID).State, leasehold.StateCompleted)
+	c.history(d.ID, "w", leasehold.OutcomeLeaseExpired, "w", leasehold.OutcomeCompleted)
 }

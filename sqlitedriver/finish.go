@@ -61,6 +61,9 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParam
 	if err != nil {
 		return nil, err
 	}
+	if len(ps) > 0 && allCompleted(ps) {
+		return d.finishCompleted(ctx, t, ps)
+	}
 	entries, err := finishEntries(ps)
 	if err != nil || len(entries) == 0 {
 		return nil, err
@@ -110,7 +113,7 @@ func finishEntries(ps []*leasehold.FinishParams) ([][]any, error) {
 // match its fence, so the job ids and attempts finishSQL returns, with the
 // owner recorded in the attempt row, identify the entries applied.
 func (d *Driver) finish(ctx context.Context, tx *sql.Tx, now int64, arr string, entries [][]any) ([]int64, error) {
-	matched, err := d.finishJobs(ctx, tx, now, arr)
+	matched, err := d.finishJobs(ctx, tx, finishSQL, now, arr)
 	if err != nil || len(matched) == 0 {
 		return nil, err
 	}
@@ -138,9 +141,10 @@ func (d *Driver) finish(ctx context.Context, tx *sql.Tx, now int64, arr string, 
 	return done, nil
 }
 
-// finishJobs runs finishSQL and returns the attempt of each job it updated.
-func (d *Driver) finishJobs(ctx context.Context, tx *sql.Tx, now int64, arr string) (map[int64]int, error) {
-	rows, err := d.query(ctx, tx, finishSQL, now, arr)
+// finishJobs runs query (finishSQL or finishCompletedSQL) with args and
+// returns the attempt of each job it updated.
+func (d *Driver) finishJobs(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[int64]int, error) {
+	rows, err := d.query(ctx, tx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: finish: %w", err)
 	}
