@@ -14,6 +14,10 @@ import (
 // a lease owner. Each must find its jobs through the primary key, never
 // by scanning the table or rescanning its input for every job.
 func TestBatchWritesUsePrimaryKey(t *testing.T) {
+	t.Run("postgres", testBatchWritesUsePrimaryKey)
+}
+
+func testBatchWritesUsePrimaryKey(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
 	const pending, leased = 20_000, 1000
