@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestValidateNames(t *testing.T) {
@@ -36,5 +37,26 @@ func TestValidateNames(t *testing.T) {
 		if !tc.ok && (!errors.Is(kindErr, ErrInvalidKind) || !errors.Is(queueErr, ErrInvalidQueue)) {
 			t.Errorf("%q: want ErrInvalidKind / ErrInvalidQueue, got %v / %v", tc.name, kindErr, queueErr)
 		}
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	cases := []struct {
+		in, want string
+	}{
+		{"provider timeout", "provider timeout"},
+		{"nul \x00 here", "nul \uFFFD here"},
+		{"bad \xff\xfe utf-8", "bad \uFFFD utf-8"},
+		{"", ""},
+	}
+	for _, tc := range cases {
+		if got := errorText(errors.New(tc.in)); got != tc.want {
+			t.Errorf("errorText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	long := "a" + strings.Repeat("é", MaxErrorText) // the cut falls inside an é
+	got := errorText(errors.New(long))
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "… (truncated)") || len(got) > MaxErrorText+len("… (truncated)") {
+		t.Errorf("errorText of %d bytes: %d bytes, valid %v, suffix %q", len(long), len(got), utf8.ValidString(got), got[len(got)-20:])
 	}
 }

@@ -186,7 +186,7 @@ func (c *Client) decideError(row *JobRow, p *FinishParams, err error) {
 		snooze *SnoozeError
 		cancel *CancelError
 	)
-	p.Error = err.Error()
+	p.Error = errorText(err)
 	switch {
 	case errors.As(err, &snooze):
 		p.Outcome, p.Delay, p.Error = OutcomeSnoozed, snooze.Delay, ""

@@ -95,7 +95,13 @@ func testShutdownReleases(e *clientEnv) {
 	}
 }
 
-// testHandlerOutcomes: what a handler returns decides the job's fate.
+// unstorableError has what a database text column refuses (a NUL byte,
+// invalid UTF-8) and is far longer than the error text an attempt keeps.
+var unstorableError = "bad \x00 bytes \xff and " + strings.Repeat("x", 100_000)
+
+// testHandlerOutcomes: what a handler returns decides the job's fate. An
+// error text the database cannot store as is (case 6) is made storable
+// rather than blocking the outcome.
 func testHandlerOutcomes(e *clientEnv) {
 	c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
 		switch job.Args.N {
@@ -109,6 +115,8 @@ func testHandlerOutcomes(e *clientEnv) {
 			return errors.New("provider timeout")
 		case 5:
 			panic("handler bug")
+		case 6:
+			return leasehold.Permanent(errors.New(unstorableError))
 		}
 		return nil
 	}), func(c *leasehold.Config) { c.RetryPolicy = fixedRetry(0) })
@@ -126,6 +134,7 @@ func testHandlerOutcomes(e *clientEnv) {
 		{3, 5, leasehold.StateCancelled, 1, leasehold.OutcomeCancelled, "order withdrawn", 0},
 		{4, 2, leasehold.StateFailed, 2, leasehold.OutcomeFailed, "provider timeout", 0},
 		{5, 1, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "goroutine", 0},
+		{6, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "bad \uFFFD bytes \uFFFD and xxx", 0},
 	}
 	for _, tc := range cases {
 		res, err := c.Insert(e.ctx, testArgs{N: tc.n}, &leasehold.InsertOpts{MaxAttempts: tc.max})
@@ -144,6 +153,10 @@ func testHandlerOutcomes(e *clientEnv) {
 			!strings.Contains(last.Error, tc.errorHas) || row.FreeAttempts != tc.freeAttempts {
 			e.Fatalf("case %d: state %s attempt %d free %d history %s; want %s %d %d %s containing %q",
 				tc.n, row.State, row.Attempt, row.FreeAttempts, fmtHistory(h), tc.state, tc.attempt, tc.freeAttempts, tc.last, tc.errorHas)
+		}
+		if n := len(last.Error); n > leasehold.MaxErrorText+64 || len(row.LastError) != n {
+			e.Fatalf("case %d: stored error of %d bytes (job's last_error %d), want at most about %d",
+				tc.n, n, len(row.LastError), leasehold.MaxErrorText)
 		}
 	}
 	if c.Stats().Panics != 1 {

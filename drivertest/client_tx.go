@@ -137,7 +137,11 @@ func (f fixedRetry) NextRetry(*leasehold.JobRow, error) time.Duration { return t
 func fmtHistory(h []*leasehold.Attempt) string {
 	parts := make([]string, len(h))
 	for i, a := range h {
-		parts[i] = fmt.Sprintf("#%d %s by %s (%q)", a.Attempt, a.Outcome, a.Owner, a.Error)
+		msg := a.Error
+		if len(msg) > 200 {
+			msg = fmt.Sprintf("%s… (%d bytes)", msg[:200], len(msg))
+		}
+		parts[i] = fmt.Sprintf("#%d %s by %s (%q)", a.Attempt, a.Outcome, a.Owner, msg)
 	}
 	return "[" + strings.Join(parts, "; ") + "]"
 }
