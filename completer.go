@@ -3,7 +3,7 @@ package leasehold
 import (
 	"context"
 	"sync"
-	"time"
+	"sync/atomic"
 )
 
 // completerFlushers is how many finish statements may be in flight at
@@ -25,6 +25,8 @@ type completer struct {
 	once    sync.Once
 	mu      sync.RWMutex // guards closed against concurrent submit
 	closed  bool
+	// lastOK is when (Client.mono) a finish statement last succeeded.
+	lastOK atomic.Int64
 }
 
 func newCompleter(c *Client) *completer {
@@ -97,36 +99,6 @@ func (k *completer) loop() {
 		k.flush(batch, params)
 		clear(batch) // let the flushed leases be collected
 		clear(params)
-	}
-}
-
-// flush writes one batch (params are its items' parameters), retrying
-// with backoff while the database is unreachable: an outcome is dropped
-// only when Stop gives up on it.
-func (k *completer) flush(batch []*finishItem, params []*FinishParams) {
-	c := k.c
-	defer func() {
-		for _, it := range batch {
-			k.forget(it)
-		}
-	}()
-	backoff := 10 * time.Millisecond
-	for failures := 0; ; failures++ {
-		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
-		ids, err := c.driver.Finish(ctx, nil, params)
-		cancel()
-		if err == nil {
-			k.account(batch, ids, failures > 0)
-			return
-		}
-		c.stats.finishErrors.Add(1)
-		c.cfg.Logger.Warn("leasehold: finish failed; retrying", "jobs", len(params), "err", err)
-		select {
-		case <-k.abandon:
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
 	}
 }
 

@@ -3,7 +3,10 @@ package leasehold
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Defaults for Config. A zero field in Config takes its default.
@@ -198,7 +201,27 @@ func (c Config) validate() error {
 	if c.MaxPayloadBytes < 2 {
 		return fmt.Errorf("%w: MaxPayloadBytes must be at least 2, got %d", ErrInvalidConfig, c.MaxPayloadBytes)
 	}
+	if err := validateOwner(c.Owner); err != nil {
+		return err
+	}
 	return c.validateQueues()
+}
+
+// MaxOwnerBytes bounds Config.Owner.
+const MaxOwnerBytes = 200
+
+// validateOwner checks a configured owner (empty: generated): it is
+// written with every lease and printed in logs and tables, so it must be
+// valid UTF-8 without control characters (a NUL byte would make
+// PostgreSQL refuse every claim), at most MaxOwnerBytes.
+func validateOwner(owner string) error {
+	bad := len(owner) > MaxOwnerBytes || !utf8.ValidString(owner) ||
+		strings.IndexFunc(owner, unicode.IsControl) >= 0
+	if bad {
+		return fmt.Errorf("%w: Owner must be at most %d bytes of UTF-8 without control characters, got %q",
+			ErrInvalidConfig, MaxOwnerBytes, owner)
+	}
+	return nil
 }
 
 func (c Config) validateQueues() error {

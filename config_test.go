@@ -45,6 +45,10 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 		{"bad queue", Config{Queues: map[string]QueueConfig{"bad queue": {}}}, "invalid queue name"},
 		{"negative workers", Config{Queues: map[string]QueueConfig{"q": {MaxWorkers: -1}}}, "MaxWorkers"},
 		{"negative attempts", Config{DefaultMaxAttempts: -1}, "DefaultMaxAttempts"},
+		{"owner with nul", Config{Owner: "w\x00"}, "Owner must be"},
+		{"owner with newline", Config{Owner: "w1\nw2"}, "Owner must be"},
+		{"owner not utf-8", Config{Owner: "w\xff"}, "Owner must be"},
+		{"owner too long", Config{Owner: strings.Repeat("w", MaxOwnerBytes+1)}, "Owner must be"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,7 @@ var clientTests = []struct {
 	{"UnregisteredKindsLeftAlone", testUnregisteredKinds},
 	{"NotifyWakesIdleWorkers", testNotifyWakesIdleWorkers},
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
+	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.
@@ -167,10 +168,27 @@ func (e *clientEnv) workers(fn func(ctx context.Context, job *leasehold.Job[test
 }
 
 // faultDriver wraps a real driver and can make its heartbeats fail, as a
-// worker cut off from the database would see them.
+// worker cut off from the database would see them, and refuse every
+// Finish batch that holds the first attempt of job refuse, as a database
+// refuses an outcome it cannot store.
 type faultDriver struct {
 	leasehold.Driver
-	cutOff atomic.Bool
+	cutOff  atomic.Bool
+	refuse  atomic.Int64
+	refused atomic.Int64 // Finish calls refused
+}
+
+var errRefused = errors.New("test: the database refuses this outcome")
+
+// Finish refuses batches that hold the first attempt of job refuse.
+func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParams) ([]int64, error) {
+	for _, p := range ps {
+		if p.ID == f.refuse.Load() && p.Attempt == 1 {
+			f.refused.Add(1)
+			return nil, errRefused
+		}
+	}
+	return f.Driver.Finish(ctx, tx, ps)
 }
 
 var errCutOff = errors.New("test: worker cut off from the database")

@@ -1,0 +1,93 @@
+package leasehold
+
+import (
+	"context"
+	"time"
+)
+
+// splitAfter is how many times in a row a batch of several outcomes may
+// fail before it is written in halves.
+const splitAfter = 3
+
+// flush writes one batch (params are its items' parameters) and then
+// drops its leases from the running set.
+func (k *completer) flush(batch []*finishItem, params []*FinishParams) {
+	defer func() {
+		for _, it := range batch {
+			k.forget(it)
+		}
+	}()
+	k.write(batch, params, 0)
+}
+
+// write writes items, retrying with backoff while the database fails.
+// since is when (Client.mono) the batch they come from first failed; 0
+// for a batch not yet tried.
+//
+// A batch that keeps failing may hold one outcome the database refuses
+// every time, which must not hold back the others: after splitAfter
+// failures in a row the batch is written in halves. An outcome that still
+// fails alone, when the database has accepted another write since its
+// batch first failed, is given up: its lease expires and the watcher
+// returns the job. While every write fails (the database is down), nothing
+// is given up: an outcome is dropped only when Stop gives up on it.
+func (k *completer) write(items []*finishItem, params []*FinishParams, since int64) {
+	backoff := 10 * time.Millisecond
+	for failures := 1; ; failures++ {
+		err := k.try(items, params, since != 0)
+		if err == nil {
+			return
+		}
+		if since == 0 {
+			since = k.c.mono()
+		}
+		if failures >= splitAfter && len(items) > 1 {
+			k.writeHalves(items, params, since)
+			return
+		}
+		if failures >= splitAfter && k.lastOK.Load() > since {
+			k.c.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
+				"job", params[0].ID, "attempt", params[0].Attempt, "outcome", params[0].Outcome, "err", err)
+			return
+		}
+		select {
+		case <-k.abandon:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// writeHalves tries each half of a failing batch once, then writes (see
+// write) the halves that failed. A half written at once shows that the
+// database is up, which lets write give up an outcome that fails alone.
+func (k *completer) writeHalves(items []*finishItem, params []*FinishParams, since int64) {
+	mid := len(items) / 2
+	var failed [][2]int
+	for _, h := range [][2]int{{0, mid}, {mid, len(items)}} {
+		if k.try(items[h[0]:h[1]], params[h[0]:h[1]], true) != nil {
+			failed = append(failed, h)
+		}
+	}
+	for _, h := range failed {
+		k.write(items[h[0]:h[1]], params[h[0]:h[1]], since)
+	}
+}
+
+// try makes one finish statement for items and counts its outcomes;
+// retried says an earlier statement for them failed (see account).
+func (k *completer) try(items []*finishItem, params []*FinishParams, retried bool) error {
+	c := k.c
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	ids, err := c.driver.Finish(ctx, nil, params)
+	cancel()
+	if err != nil {
+		c.stats.finishErrors.Add(1)
+		c.cfg.Logger.Warn("leasehold: finish failed; retrying", "jobs", len(params), "err", err)
+		return err
+	}
+	k.lastOK.Store(c.mono())
+	k.account(items, ids, retried)
+	return nil
+}
