@@ -48,6 +48,7 @@ func (k *completer) submit(item *finishItem) {
 	if k.closed {
 		k.c.cfg.Logger.Warn("leasehold: outcome after shutdown dropped; the lease will expire",
 			"job", item.p.ID, "outcome", item.p.Outcome)
+		k.c.stats.dropped.Add(1)
 		k.forget(item)
 		return
 	}

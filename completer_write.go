@@ -46,12 +46,14 @@ func (k *completer) write(items []*finishItem, params []*FinishParams, since int
 			return
 		}
 		if failures >= splitAfter && k.lastOK.Load() > since {
+			k.c.stats.dropped.Add(1)
 			k.c.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
 				"job", params[0].ID, "attempt", params[0].Attempt, "outcome", params[0].Outcome, "err", err)
 			return
 		}
 		select {
 		case <-k.abandon:
+			k.c.stats.dropped.Add(int64(len(items)))
 			return
 		case <-time.After(backoff):
 		}

@@ -20,6 +20,10 @@ type Stats struct {
 	FinishRefused   int64
 	HeartbeatErrors int64 // heartbeat statements that failed
 	FinishErrors    int64 // finish statements that failed and were retried
+	// OutcomesDropped counts outcomes given up unwritten: refused by the
+	// database every time, or still unwritten when Stop's budget ran out.
+	// Their leases expire and the watcher returns their jobs.
+	OutcomesDropped int64
 	Rescued         int64 // expired leases moved by this client's watcher
 	Panics          int64 // handler panics recovered
 	Running         int64 // handlers running now
@@ -27,7 +31,7 @@ type Stats struct {
 
 type stats struct {
 	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
-	leaseLost, finishRefused, heartbeatErrors, finishErrors           atomic.Int64
+	leaseLost, finishRefused, heartbeatErrors, finishErrors, dropped  atomic.Int64
 	rescued, panics, running                                          atomic.Int64
 }
 
@@ -39,7 +43,8 @@ func (c *Client) Stats() Stats {
 		Failed: s.failed.Load(), Snoozed: s.snoozed.Load(), Cancelled: s.cancelled.Load(),
 		Released: s.released.Load(), LeaseLost: s.leaseLost.Load(), FinishRefused: s.finishRefused.Load(),
 		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(),
-		Rescued: s.rescued.Load(), Panics: s.panics.Load(), Running: s.running.Load(),
+		OutcomesDropped: s.dropped.Load(),
+		Rescued:         s.rescued.Load(), Panics: s.panics.Load(), Running: s.running.Load(),
 	}
 }
 

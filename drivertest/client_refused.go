@@ -46,4 +46,7 @@ func testRefusedOutcomeIsolated(e *clientEnv) {
 	if got := f.refused.Load(); got < 3 {
 		e.Fatalf("Finish refused %d times, want at least 3 (the batch, then the outcome alone)", got)
 	}
+	if got := c.Stats().OutcomesDropped; got != 1 {
+		e.Fatalf("OutcomesDropped = %d, want 1", got)
+	}
 }

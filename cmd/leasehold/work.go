@@ -82,7 +82,7 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	if a.jsonOut {
 		return cli.WriteJSON(a.stdout, stats)
 	}
-	_, err = fmt.Fprintf(a.stdout, "worker %s stopped: claimed %d, completed %d, retried %d, failed %d, released %d, leases lost %d, late writes refused %d\n",
-		stats.Owner, stats.Claimed, stats.Completed, stats.Retried, stats.Failed, stats.Released, stats.LeaseLost, stats.FinishRefused)
+	_, err = fmt.Fprintf(a.stdout, "worker %s stopped: claimed %d, completed %d, retried %d, failed %d, released %d, leases lost %d, late writes refused %d, outcomes dropped %d\n",
+		stats.Owner, stats.Claimed, stats.Completed, stats.Retried, stats.Failed, stats.Released, stats.LeaseLost, stats.FinishRefused, stats.OutcomesDropped)
 	return err
 }

@@ -90,8 +90,10 @@ type StatsView struct {
 	Released      int64  `json:"released"`
 	LeaseLost     int64  `json:"lease_lost"`
 	FinishRefused int64  `json:"finish_refused"`
-	Rescued       int64  `json:"rescued"`
-	Panics        int64  `json:"panics"`
+	// OutcomesDropped: outcomes given up unwritten (see leasehold.Stats).
+	OutcomesDropped int64 `json:"outcomes_dropped"`
+	Rescued         int64 `json:"rescued"`
+	Panics          int64 `json:"panics"`
 }
 
 // NewJobView converts a job; now is the database clock.
@@ -154,7 +156,7 @@ func NewStatsView(owner string, s leasehold.Stats) StatsView {
 	return StatsView{
 		Owner: owner, Claimed: s.Claimed, Completed: s.Completed, Retried: s.Retried, Failed: s.Failed,
 		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Released: s.Released, LeaseLost: s.LeaseLost,
-		FinishRefused: s.FinishRefused, Rescued: s.Rescued, Panics: s.Panics,
+		FinishRefused: s.FinishRefused, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, Panics: s.Panics,
 	}
 }
 
