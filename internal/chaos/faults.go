@@ -51,16 +51,16 @@ func (h *harness) kill(ctx context.Context) {
 	if p == nil {
 		return
 	}
-	p.killed = true
+	p.Killed = true
 	h.arm.setEligible(p.owner, false)
 	h.sched.killing++
-	k := &killEvent{Worker: p.name(), PID: p.pid(), At: time.Since(h.start), owner: p.owner, p: p}
+	k := &killEvent{Worker: p.name(), PID: p.Pid(), At: time.Since(h.start), owner: p.owner, p: p}
 	go func() {
 		k.DeathUS = h.dbNow(ctx, time.Second)
-		if err := p.cmd.Process.Kill(); err != nil {
+		if err := p.Cmd.Process.Kill(); err != nil {
 			k.err = err
 		}
-		p.waitExit(10 * time.Second)
+		p.WaitExit(10 * time.Second)
 		h.sched.killDone <- k
 	}()
 }
@@ -78,7 +78,7 @@ func (h *harness) killed(k *killEvent) {
 		note = " (database down: death time unknown)"
 	}
 	if np := h.replace(k.p); np != nil {
-		h.logf("SIGKILL %s (pid %d)%s; restarted as %s (pid %d)", k.Worker, k.PID, note, np.name(), np.pid())
+		h.logf("SIGKILL %s (pid %d)%s; restarted as %s (pid %d)", k.Worker, k.PID, note, np.name(), np.Pid())
 	}
 }
 
@@ -88,11 +88,11 @@ func (h *harness) freeze(ctx context.Context, req payments.ChargeRequest) {
 	if h.sched.frozen != nil || h.quiet() {
 		return
 	}
-	if p == nil || !p.alive() || p.frozen {
+	if p == nil || !p.Alive() || p.frozen {
 		h.arm.setArmed(true) // that worker is gone: freeze the next one
 		return
 	}
-	f := &freezeEvent{Worker: p.name(), PID: p.pid(), Job: req.JobID, At: time.Since(h.start), p: p}
+	f := &freezeEvent{Worker: p.name(), PID: p.Pid(), Job: req.JobID, At: time.Since(h.start), p: p}
 	sqlite := h.ns.target.Dialect == cli.SQLite
 	if sqlite { // the clock around the freeze matters if it holds the lock
 		f.FromUS = h.dbNow(ctx, time.Second)
@@ -119,7 +119,7 @@ func (h *harness) freeze(ctx context.Context, req payments.ChargeRequest) {
 	}
 	h.sched.thawTimer = time.NewTimer(first)
 	h.logf("SIGSTOP %s (pid %d) in the middle of its charge for job %d, for %s (lease TTL %s)",
-		p.name(), p.pid(), req.JobID, cli.FormatDuration(h.o.FreezeFor), cli.FormatDuration(h.o.TTL))
+		p.name(), p.Pid(), req.JobID, cli.FormatDuration(h.o.FreezeFor), cli.FormatDuration(h.o.TTL))
 }
 
 // lockProbe is how long after freezing an SQLite worker the harness checks
@@ -164,7 +164,7 @@ func (h *harness) thaw(ctx context.Context) {
 	if h.ns.target.Dialect == cli.SQLite {
 		f.ToUS = h.dbNow(ctx, time.Second)
 	}
-	if f.p.alive() {
+	if f.p.Alive() {
 		h.arm.setEligible(f.p.owner, true)
 	}
 	if f.HeldWriteLock {

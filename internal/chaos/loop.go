@@ -219,11 +219,11 @@ func (h *harness) finishFaults(ctx context.Context) {
 // exited handles a worker that exited: one the harness did not kill or
 // stop crashed, which is recorded; it is restarted so the run goes on.
 func (h *harness) exited(p *proc) {
-	if p.killed || p.stopping {
+	if p.Killed || p.stopping {
 		return
 	}
 	h.arm.setEligible(p.owner, false)
-	msg := fmt.Sprintf("worker %s (pid %d) exited on its own (%v): %s", p.name(), p.pid(), p.err, p.stderr.Tail(3))
+	msg := fmt.Sprintf("worker %s (pid %d) exited on its own (%v): %s", p.name(), p.Pid(), p.Err(), p.stderr.Tail(3))
 	h.sched.crashes = append(h.sched.crashes, msg)
 	h.logf("%s", msg)
 	if h.procs[p.slot-1] != p {
@@ -248,7 +248,7 @@ func (h *harness) replace(p *proc) *proc {
 func (h *harness) pick() *proc {
 	var cands []*proc
 	for _, p := range h.procs {
-		if p.alive() && !p.frozen {
+		if p.Alive() && !p.frozen {
 			cands = append(cands, p)
 		}
 	}

@@ -78,7 +78,7 @@ type restartResult struct {
 func (h *harness) startRestart(ctx context.Context) {
 	var procs []*proc
 	for _, p := range h.procs {
-		if p.alive() && !p.frozen {
+		if p.Alive() && !p.frozen {
 			procs = append(procs, p)
 		}
 	}
@@ -148,7 +148,7 @@ func (h *harness) settleOutages() bool {
 		for _, w := range o.watch {
 			switch {
 			case w.excluded || w.recovered:
-			case !w.p.alive() || w.p.frozen:
+			case !w.p.Alive() || w.p.frozen:
 				w.excluded = true
 			default:
 				if _, calls, _ := w.p.latest(); calls.LastOK > o.end.UnixNano() {

@@ -4,30 +4,25 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/workerproc"
 )
 
 // proc is one worker process. Its fields without a lock belong to the
 // harness loop.
 type proc struct {
+	*workerproc.Proc
 	slot   int    // 1..K: w1, w2...
 	gen    int    // 1 for the first process of the slot, +1 per restart
 	owner  string // its lease owner
-	cmd    *exec.Cmd
 	stderr tailBuffer
-	exited chan struct{} // closed once the process has exited
-	err    error         // exit status, once exited
 
-	killed, frozen, stopping bool
+	frozen, stopping bool
 
 	mu     sync.Mutex
 	stats  leasehold.Stats // latest report
@@ -37,18 +32,6 @@ type proc struct {
 }
 
 func (p *proc) name() string { return fmt.Sprintf("w%d.%d", p.slot, p.gen) }
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-// alive reports whether the process runs and was not killed by the harness.
-func (p *proc) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return !p.killed
-	}
-}
 
 // latest returns the latest counters the worker reported.
 func (p *proc) latest() (leasehold.Stats, CallStats, bool) {
@@ -68,27 +51,20 @@ func (h *harness) workerArgs(owner string) []string {
 	}
 }
 
-// spawn starts a worker process in slot. The database location travels
-// in the environment, not on the command line where other users see it.
+// spawn starts a worker process in slot.
 func (h *harness) spawn(slot, gen int) (*proc, error) {
-	p := &proc{slot: slot, gen: gen, exited: make(chan struct{})}
+	p := &proc{slot: slot, gen: gen}
 	p.owner = fmt.Sprintf("chaos-%s-%s", h.run, p.name())
-	p.cmd = exec.Command(h.o.Executable, h.workerArgs(p.owner)...)
-	p.cmd.Env = append(os.Environ(), cli.EnvDatabaseURL+"="+h.ns.workerURL(p.owner))
-	p.cmd.Stderr = &p.stderr
-	stdout, err := p.cmd.StdoutPipe()
+	p.Proc = workerproc.New(h.o.Executable, h.ns.workerURL(p.owner), h.workerArgs(p.owner)...)
+	p.Cmd.Stderr = &p.stderr
+	stdout, err := p.Cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("chaos: worker %s: %w", p.name(), err)
 	}
-	if err := p.cmd.Start(); err != nil {
+	drain := func() { h.read(p, bufio.NewScanner(stdout)) }
+	if err := p.Start(drain, func() { h.exits <- p }); err != nil {
 		return nil, fmt.Errorf("chaos: start worker %s (%s): %w", p.name(), h.o.Executable, err)
 	}
-	go func() {
-		h.read(p, bufio.NewScanner(stdout))
-		p.err = p.cmd.Wait()
-		close(p.exited)
-		h.exits <- p
-	}()
 	h.all = append(h.all, p)
 	return p, nil
 }
@@ -120,20 +96,10 @@ func (h *harness) read(p *proc, sc *bufio.Scanner) {
 
 // signal sends sig to the process; a process that exited is not an error.
 func (p *proc) signal(sig syscall.Signal) error {
-	if err := p.cmd.Process.Signal(sig); err != nil && !strings.Contains(err.Error(), "process already finished") {
+	if err := p.Cmd.Process.Signal(sig); err != nil && !strings.Contains(err.Error(), "process already finished") {
 		return fmt.Errorf("chaos: signal %s to %s: %w", sig, p.name(), err)
 	}
 	return nil
-}
-
-// waitExit waits up to d for the process to exit.
-func (p *proc) waitExit(d time.Duration) bool {
-	select {
-	case <-p.exited:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }
 
 // tailBuffer keeps the last tailBytes of a worker's log.

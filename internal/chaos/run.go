@@ -175,7 +175,7 @@ func (h *harness) procNames() string {
 		if i > 0 {
 			s += ", "
 		}
-		s += fmt.Sprintf("%s pid %d", p.name(), p.pid())
+		s += fmt.Sprintf("%s pid %d", p.name(), p.Pid())
 	}
 	return s
 }
@@ -186,7 +186,7 @@ func (h *harness) stopWorkers() {
 	wait := h.o.StallFor + h.o.TTL + 20*time.Second
 	var wg sync.WaitGroup
 	for _, p := range h.procs {
-		if !p.alive() {
+		if !p.Alive() {
 			continue
 		}
 		p.stopping = true
@@ -194,9 +194,8 @@ func (h *harness) stopWorkers() {
 		go func() {
 			defer wg.Done()
 			_ = p.signal(sigterm)
-			if !p.waitExit(wait) {
-				_ = p.cmd.Process.Kill()
-				<-p.exited
+			if !p.WaitExit(wait) {
+				p.Kill()
 			}
 		}()
 	}
@@ -207,11 +206,10 @@ func (h *harness) stopWorkers() {
 func (h *harness) teardown() {
 	for _, p := range h.all {
 		select {
-		case <-p.exited:
+		case <-p.Exited():
 		default:
 			_ = p.signal(sigcont)
-			_ = p.cmd.Process.Kill()
-			<-p.exited
+			p.Kill()
 		}
 	}
 	if h.provider != nil {

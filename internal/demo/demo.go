@@ -178,9 +178,9 @@ func (d *demo) loop(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return d.interrupted(ctx) // Ctrl-C reaches the workers too
 			}
-			if !e.p.killed {
+			if !e.p.Killed {
 				d.scr.EndStatus()
-				return fmt.Errorf("worker %s exited unexpectedly (%v): %s", e.p.name, e.p.err, e.p.stderrTail())
+				return fmt.Errorf("worker %s exited unexpectedly (%v): %s", e.p.name, e.p.Err(), e.p.stderrTail())
 			}
 		case <-tick.C:
 			done, err := d.tick(ctx)
@@ -203,7 +203,7 @@ func (d *demo) interrupted(ctx context.Context) error {
 func (d *demo) stopAll() {
 	var wg sync.WaitGroup
 	for _, p := range d.procs {
-		if p.killed {
+		if p.Killed {
 			continue
 		}
 		wg.Add(1)
@@ -217,7 +217,7 @@ func (d *demo) stopWorkers() []cli.StatsView {
 	d.stopAll()
 	var stats []cli.StatsView
 	for _, p := range d.procs {
-		if p.killed {
+		if p.Killed {
 			continue
 		}
 		s, err := p.stats()

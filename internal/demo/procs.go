@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/workerproc"
 )
 
 // stopWait is how long a worker may take to stop after its stdin closes.
@@ -20,16 +19,14 @@ const stopWait = 20 * time.Second
 
 // proc is one worker subprocess (`leasehold work`).
 type proc struct {
+	*workerproc.Proc
 	name   string // w1, w2...
 	owner  string // its lease owner
-	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout syncBuffer
 	stderr syncBuffer
-	exited chan struct{} // closed when the process has exited
-	err    error         // its exit status, once exited
 
-	killed, frozen bool // set by the story (demo goroutine only)
+	frozen bool // set by the story (demo goroutine only)
 }
 
 // exitEvent reports a worker process that exited.
@@ -47,26 +44,19 @@ func (d *demo) workerArgs(p *proc) []string {
 	}
 }
 
-// spawn starts worker i. The database URL travels in the environment,
-// not on the command line where other users could read it.
+// spawn starts worker i.
 func (d *demo) spawn(i int) (*proc, error) {
-	p := &proc{name: fmt.Sprintf("w%d", i), owner: fmt.Sprintf("demo-%s-w%d", d.run, i), exited: make(chan struct{})}
-	p.cmd = exec.Command(d.o.Executable, d.workerArgs(p)...)
-	p.cmd.Env = append(os.Environ(), cli.EnvDatabaseURL+"="+d.workerDB())
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	stdin, err := p.cmd.StdinPipe()
+	p := &proc{name: fmt.Sprintf("w%d", i), owner: fmt.Sprintf("demo-%s-w%d", d.run, i)}
+	p.Proc = workerproc.New(d.o.Executable, d.workerDB(), d.workerArgs(p)...)
+	p.Cmd.Stdout, p.Cmd.Stderr = &p.stdout, &p.stderr
+	stdin, err := p.Cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: %w", p.name, err)
 	}
 	p.stdin = stdin
-	if err := p.cmd.Start(); err != nil {
+	if err := p.Start(nil, func() { d.exits <- exitEvent{p} }); err != nil {
 		return nil, fmt.Errorf("start worker %s (%s): %w", p.name, d.o.Executable, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-		d.exits <- exitEvent{p}
-	}()
 	return p, nil
 }
 
@@ -78,30 +68,16 @@ func (d *demo) workerDB() string {
 	return "sqlite:" + d.db.Target.Path
 }
 
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-func (p *proc) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return !p.killed
-	}
-}
-
 // stop asks the worker to stop gracefully (closing its stdin), waits, and
 // kills it if it does not exit in time.
 func (p *proc) stop() {
 	if p.frozen {
-		_ = thaw(p.cmd.Process)
+		_ = thaw(p.Cmd.Process)
 		p.frozen = false
 	}
 	_ = p.stdin.Close()
-	select {
-	case <-p.exited:
-	case <-time.After(stopWait):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
+	if !p.WaitExit(stopWait) {
+		p.Kill()
 	}
 }
 

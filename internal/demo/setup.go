@@ -112,7 +112,7 @@ func (d *demo) startWorkers() error {
 			return err
 		}
 		d.procs = append(d.procs, p)
-		d.scr.Event("started worker %s (pid %d): leasehold work --queue %s --ttl %s", p.name, p.pid(), d.queue, d.o.TTL)
+		d.scr.Event("started worker %s (pid %d): leasehold work --queue %s --ttl %s", p.name, p.Pid(), d.queue, d.o.TTL)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ type trackedLease struct {
 // is killed, the second frozen; the others ride it out on heartbeats.
 func (d *demo) onStall(ctx context.Context, req payments.ChargeRequest) {
 	p := d.procByOwner(req.Owner)
-	if p == nil || !p.alive() || p.frozen {
+	if p == nil || !p.Alive() || p.frozen {
 		return
 	}
 	stall := cli.FormatDuration(d.o.StallFor)
@@ -48,19 +48,19 @@ func (d *demo) onStall(ctx context.Context, req payments.ChargeRequest) {
 }
 
 func (d *demo) kill(ctx context.Context, p *proc, req payments.ChargeRequest) {
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := p.Cmd.Process.Kill(); err != nil {
 		d.scr.Event("could not kill %s: %v", p.name, err)
 		return
 	}
-	p.killed = true
+	p.Killed = true
 	d.story.killed = p
 	held := d.track(ctx, p)
 	d.scr.Event("SIGKILL %s (pid %d) in the middle of job %d; it held %s (jobs %s) that come back once they expire",
-		p.name, p.pid(), req.JobID, plural(len(held), "lease"), idList(held))
+		p.name, p.Pid(), req.JobID, plural(len(held), "lease"), idList(held))
 }
 
 func (d *demo) freeze(ctx context.Context, p *proc, req payments.ChargeRequest) {
-	if err := freeze(p.cmd.Process); err != nil {
+	if err := freeze(p.Cmd.Process); err != nil {
 		d.scr.Event("could not freeze %s: %v", p.name, err)
 		return
 	}
@@ -68,7 +68,7 @@ func (d *demo) freeze(ctx context.Context, p *proc, req payments.ChargeRequest) 
 	d.story.frozen, d.story.frozenAt = p, time.Now()
 	held := d.track(ctx, p)
 	d.scr.Event("SIGSTOP %s (pid %d) in the middle of job %d: frozen, it stops heartbeating its %s (jobs %s)",
-		p.name, p.pid(), req.JobID, plural(len(held), "lease"), idList(held))
+		p.name, p.Pid(), req.JobID, plural(len(held), "lease"), idList(held))
 }
 
 // track follows the leases p holds now and returns their job ids.
@@ -151,7 +151,7 @@ func (d *demo) maybeThaw() {
 	if pending > 0 && frozenFor < d.maxFreeze() {
 		return
 	}
-	if err := thaw(p.cmd.Process); err != nil {
+	if err := thaw(p.Cmd.Process); err != nil {
 		d.scr.Event("could not resume %s: %v", p.name, err)
 		return
 	}
