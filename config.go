@@ -1,6 +1,7 @@
 package leasehold
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -99,7 +100,8 @@ type Config struct {
 	// Default DefaultRetryPolicy().
 	RetryPolicy RetryPolicy
 
-	// Owner names this worker instance in lease_owner. Default
+	// Owner names this worker instance in lease_owner: at most
+	// MaxOwnerBytes of UTF-8 without control characters. Default
 	// "host-pid-random".
 	Owner string
 
@@ -122,24 +124,14 @@ type QueueConfig struct {
 
 // withDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = DefaultLeaseTTL
-	}
-	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = c.LeaseTTL / 3
-	}
-	if c.LeaseSafetyMargin == 0 {
-		c.LeaseSafetyMargin = c.LeaseTTL / 6
-	}
-	c.WatcherInterval = orDuration(c.WatcherInterval, DefaultWatcherInterval)
-	c.PollInterval = orDuration(c.PollInterval, DefaultPollInterval)
-	c.ShutdownTimeout = orDuration(c.ShutdownTimeout, DefaultShutdownTimeout)
-	if c.DefaultMaxAttempts == 0 {
-		c.DefaultMaxAttempts = DefaultMaxAttempts
-	}
-	if c.MaxPayloadBytes == 0 {
-		c.MaxPayloadBytes = DefaultMaxPayloadBytes
-	}
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, DefaultLeaseTTL)
+	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, c.LeaseTTL/3)
+	c.LeaseSafetyMargin = cmp.Or(c.LeaseSafetyMargin, c.LeaseTTL/6)
+	c.WatcherInterval = cmp.Or(c.WatcherInterval, DefaultWatcherInterval)
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.DefaultMaxAttempts = cmp.Or(c.DefaultMaxAttempts, DefaultMaxAttempts)
+	c.MaxPayloadBytes = cmp.Or(c.MaxPayloadBytes, DefaultMaxPayloadBytes)
 	if c.RetryPolicy == nil {
 		c.RetryPolicy = DefaultRetryPolicy()
 	}
@@ -148,9 +140,7 @@ func (c Config) withDefaults() Config {
 	}
 	queues := make(map[string]QueueConfig, len(c.Queues))
 	for name, q := range c.Queues {
-		if q.MaxWorkers == 0 {
-			q.MaxWorkers = DefaultMaxWorkers
-		}
+		q.MaxWorkers = cmp.Or(q.MaxWorkers, DefaultMaxWorkers)
 		queues[name] = q
 	}
 	if len(queues) == 0 {
@@ -158,13 +148,6 @@ func (c Config) withDefaults() Config {
 	}
 	c.Queues = queues
 	return c
-}
-
-func orDuration(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // validate reports the first impossible setting of a defaulted config.

@@ -75,7 +75,7 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParam
 	var done []int64
 	err = d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		var err error
-		done, err = d.finish(ctx, tx, now, arr, entries)
+		done, err = d.finish(ctx, tx, now, arr, entries, ps)
 		return err
 	}, finishSQL, endFinishedSQL)
 	if err != nil {
@@ -109,26 +109,19 @@ func finishEntries(ps []*leasehold.FinishParams) ([][]any, error) {
 	return entries, nil
 }
 
-// finish is Finish inside its transaction. At most one entry per job can
-// match its fence, so the job ids and attempts finishSQL returns, with the
-// owner recorded in the attempt row, identify the entries applied.
-func (d *Driver) finish(ctx context.Context, tx *sql.Tx, now int64, arr string, entries [][]any) ([]int64, error) {
+// finish is Finish inside its transaction; entries are those of ps. At
+// most one entry per job can match its fence, so the job ids and attempts
+// finishSQL returns, with the owner recorded in the attempt row, identify
+// the entries applied.
+func (d *Driver) finish(ctx context.Context, tx *sql.Tx, now int64, arr string, entries [][]any, ps []*leasehold.FinishParams) ([]int64, error) {
 	matched, err := d.finishJobs(ctx, tx, finishSQL, now, arr)
 	if err != nil || len(matched) == 0 {
 		return nil, err
 	}
-	done := make([]int64, 0, len(matched))
 	kept := make([][]any, 0, len(matched))
-	reported := make(map[int64]bool, len(matched))
 	for _, e := range entries {
-		id, attempt := e[0].(int64), e[1].(int)
-		if att, ok := matched[id]; !ok || att != attempt {
-			continue
-		}
-		kept = append(kept, e)
-		if !reported[id] {
-			reported[id] = true
-			done = append(done, id)
+		if att, ok := matched[e[0].(int64)]; ok && att == e[1].(int) {
+			kept = append(kept, e)
 		}
 	}
 	keptJSON, err := jsonParam(kept)
@@ -138,7 +131,7 @@ func (d *Driver) finish(ctx context.Context, tx *sql.Tx, now int64, arr string, 
 	if _, err := d.exec(ctx, tx, endFinishedSQL, now, keptJSON); err != nil {
 		return nil, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
 	}
-	return done, nil
+	return appliedIDs(ps, matched), nil
 }
 
 // finishJobs runs query (finishSQL or finishCompletedSQL) with args and
@@ -162,4 +155,18 @@ func (d *Driver) finishJobs(ctx context.Context, tx *sql.Tx, query string, args 
 		return nil, fmt.Errorf("sqlitedriver: finish: %w", err)
 	}
 	return matched, nil
+}
+
+// appliedIDs returns the ids of ps whose (id, attempt) is in matched, once
+// each, in the order of ps.
+func appliedIDs(ps []*leasehold.FinishParams, matched map[int64]int) []int64 {
+	done := make([]int64, 0, len(matched))
+	reported := make(map[int64]bool, len(matched))
+	for _, p := range ps {
+		if a, ok := matched[p.ID]; ok && a == p.Attempt && !reported[p.ID] {
+			reported[p.ID] = true
+			done = append(done, p.ID)
+		}
+	}
+	return done
 }

@@ -81,17 +81,3 @@ func (d *Driver) finishCompleted(ctx context.Context, t *sql.Tx, ps []*leasehold
 	}
 	return done, nil
 }
-
-// appliedIDs returns the ids of ps whose (id, attempt) is in matched, once
-// each, in the order of ps.
-func appliedIDs(ps []*leasehold.FinishParams, matched map[int64]int) []int64 {
-	done := make([]int64, 0, len(matched))
-	reported := make(map[int64]bool, len(matched))
-	for _, p := range ps {
-		if a, ok := matched[p.ID]; ok && a == p.Attempt && !reported[p.ID] {
-			reported[p.ID] = true
-			done = append(done, p.ID)
-		}
-	}
-	return done
-}

@@ -9,6 +9,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -83,7 +84,7 @@ func (o Options) withDefaults() Options {
 	if len(o.Phases) == 0 {
 		o.Phases = AllPhases
 	}
-	o.Jobs = orInt(o.Jobs, DefaultJobs)
+	o.Jobs = cmp.Or(o.Jobs, DefaultJobs)
 	if len(o.Workers) == 0 {
 		o.Workers = DefaultWorkers
 	}
@@ -91,14 +92,14 @@ func (o Options) withDefaults() Options {
 		o.Workers = append(slices.Clone(o.Workers), leasehold.DefaultMaxWorkers)
 	}
 	o.Workers = slices.Compact(slices.Sorted(slices.Values(o.Workers)))
-	o.CeilingLoops = orInt(o.CeilingLoops, DefaultCeilingLoops)
-	o.CeilingBatch = orInt(o.CeilingBatch, DefaultCeilingBatch)
-	o.Rate = orInt(o.Rate, DefaultRate)
-	o.LatencyFor = orDur(o.LatencyFor, DefaultLatencyFor)
-	o.LeaseJobs = orInt(o.LeaseJobs, DefaultLeaseJobs)
-	o.LeaseTTL = orDur(o.LeaseTTL, DefaultLeaseTTL)
-	o.LeaseHold = orDur(o.LeaseHold, DefaultLeaseHold)
-	o.Timeout = orDur(o.Timeout, DefaultPhaseTimeout)
+	o.CeilingLoops = cmp.Or(o.CeilingLoops, DefaultCeilingLoops)
+	o.CeilingBatch = cmp.Or(o.CeilingBatch, DefaultCeilingBatch)
+	o.Rate = cmp.Or(o.Rate, DefaultRate)
+	o.LatencyFor = cmp.Or(o.LatencyFor, DefaultLatencyFor)
+	o.LeaseJobs = cmp.Or(o.LeaseJobs, DefaultLeaseJobs)
+	o.LeaseTTL = cmp.Or(o.LeaseTTL, DefaultLeaseTTL)
+	o.LeaseHold = cmp.Or(o.LeaseHold, DefaultLeaseHold)
+	o.Timeout = cmp.Or(o.Timeout, DefaultPhaseTimeout)
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -129,20 +130,6 @@ func (o Options) validate() error {
 		return fmt.Errorf("bench: lease hold %v must outlast a heartbeat interval (TTL/3 = %v)", o.LeaseHold, o.LeaseTTL/3)
 	}
 	return nil
-}
-
-func orInt(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
-func orDur(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // bench is one run.

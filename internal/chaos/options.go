@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -79,31 +80,19 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&o.Workers, DefaultWorkers)
-	def(&o.Jobs, DefaultJobs)
-	def(&o.Concurrency, DefaultConcurrency)
-	dur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	dur(&o.TTL, DefaultTTL)
-	dur(&o.WatcherInterval, DefaultWatcherInterval)
-	dur(&o.PollInterval, DefaultPollInterval)
-	dur(&o.KillEvery, DefaultKillEvery)
-	dur(&o.FreezeEvery, DefaultFreezeEvery)
-	dur(&o.FreezeFor, 2*o.TTL+o.WatcherInterval)
-	dur(&o.Latency, DefaultLatency)
-	dur(&o.StallFor, o.TTL*3/2)
-	dur(&o.Timeout, DefaultTimeout)
-	if o.StallProb == 0 {
-		o.StallProb = DefaultStallProb
-	}
+	o.Workers = cmp.Or(o.Workers, DefaultWorkers)
+	o.Jobs = cmp.Or(o.Jobs, DefaultJobs)
+	o.Concurrency = cmp.Or(o.Concurrency, DefaultConcurrency)
+	o.TTL = cmp.Or(o.TTL, DefaultTTL)
+	o.WatcherInterval = cmp.Or(o.WatcherInterval, DefaultWatcherInterval)
+	o.PollInterval = cmp.Or(o.PollInterval, DefaultPollInterval)
+	o.KillEvery = cmp.Or(o.KillEvery, DefaultKillEvery)
+	o.FreezeEvery = cmp.Or(o.FreezeEvery, DefaultFreezeEvery)
+	o.FreezeFor = cmp.Or(o.FreezeFor, 2*o.TTL+o.WatcherInterval)
+	o.Latency = cmp.Or(o.Latency, DefaultLatency)
+	o.StallFor = cmp.Or(o.StallFor, o.TTL*3/2)
+	o.Timeout = cmp.Or(o.Timeout, DefaultTimeout)
+	o.StallProb = cmp.Or(o.StallProb, DefaultStallProb)
 	if o.Out == nil {
 		o.Out = io.Discard
 	}

@@ -7,6 +7,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -61,29 +62,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&o.Payments, DefaultPayments)
-	def(&o.Workers, DefaultWorkers)
-	def(&o.Concurrency, DefaultConcurrency)
-	if o.TTL == 0 {
-		o.TTL = DefaultTTL
-	}
-	if o.WatcherInterval == 0 {
-		o.WatcherInterval = DefaultWatcherInterval
-	}
-	if o.StallProbability == 0 {
-		o.StallProbability = DefaultStallProbability
-	}
-	if o.StallFor == 0 {
-		o.StallFor = o.TTL * 3 / 2
-	}
-	if o.Timeout == 0 {
-		o.Timeout = DefaultTimeout
-	}
+	o.Payments = cmp.Or(o.Payments, DefaultPayments)
+	o.Workers = cmp.Or(o.Workers, DefaultWorkers)
+	o.Concurrency = cmp.Or(o.Concurrency, DefaultConcurrency)
+	o.TTL = cmp.Or(o.TTL, DefaultTTL)
+	o.WatcherInterval = cmp.Or(o.WatcherInterval, DefaultWatcherInterval)
+	o.StallProbability = cmp.Or(o.StallProbability, DefaultStallProbability)
+	o.StallFor = cmp.Or(o.StallFor, o.TTL*3/2)
+	o.Timeout = cmp.Or(o.Timeout, DefaultTimeout)
 	return o
 }
 
