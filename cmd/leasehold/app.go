@@ -117,9 +117,32 @@ func (a *app) operator(db *cli.DB) (*leasehold.Client, error) {
 	return c, nil
 }
 
-// withOperator opens the database and runs fn with an operator client and
-// the database clock.
-func (a *app) withOperator(cmd *cobra.Command, fn func(ctx context.Context, c *leasehold.Client, now time.Time) error) error {
+// withClient opens the database and runs fn with an operator client.
+func (a *app) withClient(cmd *cobra.Command, fn func(ctx context.Context, c *leasehold.Client) error) error {
+	return a.withDB(cmd, func(_ *cli.DB, c *leasehold.Client) error { return fn(cmd.Context(), c) })
+}
+
+// withOperator runs query with an operator client, then reads the database
+// clock and passes it to the printer query returned. The clock is read after
+// the query, never before: a lease renewed while the query ran then never
+// shows more time left than its TTL.
+func (a *app) withOperator(cmd *cobra.Command, query func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error)) error {
+	return a.withDB(cmd, func(db *cli.DB, c *leasehold.Client) error {
+		ctx := cmd.Context()
+		show, err := query(ctx, c)
+		if err != nil {
+			return err
+		}
+		now, err := db.Driver.Now(ctx)
+		if err != nil {
+			return fmt.Errorf("read database clock: %w", err)
+		}
+		return show(now)
+	})
+}
+
+// withDB opens the database and runs fn with it and an operator client.
+func (a *app) withDB(cmd *cobra.Command, fn func(db *cli.DB, c *leasehold.Client) error) error {
 	db, err := a.open(cmd, false)
 	if err != nil {
 		return err
@@ -129,11 +152,7 @@ func (a *app) withOperator(cmd *cobra.Command, fn func(ctx context.Context, c *l
 	if err != nil {
 		return err
 	}
-	now, err := db.Driver.Now(cmd.Context())
-	if err != nil {
-		return fmt.Errorf("read database clock: %w", err)
-	}
-	return fn(cmd.Context(), c, now)
+	return fn(db, c)
 }
 
 // print writes v as JSON with --json, and calls text otherwise.

@@ -81,24 +81,29 @@ func (a *app) enqueue(cmd *cobra.Command, kind string, f *enqueueFlags) error {
 	if err != nil {
 		return err
 	}
-	return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+	return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 		res, err := c.Insert(ctx, args, opts)
 		if err != nil {
+			return nil, err
+		}
+		return func(now time.Time) error { return a.printEnqueued(res, now) }, nil
+	})
+}
+
+// printEnqueued reports an inserted (or duplicate) job.
+func (a *app) printEnqueued(res *leasehold.InsertResult, now time.Time) error {
+	out := struct {
+		ID        int64       `json:"id"`
+		Duplicate bool        `json:"duplicate"`
+		Job       cli.JobView `json:"job"`
+	}{res.Job.ID, res.Duplicate, cli.NewJobView(res.Job, now)}
+	return a.print(out, func(w io.Writer) error {
+		j := res.Job
+		if res.Duplicate {
+			_, err := fmt.Fprintf(w, "job %d already has unique key %q (%s, %s); nothing enqueued\n", j.ID, j.UniqueKey, j.Kind, j.State)
 			return err
 		}
-		out := struct {
-			ID        int64       `json:"id"`
-			Duplicate bool        `json:"duplicate"`
-			Job       cli.JobView `json:"job"`
-		}{res.Job.ID, res.Duplicate, cli.NewJobView(res.Job, now)}
-		return a.print(out, func(w io.Writer) error {
-			j := res.Job
-			if res.Duplicate {
-				_, err := fmt.Fprintf(w, "job %d already has unique key %q (%s, %s); nothing enqueued\n", j.ID, j.UniqueKey, j.Kind, j.State)
-				return err
-			}
-			_, err := fmt.Fprintf(w, "enqueued job %d (%s, queue %s, runs %s)\n", j.ID, j.Kind, j.Queue, cli.Relative(j.RunAt, now))
-			return err
-		})
+		_, err := fmt.Fprintf(w, "enqueued job %d (%s, queue %s, runs %s)\n", j.ID, j.Kind, j.Queue, cli.Relative(j.RunAt, now))
+		return err
 	})
 }

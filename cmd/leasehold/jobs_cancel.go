@@ -27,22 +27,24 @@ left alone (exit code 1).`,
 			if err != nil {
 				return err
 			}
-			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 				row, err := c.CancelJob(ctx, id)
 				if errors.Is(err, leasehold.ErrJobFinished) && row != nil {
-					return cli.Failf("job %d is already %s; nothing to cancel", id, row.State)
+					return nil, cli.Failf("job %d is already %s; nothing to cancel", id, row.State)
 				}
 				if err != nil {
-					return jobErr(id, err)
+					return nil, jobErr(id, err)
 				}
-				return a.print(cli.NewJobView(row, now), func(w io.Writer) error {
-					msg := fmt.Sprintf("job %d cancelled", row.ID)
-					if row.State == leasehold.StateProcessing {
-						msg = fmt.Sprintf("job %d is processing: cancellation requested, its handler stops at the next heartbeat", row.ID)
-					}
-					_, err := fmt.Fprintln(w, msg)
-					return err
-				})
+				return func(now time.Time) error {
+					return a.print(cli.NewJobView(row, now), func(w io.Writer) error {
+						msg := fmt.Sprintf("job %d cancelled", row.ID)
+						if row.State == leasehold.StateProcessing {
+							msg = fmt.Sprintf("job %d is processing: cancellation requested, its handler stops at the next heartbeat", row.ID)
+						}
+						_, err := fmt.Fprintln(w, msg)
+						return err
+					})
+				}, nil
 			})
 		}),
 	}

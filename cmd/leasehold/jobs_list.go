@@ -30,16 +30,12 @@ func (a *app) jobsListCommand() *cobra.Command {
 				return err
 			}
 			p.States = states.States
-			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 				jobs, err := c.ListJobs(ctx, &p)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				views := make([]cli.JobView, len(jobs))
-				for i, j := range jobs {
-					views[i] = cli.NewJobView(j, now)
-				}
-				return a.print(views, func(w io.Writer) error { return cli.RenderJobs(w, jobs, now) })
+				return func(now time.Time) error { return a.printJobs(jobs, now, cli.RenderJobs) }, nil
 			})
 		}),
 	}
@@ -58,4 +54,13 @@ func checkLimit(n int) error {
 		return cli.Usagef("--limit %d is out of range 1..%d", n, maxListLimit)
 	}
 	return nil
+}
+
+// printJobs prints jobs as JSON views or with render.
+func (a *app) printJobs(jobs []*leasehold.JobRow, now time.Time, render func(io.Writer, []*leasehold.JobRow, time.Time) error) error {
+	views := make([]cli.JobView, len(jobs))
+	for i, j := range jobs {
+		views[i] = cli.NewJobView(j, now)
+	}
+	return a.print(views, func(w io.Writer) error { return render(w, jobs, now) })
 }

@@ -26,15 +26,17 @@ first, or wait for its lease to end.`,
 			if err != nil {
 				return err
 			}
-			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 				row, err := c.RetryJob(ctx, id)
 				if err != nil {
-					return jobErr(id, err)
+					return nil, jobErr(id, err)
 				}
-				return a.print(cli.NewJobView(row, now), func(w io.Writer) error {
-					_, err := fmt.Fprintf(w, "job %d is pending again (%d more attempts allowed)\n", row.ID, row.MaxAttempts)
-					return err
-				})
+				return func(now time.Time) error {
+					return a.print(cli.NewJobView(row, now), func(w io.Writer) error {
+						_, err := fmt.Fprintf(w, "job %d is pending again (%d more attempts allowed)\n", row.ID, row.MaxAttempts)
+						return err
+					})
+				}, nil
 			})
 		}),
 	}

@@ -21,14 +21,16 @@ func (a *app) jobsShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 				info, err := c.GetJob(ctx, id)
 				if err != nil {
-					return jobErr(id, err)
+					return nil, jobErr(id, err)
 				}
-				return a.print(cli.NewJobInfoView(info, now), func(w io.Writer) error {
-					return cli.RenderJob(w, info, now)
-				})
+				return func(now time.Time) error {
+					return a.print(cli.NewJobInfoView(info, now), func(w io.Writer) error {
+						return cli.RenderJob(w, info, now)
+					})
+				}, nil
 			})
 		}),
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"sort"
 	"time"
 
@@ -29,16 +28,12 @@ jobs flagged stuck by the watcher in queues that flag instead of requeueing
 			if err := checkLimit(limit); err != nil {
 				return err
 			}
-			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, now time.Time) error {
+			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 				jobs, err := stuckJobs(ctx, c, queue, limit)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				views := make([]cli.JobView, len(jobs))
-				for i, j := range jobs {
-					views[i] = cli.NewJobView(j, now)
-				}
-				return a.print(views, func(w io.Writer) error { return cli.RenderStuck(w, jobs, now) })
+				return func(now time.Time) error { return a.printJobs(jobs, now, cli.RenderStuck) }, nil
 			})
 		}),
 	}

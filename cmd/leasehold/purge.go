@@ -24,7 +24,7 @@ func (a *app) purgeCommand() *cobra.Command {
   leasehold purge --older-than 0s   # every finished job`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
-			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, _ time.Time) error {
+			return a.withClient(cmd, func(ctx context.Context, c *leasehold.Client) error {
 				n, err := c.PurgeFinished(ctx, olderThan)
 				if err != nil {
 					return err

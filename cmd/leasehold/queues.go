@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +16,7 @@ func (a *app) queuesCommand() *cobra.Command {
 		Short: "Show each queue: jobs per status, age of the oldest pending job, leases",
 		Args:  argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
-			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client, _ time.Time) error {
+			return a.withClient(cmd, func(ctx context.Context, c *leasehold.Client) error {
 				qs, err := c.QueueStats(ctx)
 				if err != nil {
 					return err
