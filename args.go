@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Args is implemented by the typed arguments of a job. Kind names the job
@@ -13,7 +14,8 @@ type Args interface {
 }
 
 // RawArgs carries arguments already encoded as JSON, for tools that do not
-// know the Go type of a kind (such as the leasehold command).
+// know the Go type of a kind (such as the leasehold command). The bytes are
+// checked like any other arguments (see InvalidInputError).
 type RawArgs struct {
 	KindName string
 	JSON     json.RawMessage
@@ -30,46 +32,78 @@ func (r RawArgs) MarshalJSON() ([]byte, error) {
 	return r.JSON, nil
 }
 
-// validName reports whether name is 1 to 128 characters of letters,
+// maxNameLen bounds kind and queue names, in bytes.
+const maxNameLen = 128
+
+// nameRule is the rule for kind and queue names, as error messages state it.
+const nameRule = "want 1-128 of [A-Za-z0-9_.:-/], starting with a letter or digit"
+
+// validName reports whether name is 1 to maxNameLen characters of letters,
 // digits and _ . : - /, starting with a letter or digit. It runs for every
 // inserted job, so it is a loop rather than a regular expression.
 func validName(name string) bool {
-	if len(name) == 0 || len(name) > 128 {
+	if len(name) == 0 || len(name) > maxNameLen {
 		return false
 	}
 	for i := range len(name) {
-		b := name[i]
-		alnum := b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
-		if !alnum && (i == 0 || !strings.ContainsRune("_.:-/", rune(b))) {
+		if !nameByte(name[i], i == 0) {
 			return false
 		}
 	}
 	return true
 }
 
+// nameByte reports whether b may appear in a name (first: at its start).
+func nameByte(b byte, first bool) bool {
+	alnum := b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+	return alnum || !first && strings.IndexByte("_.:-/", b) >= 0
+}
+
+// nameProblem says why name is not a valid kind or queue name, echoing a
+// readable prefix of it.
+func nameProblem(name string) string {
+	switch {
+	case name == "":
+		return "empty"
+	case len(name) > maxNameLen:
+		return fmt.Sprintf("%s is longer than %d bytes", quoteInput(name), maxNameLen)
+	}
+	if p := textProblem(name, false); p != "" {
+		return fmt.Sprintf("%s: %s", quoteInput(name), p)
+	}
+	for i, r := range name {
+		if r >= utf8.RuneSelf || !nameByte(byte(r), i == 0) {
+			return fmt.Sprintf("%s: %q at byte %d", quoteInput(name), r, i)
+		}
+	}
+	return quoteInput(name)
+}
+
 // ValidateKind checks that kind is a usable kind name: 1 to 128 characters
-// of letters, digits and _ . : - /, starting with a letter or digit.
+// of letters, digits and _ . : - /, starting with a letter or digit. It
+// returns an *InvalidInputError matching ErrInvalidKind.
 func ValidateKind(kind string) error {
 	if !validName(kind) {
-		return fmt.Errorf("%w: %q (want 1-128 of [A-Za-z0-9_.:-/])", ErrInvalidKind, kind)
+		return invalid(ErrInvalidKind, "kind", "%s (%s)", nameProblem(kind), nameRule)
 	}
 	return nil
 }
 
 // ValidateQueue checks that queue is a usable queue name, by the same rule
-// as ValidateKind.
+// as ValidateKind. It returns an *InvalidInputError matching
+// ErrInvalidQueue.
 func ValidateQueue(queue string) error {
 	if !validName(queue) {
-		return fmt.Errorf("%w: %q (want 1-128 of [A-Za-z0-9_.:-/])", ErrInvalidQueue, queue)
+		return invalid(ErrInvalidQueue, "queue", "%s (%s)", nameProblem(queue), nameRule)
 	}
 	return nil
 }
 
 // encodeArgs validates the kind and encodes args as a JSON object within
-// the size limit.
+// the size limit that every driver can store (see jsonProblem).
 func encodeArgs(args Args, limit int) (kind string, data []byte, err error) {
 	if args == nil {
-		return "", nil, fmt.Errorf("%w: nil args", ErrInvalidArgs)
+		return "", nil, invalid(ErrInvalidArgs, "args", "nil args")
 	}
 	kind = args.Kind()
 	if err := ValidateKind(kind); err != nil {
@@ -77,13 +111,15 @@ func encodeArgs(args Args, limit int) (kind string, data []byte, err error) {
 	}
 	data, err = json.Marshal(args)
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: kind %s: %w", ErrInvalidArgs, kind, err)
-	}
-	if !json.Valid(data) || len(data) == 0 || data[0] != '{' {
-		return "", nil, fmt.Errorf("%w: kind %s: args must encode to a JSON object", ErrInvalidArgs, kind)
+		bad := invalid(ErrInvalidArgs, "args", "kind %s: cannot encode", kind)
+		bad.Cause = err
+		return "", nil, bad
 	}
 	if len(data) > limit {
-		return "", nil, fmt.Errorf("%w: kind %s: %d bytes, limit %d", ErrPayloadTooLarge, kind, len(data), limit)
+		return "", nil, invalid(ErrPayloadTooLarge, "args", "kind %s: %d bytes, limit %d", kind, len(data), limit)
+	}
+	if p := jsonObjectProblem(data); p != "" {
+		return "", nil, invalid(ErrInvalidArgs, "args", "kind %s: %s", kind, p)
 	}
 	return kind, data, nil
 }

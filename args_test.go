@@ -60,3 +60,93 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("errorText of %d bytes: %d bytes, valid %v, suffix %q", len(long), len(got), utf8.ValidString(got), got[len(got)-20:])
 	}
 }
+
+func TestValidateNameErrors(t *testing.T) {
+	cases := []struct {
+		name, want string
+	}{
+		{"", `kind: empty (want 1-128`},
+		{"has space", `kind: "has space": ' ' at byte 3 (want`},
+		{"_x", `kind: "_x": '_' at byte 0`},
+		{"nul\x00", `kind: "nul\x00": NUL character at byte 3`},
+		{"bad\xff", `kind: "bad\xff": invalid UTF-8 at byte 3`},
+		{"ünicode", `kind: "ünicode": 'ü' at byte 0`},
+		{strings.Repeat("k", 10240), `kind: "` + strings.Repeat("k", 64) + `"… (10240 bytes) is longer than 128 bytes`},
+	}
+	for _, tc := range cases {
+		err := ValidateKind(tc.name)
+		var bad *InvalidInputError
+		if !errors.As(err, &bad) || bad.Field != "kind" || bad.Index != -1 || !errors.Is(err, ErrInvalidKind) {
+			t.Errorf("ValidateKind(%.20q) = %#v, want an *InvalidInputError for kind matching ErrInvalidKind", tc.name, err)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "leasehold: invalid job kind: "+tc.want) || len(msg) > 300 {
+			t.Errorf("ValidateKind(%.20q) = %q, want it to start with %q and be short", tc.name, msg, tc.want)
+		}
+	}
+	var bad *InvalidInputError
+	if err := ValidateQueue("a\x00"); !errors.As(err, &bad) || bad.Field != "queue" || !errors.Is(err, ErrInvalidQueue) {
+		t.Errorf("ValidateQueue with NUL = %v", err)
+	}
+}
+
+func TestQuoteInput(t *testing.T) {
+	long := strings.Repeat("é", 100) // 200 bytes, the cut at 64 falls on a rune start
+	odd := "a" + long                // the cut at 64 falls inside an é
+	cases := []struct {
+		in, want string
+	}{
+		{"charge", `"charge"`},
+		{"", `""`},
+		{"nul\x00\xff", `"nul\x00\xff"`},
+		{strings.Repeat("k", 64), `"` + strings.Repeat("k", 64) + `"`},
+		{strings.Repeat("k", 10240), `"` + strings.Repeat("k", 64) + `"… (10240 bytes)`},
+		{long, `"` + strings.Repeat("é", 32) + `"… (200 bytes)`},
+		{odd, `"a` + strings.Repeat("é", 31) + `"… (201 bytes)`},
+	}
+	for _, tc := range cases {
+		got := quoteInput(tc.in)
+		if got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("quoteInput(%.20q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestJSONProblem(t *testing.T) {
+	cases := []struct {
+		in, want string // want "" for storable
+	}{
+		{`{}`, ""},
+		{`{"a":"plain","b":[1,-2.5,3e10,true,false,null],"c":{"d":"é✓"}}`, ""},
+		{`{"a":"\\u0000"}`, ""},          // an escaped backslash, then text
+		{`{"a":"\\\u0041"}`, ""},         // an escaped backslash, then \u0041
+		{`{"a":"\ud83d\ude00"}`, ""},     // a surrogate pair
+		{`{"a":"\u0001\u001f\t\n"}`, ""}, // control characters, escaped
+		{`{"a":1e131071,"b":9.9e131071,"c":1e-16383,"d":0.0e-16382,"e":0e200000,"f":0.001e131074}`, ""},
+		{`{"a":"x\u0000"}`, `\u0000 (NUL) in a string at byte 7`},
+		{`{"\u0000":1}`, `\u0000 (NUL) in a string at byte 2`},
+		{`{"a":"\\\u0000"}`, `\u0000 (NUL) in a string at byte 8`},
+		{"{\"a\":\"\xff\"}", "invalid UTF-8 in a string at byte 6"},
+		{"{\"\xc3\":1}", "invalid UTF-8 in a string at byte 2"},
+		{"{\"a\":\"\xed\xa0\x80\"}", "invalid UTF-8 in a string at byte 6"}, // a UTF-8-encoded surrogate
+		{`{"a":"\ud800"}`, `unpaired surrogate \ud800 in a string at byte 6`},
+		{`{"a":"\ud800\u0041"}`, `unpaired surrogate \ud800`},
+		{`{"a":"\udc00\ud800"}`, `unpaired surrogate \udc00`},
+		{`{"a":1e131072}`, "number at byte 5 has more than 131072 digits before the decimal point"},
+		{`{"a":10e131071}`, "more than 131072 digits before"},
+		{`{"a":-1.5e-16383}`, "number at byte 5 has more than 16383 digits after the decimal point"},
+		{`{"a":0.00e-16382}`, "more than 16383 digits after"},
+		{`{"a":0e-20000}`, "more than 16383 digits after"},
+		{`{"a":1e99999999999}`, "has an exponent out of range"},
+		{`{"a":0.` + strings.Repeat("0", 16384) + `}`, "more than 16383 digits after"},
+		{`{"a":1` + strings.Repeat("0", 131072) + `}`, "more than 131072 digits before"},
+		{`[]`, "must be a JSON object"},
+		{`{`, "not valid JSON"},
+	}
+	for _, tc := range cases {
+		got := jsonObjectProblem([]byte(tc.in))
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("jsonObjectProblem(%.60q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -34,6 +34,12 @@ type Client struct {
 	// jobBase is the parent of every handler's context: it carries the
 	// client for ClientFromContext.
 	jobBase context.Context
+
+	// claimCtx bounds claim statements, which Stop's cancel does not
+	// reach (a committed claim must be seen); Stop cancels it with
+	// abortClaims when a claim outlasts ShutdownTimeout.
+	claimCtx    context.Context
+	abortClaims context.CancelFunc
 }
 
 type clientState int
@@ -92,14 +98,20 @@ func (c *Client) Owner() string { return c.owner }
 // Driver returns the client's driver.
 func (c *Client) Driver() Driver { return c.driver }
 
-// Migrate applies the driver's schema migrations. It is idempotent.
-func (c *Client) Migrate(ctx context.Context) error { return c.driver.Migrate(ctx) }
+// Migrate applies the driver's schema migrations. It is idempotent. It
+// refuses (ErrSchemaTooNew) a database migrated by a newer leasehold; use
+// Driver().Migrate to learn the versions before and after.
+func (c *Client) Migrate(ctx context.Context) error {
+	_, err := c.driver.Migrate(ctx)
+	return err
+}
 
 // Start launches the fetchers (one per queue, when Workers has handlers),
 // the heartbeater, the completer, the stuck watcher and, when the driver
 // supports it and PollOnly is off, the LISTEN/NOTIFY listener. Background
 // work runs until Stop; ctx only bounds Start itself. Starting twice is an
-// error; starting after Stop returns ErrClientStopped.
+// error; starting after Stop returns ErrClientStopped. Start freezes
+// Config.Workers: AddWorker on it returns ErrWorkersFrozen from then on.
 func (c *Client) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -112,9 +124,13 @@ func (c *Client) Start(ctx context.Context) error {
 	case stateStopped:
 		return ErrClientStopped
 	}
-	c.kinds = c.cfg.Workers.Kinds()
+	if err := c.checkSchema(ctx); err != nil {
+		return err
+	}
+	c.kinds = c.cfg.Workers.freeze() // AddWorker refuses from now on
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
+	c.claimCtx, c.abortClaims = context.WithCancel(context.Background())
 	c.state = stateRunning
 	c.hb = newHeartbeater(c)
 	c.comp = newCompleter(c)

@@ -27,10 +27,17 @@ type completer struct {
 	closed  bool
 	// lastOK is when (Client.mono) a finish statement last succeeded.
 	lastOK atomic.Int64
+
+	// tryCtx is the parent of every finish statement: giveUp cancels it,
+	// so a statement hanging on an unreachable database cannot hold Stop.
+	tryCtx    context.Context
+	cancelTry context.CancelFunc
 }
 
 func newCompleter(c *Client) *completer {
-	return &completer{c: c, in: make(chan *finishItem, 4*DefaultCompleteBatch), abandon: make(chan struct{})}
+	k := &completer{c: c, in: make(chan *finishItem, 4*DefaultCompleteBatch), abandon: make(chan struct{})}
+	k.tryCtx, k.cancelTry = context.WithCancel(context.Background())
+	return k
 }
 
 func (k *completer) start() {
@@ -73,7 +80,7 @@ func (k *completer) close(ctx context.Context) {
 	}
 }
 
-func (k *completer) giveUp() { k.once.Do(func() { close(k.abandon) }) }
+func (k *completer) giveUp() { k.once.Do(func() { close(k.abandon); k.cancelTry() }) }
 
 func (k *completer) loop() {
 	// One batch and one parameter slice serve every flush of this loop.

@@ -81,7 +81,7 @@ func (k *completer) writeHalves(items []*finishItem, params []*FinishParams, sin
 // retried says an earlier statement for them failed (see account).
 func (k *completer) try(items []*finishItem, params []*FinishParams, retried bool) error {
 	c := k.c
-	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	ctx, cancel := context.WithTimeout(k.tryCtx, claimTimeout)
 	ids, err := c.driver.Finish(ctx, nil, params)
 	cancel()
 	if err != nil {

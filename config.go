@@ -201,8 +201,8 @@ func validateOwner(owner string) error {
 	bad := len(owner) > MaxOwnerBytes || !utf8.ValidString(owner) ||
 		strings.IndexFunc(owner, unicode.IsControl) >= 0
 	if bad {
-		return fmt.Errorf("%w: Owner must be at most %d bytes of UTF-8 without control characters, got %q",
-			ErrInvalidConfig, MaxOwnerBytes, owner)
+		return fmt.Errorf("%w: Owner must be at most %d bytes of UTF-8 without control characters, got %s",
+			ErrInvalidConfig, MaxOwnerBytes, quoteInput(owner))
 	}
 	return nil
 }

@@ -27,11 +27,19 @@
 //     resumed) cancels its handler once LeaseTTL - LeaseSafetyMargin has
 //     passed on its own monotonic clock since the last renewal it sent,
 //     before another worker can take the job over.
+//   - No handler starts on a lease past that window, measured from when
+//     the claim was sent (a late reply, a wait for a worker): the lease is
+//     released instead and Stats.SkippedLate counts it. A handler calls
+//     CheckLease right before each outside-facing step (a payment call)
+//     to learn whether its lease is still inside the window.
 //   - The stuck watcher (every WatcherInterval, default 30 s) returns
 //     processing jobs with expired leases to pending, flags them stuck in
 //     queues configured with FlagStuck, fails them when their retry budget
 //     is spent, and records lease_expired in their history.
 //   - Only the database clock decides whether a lease has expired.
+//   - JobRow.IdempotencyKey comes from a random UUID stored with the job
+//     at insert: the same on every attempt of the job, and never another
+//     job's, even one that reuses a lost job's id after a failover.
 //   - Stop lets running jobs finish for ShutdownTimeout, then cancels the
 //     rest and releases their leases at once.
 //

@@ -15,9 +15,16 @@ import (
 // must come from the database clock. The conformance suite in drivertest
 // checks each rule.
 type Driver interface {
-	// Migrate applies the embedded schema migrations in order. It is
-	// idempotent and safe when several processes run it at once.
-	Migrate(ctx context.Context) error
+	// Migrate applies the embedded schema migrations in order and reports
+	// the versions before and after. It is idempotent and safe when several
+	// processes run it at once. It applies nothing and returns a
+	// *SchemaVersionError matching ErrSchemaTooNew when the database has a
+	// migration newer than the driver embeds.
+	Migrate(ctx context.Context) (*MigrateResult, error)
+
+	// SchemaVersion returns the database's highest applied migration (0
+	// when never migrated) and the highest one the driver embeds.
+	SchemaVersion(ctx context.Context) (*SchemaVersion, error)
 
 	// Insert inserts jobs, in tx when tx is non-nil (a transaction type the
 	// driver accepts, else ErrUnsupportedTx) and in its own transaction
@@ -62,7 +69,8 @@ type Driver interface {
 	// ListAttempts returns a job's history, oldest first.
 	ListAttempts(ctx context.Context, jobID int64) ([]*Attempt, error)
 
-	// ListJobs returns jobs matching the filters, ordered by id.
+	// ListJobs returns jobs matching the filters, ordered by id
+	// (descending when Desc is set).
 	ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error)
 
 	// RetryJob makes a pending, stuck, failed, completed or cancelled job
@@ -80,7 +88,8 @@ type Driver interface {
 	Purge(ctx context.Context, p *PurgeParams) (int64, error)
 
 	// QueueStats returns per-queue counts by state, the age of the oldest
-	// claimable pending job and the number of live leases.
+	// claimable pending job, the number of live leases and the due jobs
+	// never claimed, per kind.
 	QueueStats(ctx context.Context) ([]*QueueStats, error)
 
 	// Now returns the database clock.
@@ -108,6 +117,9 @@ type InsertParams struct {
 	Priority    int
 	MaxAttempts int
 	UniqueKey   string // empty for none
+	// UUID is the job's random RFC 4122 version 4 UUID, stored as
+	// JobRow.UUID; the driver generates one when it is empty.
+	UUID string
 	// RunAt, when non-zero, is the absolute time the job becomes claimable.
 	RunAt time.Time
 	// RunIn, when RunAt is zero, delays the job by this long from the
@@ -206,9 +218,15 @@ type ListParams struct {
 	Kind    string
 	Owner   string
 	AfterID int64
-	Limit   int
+	// BeforeID, when positive, selects jobs with an id below it: the
+	// keyset for paging through Desc results (pass the last id seen).
+	BeforeID int64
+	Limit    int
 	// Expired selects processing jobs whose lease has expired.
 	Expired bool
+	// Desc orders the result by id descending, newest first, so that Limit
+	// keeps the newest matches; the default is ascending (oldest first).
+	Desc bool
 }
 
 // PurgeParams selects finished jobs to delete.
@@ -228,4 +246,24 @@ type QueueStats struct {
 	LiveLeases int64
 	// ExpiredLeases counts processing jobs whose lease has expired.
 	ExpiredLeases int64
+	// NeverClaimed lists, per kind (sorted), the pending jobs of the queue
+	// that are due and that no worker ever claimed (attempt 0), with the
+	// kind's live leases. Old never-claimed jobs of a kind with no live
+	// lease usually mean that no running worker handles that kind: there is
+	// no registry of workers, so this is what the jobs themselves show.
+	NeverClaimed []*KindBacklog
+}
+
+// KindBacklog is the never-claimed due work of one kind in one queue.
+type KindBacklog struct {
+	Kind string
+	// Due counts pending jobs of the kind whose run_at has passed and
+	// whose attempt is 0.
+	Due int64
+	// OldestDue is how long, by the database clock, the oldest of them
+	// has been due.
+	OldestDue time.Duration
+	// LiveLeases counts the kind's processing jobs whose lease has not
+	// expired: a worker for the kind is running when it is positive.
+	LiveLeases int64
 }

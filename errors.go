@@ -28,14 +28,17 @@ var (
 	// allowed.
 	ErrJobFinished = errors.New("leasehold: job already finished")
 
-	// ErrInvalidKind reports an empty or malformed job kind.
+	// ErrInvalidKind reports an empty or malformed job kind. The library
+	// returns it inside an *InvalidInputError, as it does the next three.
 	ErrInvalidKind = errors.New("leasehold: invalid job kind")
 
 	// ErrInvalidQueue reports an empty or malformed queue name.
 	ErrInvalidQueue = errors.New("leasehold: invalid queue name")
 
-	// ErrInvalidArgs reports job arguments or metadata that are not valid
-	// JSON, or insert options out of range.
+	// ErrInvalidArgs reports job arguments or metadata that are not a JSON
+	// object every driver can store, a unique key that is not storable
+	// text, insert options out of range, or a ListJobs filter no job can
+	// match.
 	ErrInvalidArgs = errors.New("leasehold: invalid job arguments")
 
 	// ErrPayloadTooLarge reports encoded job arguments larger than
@@ -51,14 +54,37 @@ var (
 	ErrInvalidConfig = errors.New("leasehold: invalid config")
 
 	// ErrUnsupportedTx reports a transaction value of a type the driver
-	// cannot use (see the driver's documentation for the accepted types).
+	// cannot use (see the driver's documentation for the accepted types),
+	// or a nil one (such as a nil *sql.Tx) where a transaction is needed:
+	// the write is refused rather than made outside any transaction.
 	ErrUnsupportedTx = errors.New("leasehold: unsupported transaction type")
 
 	// ErrClientStopped is returned by Start on a stopped client and by
 	// operations that need a running client after Stop.
 	ErrClientStopped = errors.New("leasehold: client stopped")
 
+	// ErrSchemaTooNew reports a database migrated by a newer leasehold than
+	// this one (a migration version this build does not embed): its
+	// queries may not match the schema, so Start and Migrate refuse it. The
+	// error is a *SchemaVersionError naming both versions.
+	ErrSchemaTooNew = errors.New("leasehold: database schema is newer than this leasehold")
+
+	// ErrSchemaNotMigrated reports a database whose schema is missing or
+	// older than this leasehold needs: run Migrate first. Start refuses it.
+	// The error is a *SchemaVersionError naming both versions.
+	ErrSchemaNotMigrated = errors.New("leasehold: database schema is not migrated")
+
 	// ErrNotInHandler reports CompleteTx called with a job that is not
 	// currently running under this client's lease.
 	ErrNotInHandler = errors.New("leasehold: job is not running in this client")
+
+	// ErrAlreadyCompleted reports a second CompleteTx for the same lease in
+	// the same transaction: the first one already completed the job there.
+	// The lease is not lost and nothing was written.
+	ErrAlreadyCompleted = errors.New("leasehold: job already completed in this transaction")
+
+	// ErrWorkersFrozen reports AddWorker on a Workers value that a client
+	// has started with: a running client claims only the kinds registered
+	// when it started, so register every worker before Client.Start.
+	ErrWorkersFrozen = errors.New("leasehold: AddWorker after Client.Start: register every worker before starting")
 )

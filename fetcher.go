@@ -7,8 +7,10 @@ import (
 )
 
 // claimTimeout bounds one claim statement. Claims run on a context that
-// Stop does not cancel: a claim that committed must be seen, so that its
-// leases are run or released rather than left to expire.
+// Stop does not cancel at once: a claim that committed must be seen, so
+// that its leases are run or released rather than left to expire. Stop
+// waits for a claim in flight until ShutdownTimeout, then abandons it (a
+// database that does not answer must not hold Stop).
 const claimTimeout = 30 * time.Second
 
 // fetchCoalesce bounds how long a fetcher with jobs waiting lets freed
@@ -102,8 +104,11 @@ func (f *fetcher) coalesce(ctx context.Context) {
 // claim leases up to n jobs and starts them; it returns how many it got.
 func (f *fetcher) claim(ctx context.Context, n int) int {
 	c := f.c
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	cctx, cancel := context.WithTimeout(c.claimCtx, claimTimeout)
 	defer cancel()
+	// The leases start no earlier than the claim is sent: their safe
+	// window is measured from here, however late the reply comes back,
+	// and checked again right before each handler starts (runClaimed).
 	sent := c.mono()
 	rows, err := c.driver.Claim(cctx, &ClaimParams{
 		Queue: f.queue, Kinds: c.kinds, Owner: c.owner,

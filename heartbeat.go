@@ -117,7 +117,6 @@ func (h *heartbeater) lost(rj *runningJob) {
 // later than the database's lease start).
 func (h *heartbeater) watchdogLoop(ctx context.Context) {
 	c := h.c
-	limit := int64(c.cfg.LeaseTTL - c.cfg.LeaseSafetyMargin)
 	t := time.NewTicker(max(c.cfg.LeaseSafetyMargin/4, time.Millisecond))
 	defer t.Stop()
 	for {
@@ -128,7 +127,7 @@ func (h *heartbeater) watchdogLoop(ctx context.Context) {
 		}
 		now := c.mono()
 		for _, rj := range c.snapshotRunning() {
-			if now-rj.renewedAt.Load() >= limit && rj.ctx.Err() == nil {
+			if c.overdue(rj, now) >= 0 && rj.ctx.Err() == nil {
 				rj.expiredLocally.Store(true)
 				c.stats.leaseLost.Add(1)
 				c.cfg.Logger.Warn("leasehold: lease not renewed in time; cancelling handler",

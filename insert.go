@@ -30,10 +30,17 @@ type InsertOpts struct {
 	// MaxAttempts is the retry budget. Default Config.DefaultMaxAttempts.
 	MaxAttempts int
 	// UniqueKey, when set, makes the insert idempotent: a second insert
-	// with the same key returns the existing job (InsertResult.Duplicate)
-	// instead of adding one, for as long as the job is kept.
+	// of the same kind with the same key returns the existing job
+	// (InsertResult.Duplicate) instead of adding one. The key spans one
+	// kind: jobs of other kinds may use the same key. Within that kind it
+	// spans every queue and every state, finished jobs included, for as
+	// long as the job is kept (until Purge or retention deletes it).
+	// A key is at most MaxUniqueKeyLen bytes of valid UTF-8 without
+	// control characters (no NUL, tab, newline or escape sequence: keys
+	// are printed in logs and tables).
 	UniqueKey string
 	// Metadata is a JSON object stored with the job, for the caller's use.
+	// It is checked like the job's arguments (see InvalidInputError).
 	Metadata json.RawMessage
 }
 
@@ -47,7 +54,7 @@ type InsertManyParams struct {
 // fetcher for its queue (other processes are woken by the driver's
 // notifications, or poll).
 func (c *Client) Insert(ctx context.Context, args Args, opts *InsertOpts) (*InsertResult, error) {
-	res, err := c.insert(ctx, nil, []InsertManyParams{{Args: args, Opts: opts}})
+	res, err := c.insert(ctx, nil, []InsertManyParams{{Args: args, Opts: opts}}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +65,10 @@ func (c *Client) Insert(ctx context.Context, args Args, opts *InsertOpts) (*Inse
 // tx commits. tx is a transaction type the driver accepts (pgx.Tx or
 // *sql.Tx for pgdriver, *sql.Tx for sqlitedriver).
 func (c *Client) InsertTx(ctx context.Context, tx any, args Args, opts *InsertOpts) (*InsertResult, error) {
-	if tx == nil {
-		return nil, fmt.Errorf("%w: nil transaction", ErrUnsupportedTx)
+	if err := checkCallerTx(tx); err != nil {
+		return nil, err
 	}
-	res, err := c.insert(ctx, tx, []InsertManyParams{{Args: args, Opts: opts}})
+	res, err := c.insert(ctx, tx, []InsertManyParams{{Args: args, Opts: opts}}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -69,16 +76,24 @@ func (c *Client) InsertTx(ctx context.Context, tx any, args Args, opts *InsertOp
 }
 
 // InsertMany adds several jobs in one statement and one transaction (in
-// tx when non-nil). Results are in the order of jobs.
+// tx when non-nil; a typed nil such as a nil *sql.Tx is ErrUnsupportedTx).
+// Results are in the order of jobs. When one job is refused, nothing is
+// inserted and the *InvalidInputError's Index says which one.
 func (c *Client) InsertMany(ctx context.Context, tx any, jobs []InsertManyParams) ([]*InsertResult, error) {
-	return c.insert(ctx, tx, jobs)
+	if tx != nil {
+		if err := checkCallerTx(tx); err != nil {
+			return nil, err
+		}
+	}
+	return c.insert(ctx, tx, jobs, true)
 }
 
 // InsertBulk adds many jobs as fast as the database allows (COPY on
 // PostgreSQL) without returning them, and reports how many it inserted
-// (jobs whose UniqueKey exists are skipped).
+// (jobs whose UniqueKey exists are skipped). When one job is refused,
+// nothing is inserted and the *InvalidInputError's Index says which one.
 func (c *Client) InsertBulk(ctx context.Context, jobs []InsertManyParams) (int64, error) {
-	params, err := c.buildInserts(jobs)
+	params, err := c.buildInserts(jobs, true)
 	if err != nil {
 		return 0, err
 	}
@@ -90,8 +105,8 @@ func (c *Client) InsertBulk(ctx context.Context, jobs []InsertManyParams) (int64
 	return n, nil
 }
 
-func (c *Client) insert(ctx context.Context, tx any, jobs []InsertManyParams) ([]*InsertResult, error) {
-	params, err := c.buildInserts(jobs)
+func (c *Client) insert(ctx context.Context, tx any, jobs []InsertManyParams, batch bool) ([]*InsertResult, error) {
+	params, err := c.buildInserts(jobs, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -113,13 +128,18 @@ func (c *Client) wakeQueues(params []*InsertParams) {
 	}
 }
 
-func (c *Client) buildInserts(jobs []InsertManyParams) ([]*InsertParams, error) {
+// buildInserts validates every job before any SQL; in a batch, a refusal
+// names the job's index.
+func (c *Client) buildInserts(jobs []InsertManyParams, batch bool) ([]*InsertParams, error) {
 	if len(jobs) == 0 {
-		return nil, fmt.Errorf("%w: no jobs to insert", ErrInvalidArgs)
+		return nil, invalid(ErrInvalidArgs, "jobs", "no jobs to insert")
 	}
 	params := make([]*InsertParams, len(jobs))
 	for i, j := range jobs {
 		p, err := c.buildInsert(j.Args, j.Opts)
+		if err != nil && batch {
+			err = atIndex(err, i)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -144,31 +164,49 @@ func (c *Client) buildInsert(args Args, opts *InsertOpts) (*InsertParams, error)
 		o.MaxAttempts = c.cfg.DefaultMaxAttempts
 	}
 	if err := validateOpts(&o); err != nil {
-		return nil, fmt.Errorf("kind %s: %w", kind, err)
+		return nil, err
 	}
 	return &InsertParams{
 		Kind: kind, Queue: o.Queue, Args: data, Metadata: o.Metadata, Priority: o.Priority,
 		MaxAttempts: o.MaxAttempts, UniqueKey: o.UniqueKey, RunAt: o.RunAt, RunIn: o.RunIn, Notify: true,
+		UUID: newJobUUID(),
 	}, nil
 }
 
+// validateOpts checks options with defaults applied, returning an
+// *InvalidInputError.
 func validateOpts(o *InsertOpts) error {
 	if err := ValidateQueue(o.Queue); err != nil {
 		return err
 	}
 	switch {
 	case o.Priority < 0 || o.Priority > MaxPriority:
-		return fmt.Errorf("%w: priority %d not in 0..%d", ErrInvalidArgs, o.Priority, MaxPriority)
+		return invalid(ErrInvalidArgs, "priority", "%d not in 0..%d", o.Priority, MaxPriority)
 	case o.MaxAttempts < 1 || o.MaxAttempts > MaxMaxAttempts:
-		return fmt.Errorf("%w: max attempts %d not in 1..%d", ErrInvalidArgs, o.MaxAttempts, MaxMaxAttempts)
+		return invalid(ErrInvalidArgs, "max_attempts", "%d not in 1..%d", o.MaxAttempts, MaxMaxAttempts)
 	case o.RunIn < 0:
-		return fmt.Errorf("%w: negative RunIn %v", ErrInvalidArgs, o.RunIn)
+		return invalid(ErrInvalidArgs, "run_at", "negative RunIn %v", o.RunIn)
 	case o.RunIn > 0 && !o.RunAt.IsZero():
-		return fmt.Errorf("%w: set RunAt or RunIn, not both", ErrInvalidArgs)
-	case len(o.UniqueKey) > MaxUniqueKeyLen:
-		return fmt.Errorf("%w: unique key longer than %d bytes", ErrInvalidArgs, MaxUniqueKeyLen)
-	case len(o.Metadata) > 0 && (!json.Valid(o.Metadata) || o.Metadata[0] != '{'):
-		return fmt.Errorf("%w: metadata must be a JSON object", ErrInvalidArgs)
+		return invalid(ErrInvalidArgs, "run_at", "set RunAt or RunIn, not both")
+	}
+	if p := uniqueKeyProblem(o.UniqueKey); p != "" {
+		return invalid(ErrInvalidArgs, "unique_key", "%s", p)
+	}
+	if len(o.Metadata) > 0 {
+		if p := jsonObjectProblem(o.Metadata); p != "" {
+			return invalid(ErrInvalidArgs, "metadata", "%s", p)
+		}
 	}
 	return nil
+}
+
+// uniqueKeyProblem says why key cannot be a unique key, or returns "".
+func uniqueKeyProblem(key string) string {
+	if len(key) > MaxUniqueKeyLen {
+		return fmt.Sprintf("%s is longer than %d bytes", quoteInput(key), MaxUniqueKeyLen)
+	}
+	if p := textProblem(key, true); p != "" {
+		return fmt.Sprintf("%s: %s", quoteInput(key), p)
+	}
+	return ""
 }

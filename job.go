@@ -2,8 +2,9 @@ package leasehold
 
 import (
 	"encoding/json"
-	"strconv"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // JobState is the state of a job in its state machine (see the package
@@ -67,6 +68,11 @@ type JobRow struct {
 	Args         json.RawMessage
 	Metadata     json.RawMessage
 	UniqueKey    string
+	// UUID is a random value (RFC 4122 version 4) assigned when the job is
+	// inserted: the same for every attempt of the job, and unique across
+	// jobs even when a database reissues ids (as a new primary can after
+	// an asynchronous failover).
+	UUID string
 	// RunAt is when the job becomes claimable (database clock).
 	RunAt     time.Time
 	CreatedAt time.Time
@@ -116,8 +122,12 @@ type Attempt struct {
 	Error       string
 }
 
-// IdempotencyKey returns a key derived from the job id only (never the
-// attempt), to pass to outside systems that cannot be fenced, such as a
-// payment provider: every attempt of the job sends the same key, so a
-// retried charge is the same charge.
-func (j *JobRow) IdempotencyKey() string { return "leasehold-job-" + strconv.FormatInt(j.ID, 10) }
+// IdempotencyKey returns a key to pass to outside systems that cannot be
+// fenced, such as a payment provider: "leasehold-" followed by the job's
+// UUID. Every attempt of the job sends the same key, so a retried charge is
+// the same charge, and no other job ever sends it, even one that was given
+// the same id after a failover lost the first.
+func (j *JobRow) IdempotencyKey() string { return "leasehold-" + j.UUID }
+
+// newJobUUID returns a new random (version 4) UUID for JobRow.UUID.
+func newJobUUID() string { return uuid.NewString() }

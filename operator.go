@@ -16,28 +16,24 @@ type JobInfo struct {
 func (c *Client) GetJob(ctx context.Context, id int64) (*JobInfo, error) {
 	row, err := c.driver.GetJob(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("leasehold: get job %d: %w", id, err)
+		return nil, opErr(err, "get job %d", id)
 	}
 	attempts, err := c.driver.ListAttempts(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("leasehold: attempts of job %d: %w", id, err)
+		return nil, opErr(err, "attempts of job %d", id)
 	}
 	return &JobInfo{JobRow: row, Attempts: attempts}, nil
 }
 
-// ListJobs returns jobs matching p (nil matches all), ordered by id. An
-// unknown state is ErrInvalidArgs.
+// ListJobs returns jobs matching p (nil matches all), ordered by id
+// (newest first with p.Desc). A filter no job can match (an unknown
+// state, a malformed kind, queue or owner) is an *InvalidInputError.
 func (c *Client) ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error) {
 	if p == nil {
 		p = &ListParams{}
 	}
-	for _, s := range p.States {
-		if !s.Valid() {
-			return nil, fmt.Errorf("%w: unknown state %q (want one of %v)", ErrInvalidArgs, s, AllStates)
-		}
-	}
-	if p.Limit < 0 {
-		return nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgs, p.Limit)
+	if err := validateListParams(p); err != nil {
+		return nil, err
 	}
 	rows, err := c.driver.ListJobs(ctx, p)
 	if err != nil {
@@ -51,7 +47,7 @@ func (c *Client) ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error)
 func (c *Client) RetryJob(ctx context.Context, id int64) (*JobRow, error) {
 	row, err := c.driver.RetryJob(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("leasehold: retry job %d: %w", id, err)
+		return nil, opErr(err, "retry job %d", id)
 	}
 	c.wake(row.Queue)
 	return row, nil
@@ -65,7 +61,7 @@ func (c *Client) RetryJob(ctx context.Context, id int64) (*JobRow, error) {
 func (c *Client) CancelJob(ctx context.Context, id int64) (*JobRow, error) {
 	row, err := c.driver.CancelJob(ctx, id)
 	if err != nil {
-		return row, fmt.Errorf("leasehold: cancel job %d: %w", id, err)
+		return row, opErr(err, "cancel job %d", id)
 	}
 	return row, nil
 }
@@ -104,16 +100,30 @@ func (c *Client) QueueStats(ctx context.Context) ([]*QueueStats, error) {
 // CompleteTx completes job inside the caller's transaction tx, fenced by
 // the lease this client holds, so the business writes and the completion
 // commit together or not at all. Call it from the job's handler, then
-// commit tx and return nil. It returns ErrLeaseLost when the lease is no
-// longer this client's (the job was taken over): roll back then. If tx
-// rolls back after a successful CompleteTx, the job is retried.
+// commit tx and return nil.
+//
+// It returns ErrLeaseLost when the lease is no longer this client's (the
+// job was taken over): roll back then. It returns ErrUnsupportedTx for a
+// nil transaction (a nil *sql.Tx or pgx.Tx included) or one the driver
+// does not accept, and ErrAlreadyCompleted when this lease was already
+// completed in the same transaction.
+//
+// If tx rolls back after a successful CompleteTx and the handler returns
+// nil, the attempt counts as failed: it is charged to the retry budget and
+// retried after the RetryPolicy's delay, or the job fails once the budget
+// is spent. A CompleteTx in a new transaction after a rollback is fine. If
+// tx commits and the handler then returns an error, the job stays
+// completed.
 func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
-	if tx == nil {
-		return fmt.Errorf("%w: nil transaction", ErrUnsupportedTx)
+	if err := checkCallerTx(tx); err != nil {
+		return err
 	}
 	rj := c.lookupRunning(job.ID, job.Attempt)
 	if rj == nil {
 		return fmt.Errorf("%w: job %d attempt %d", ErrNotInHandler, job.ID, job.Attempt)
+	}
+	if rj.completedIn(tx) {
+		return fmt.Errorf("%w: job %d attempt %d", ErrAlreadyCompleted, job.ID, job.Attempt)
 	}
 	ids, err := c.driver.Finish(ctx, tx, []*FinishParams{{
 		ID: job.ID, Owner: c.owner, Attempt: job.Attempt, Outcome: OutcomeCompleted,
@@ -126,6 +136,6 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 		rj.lostInDB.Store(true) // nothing more to write for this lease
 		return fmt.Errorf("%w: job %d attempt %d owner %s", ErrLeaseLost, job.ID, job.Attempt, c.owner)
 	}
-	rj.completedInTx.Store(true)
+	rj.markCompletedIn(tx)
 	return nil
 }

@@ -43,6 +43,8 @@ type runningJob struct {
 	expiredLocally atomic.Bool
 	// completedInTx: the handler completed the job with CompleteTx.
 	completedInTx atomic.Bool
+	// completedTx is the transaction of the latest successful CompleteTx.
+	completedTx atomic.Pointer[callerTx]
 	// fin is the lease's outcome once submitted (see finish).
 	fin finishItem
 	// fetcher claimed the lease; its slot is freed when the handler
@@ -68,8 +70,9 @@ func (c *Client) mono() int64 { return int64(time.Since(c.epoch)) }
 
 // register adds a lease f claimed, sent at claimSent, to the running set.
 func (c *Client) register(f *fetcher, row *JobRow, claimSent int64) *runningJob {
-	ctx, cancel := context.WithCancelCause(c.jobBase)
-	rj := &runningJob{row: row, ctx: ctx, cancel: cancel, fetcher: f}
+	rj := &runningJob{row: row, fetcher: f}
+	// The context carries the lease for CheckLease.
+	rj.ctx, rj.cancel = context.WithCancelCause(context.WithValue(c.jobBase, leaseKey{}, rj))
 	rj.renewedAt.Store(claimSent)
 	c.mu.Lock()
 	c.running[rj.ref()] = rj
@@ -103,9 +106,15 @@ func (c *Client) lookupRunning(id int64, attempt int) *runningJob {
 	return c.running[LeaseRef{ID: id, Attempt: attempt}]
 }
 
-// runClaimed runs a job its fetcher claimed, then frees its slot.
+// runClaimed runs a job its fetcher claimed, then frees its slot. The
+// lease is checked here, on the worker goroutine right before the handler
+// would start, so that a late claim reply and time spent waiting for a
+// worker both count.
 func (c *Client) runClaimed(rj *runningJob) {
 	defer rj.fetcher.done()
+	if c.skipUnsafeStart(rj) {
+		return
+	}
 	c.runJob(rj, c.cfg.Workers.lookup(rj.row.Kind))
 }
 
@@ -154,6 +163,11 @@ type finishItem struct {
 	afterTx bool
 }
 
+// errCompleteTxRolledBack is the attempt's error when its handler returned
+// nil after a CompleteTx whose transaction did not commit: the job is not
+// done, and the attempt is charged like any failure.
+var errCompleteTxRolledBack = errors.New("handler returned nil but its CompleteTx transaction did not commit")
+
 // decide turns a handler's result into the fenced write to make, or nil
 // when there is nothing this client may write.
 func (c *Client) decide(rj *runningJob, err error) *finishItem {
@@ -161,9 +175,12 @@ func (c *Client) decide(rj *runningJob, err error) *finishItem {
 	item := rj.finish(c.owner, "")
 	p := &item.p
 	cause := context.Cause(rj.ctx)
+	// After a CompleteTx, whatever the handler returned, a refusal of this
+	// write means that transaction committed: the job is completed.
+	item.afterTx = rj.completedInTx.Load()
 	switch {
-	case err == nil && rj.completedInTx.Load():
-		p.Outcome, p.Error, item.afterTx = OutcomeRetried, "handler returned nil but its CompleteTx transaction did not commit", true
+	case err == nil && item.afterTx:
+		c.decideError(row, p, errCompleteTxRolledBack)
 	case err == nil:
 		p.Outcome = OutcomeCompleted
 	case rj.lostInDB.Load(), errors.Is(err, ErrLeaseLost):

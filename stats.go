@@ -10,7 +10,7 @@ type Stats struct {
 	Failed    int64 // jobs failed for good
 	Snoozed   int64 // jobs snoozed by their handler
 	Cancelled int64 // jobs cancelled (operator or handler)
-	Released  int64 // leases given back at shutdown
+	Released  int64 // leases given back unrun: at shutdown, or claimed too late to start
 	// LeaseLost counts handlers cancelled because their lease was gone
 	// (heartbeat found it taken over) or could not be renewed in time.
 	LeaseLost int64
@@ -27,12 +27,20 @@ type Stats struct {
 	Rescued         int64 // expired leases moved by this client's watcher
 	Panics          int64 // handler panics recovered
 	Running         int64 // handlers running now
+	// SkippedLate counts claimed jobs whose handler was not started
+	// because LeaseTTL - LeaseSafetyMargin had passed (on the client's
+	// monotonic clock, since the claim was sent) by the time it would have
+	// started, or the lease was already lost: a late claim reply must not
+	// run a handler another worker may already be running. Their leases
+	// are released (fenced: refused if another worker has the job).
+	SkippedLate int64
 }
 
 type stats struct {
 	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
 	leaseLost, finishRefused, heartbeatErrors, finishErrors, dropped  atomic.Int64
 	rescued, panics, running                                          atomic.Int64
+	skippedLate                                                       atomic.Int64
 }
 
 // Stats returns a snapshot of the client's counters.
@@ -45,6 +53,7 @@ func (c *Client) Stats() Stats {
 		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(),
 		OutcomesDropped: s.dropped.Load(),
 		Rescued:         s.rescued.Load(), Panics: s.panics.Load(), Running: s.running.Load(),
+		SkippedLate: s.skippedLate.Load(),
 	}
 }
 

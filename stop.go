@@ -2,17 +2,24 @@ package leasehold
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
 // Stop shuts the client down gracefully: it stops claiming, lets running
 // handlers finish for up to ShutdownTimeout (or until ctx is done), then
 // cancels the rest (cause: shutdown) and releases their leases at once, so
-// their jobs are pending again without waiting out a TTL. Writing the
-// outcomes and releases gets up to 10 s of its own, even when ctx is
-// already done (an outcome still unwritten then is given up: its lease
-// expires and the watcher returns the job). Stop returns ctx's error, if
-// any. It is safe to call twice and before Start; afterwards Start returns
+// their jobs are pending again without waiting out a TTL.
+//
+// Stop returns within ShutdownTimeout plus the release budget even when
+// the database does not answer: a claim still in flight when
+// ShutdownTimeout passes is abandoned (leases it may have taken expire),
+// and writing the last outcomes and releases gets up to 10 s of its own,
+// even when ctx is already done, but no longer than the client's leases
+// would live anyway (at least half a second). An outcome still unwritten
+// then is given up and counted in Stats().OutcomesDropped: its lease
+// expires and the job comes back. Stop returns ctx's error, if any. It is
+// safe to call twice and before Start; afterwards Start returns
 // ErrClientStopped.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
@@ -23,16 +30,24 @@ func (c *Client) Stop(ctx context.Context) error {
 		return nil
 	}
 	c.cancel()
-	c.bgWG.Wait()
-	if !c.waitJobs(ctx) {
+	waitCtx, cancelWait := context.WithTimeout(ctx, c.cfg.ShutdownTimeout)
+	defer cancelWait()
+	if !waitGroup(waitCtx, &c.bgWG) {
+		c.abortClaims()
+		c.cfg.Logger.Warn("leasehold: a claim still in flight at shutdown was abandoned; " +
+			"leases it took, if any, expire and their jobs come back")
+		c.bgWG.Wait()
+	}
+	if !waitGroup(waitCtx, &c.jobsWG) {
 		c.releaseRunning()
 	}
 	c.pool.close()
 	// Releasing is quick and spares the next worker a TTL: it gets a
 	// short budget of its own even when ctx is already done.
-	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.releaseBudget())
 	defer cancel()
 	c.comp.close(flushCtx)
+	c.abortClaims()
 	c.hb.stop()
 	return ctx.Err()
 }
@@ -40,20 +55,38 @@ func (c *Client) Stop(ctx context.Context) error {
 // releaseTimeout bounds the writing of outcomes and releases at Stop.
 const releaseTimeout = 10 * time.Second
 
-// waitJobs waits for running handlers until ShutdownTimeout or ctx; it
-// reports whether all finished.
-func (c *Client) waitJobs(ctx context.Context) bool {
+// minReleaseBudget is the least time Stop gives its last writes, so that
+// a database that answers gets them even when the leases are about to
+// expire.
+const minReleaseBudget = 500 * time.Millisecond
+
+// waitGroup waits for wg until ctx is done; it reports whether wg finished.
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 	done := make(chan struct{})
-	go func() { c.jobsWG.Wait(); close(done) }()
-	t := time.NewTimer(c.cfg.ShutdownTimeout)
-	defer t.Stop()
+	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return true
-	case <-t.C:
 	case <-ctx.Done():
+		return false
 	}
-	return false
+}
+
+// releaseBudget is how long Stop may spend writing the last outcomes:
+// releaseTimeout, but no later than the newest of the client's leases
+// would expire (by its last renewal, on the monotonic clock), since a
+// release after that spares nobody a wait; at least minReleaseBudget.
+func (c *Client) releaseBudget() time.Duration {
+	running := c.snapshotRunning()
+	if len(running) == 0 {
+		return releaseTimeout
+	}
+	var newest int64
+	for _, rj := range running {
+		newest = max(newest, rj.renewedAt.Load())
+	}
+	left := time.Duration(newest-c.mono()) + c.cfg.LeaseTTL
+	return min(max(left, minReleaseBudget), releaseTimeout)
 }
 
 // releaseRunning cancels the handlers still running and releases their

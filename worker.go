@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Job is a job handed to a typed handler: the stored row and its decoded
@@ -36,8 +37,15 @@ func (f WorkFunc[T]) Work(ctx context.Context, job *Job[T]) error { return f(ctx
 // Workers is the set of handlers a Client runs, one per kind. A client
 // claims only jobs whose kind it has a handler for, so during a rolling
 // deploy old workers leave new kinds alone instead of failing them.
+//
+// The set is frozen when a client starts with it: from then on AddWorker
+// returns ErrWorkersFrozen, for every client sharing the value.
 type Workers struct {
+	mu     sync.Mutex // guards byKind and frozen until frozen is set
 	byKind map[string]*handler
+	// frozen is set by Client.Start; byKind never changes after that, so
+	// the running clients read it without locking.
+	frozen bool
 }
 
 type handler struct {
@@ -51,24 +59,36 @@ func NewWorkers() *Workers { return &Workers{byKind: map[string]*handler{}} }
 // AddWorker registers w for the kind of T, which is T's zero value's
 // Kind() (so Kind must have a value receiver). Register every worker
 // before Client.Start: a client claims the kinds registered when it
-// starts. It returns ErrInvalidKind for a bad kind name and an error when
-// the kind is already registered.
+// starts, and once any client has started with ws, AddWorker refuses with
+// ErrWorkersFrozen (a kind added later would never be claimed). It
+// returns ErrInvalidKind for a bad kind name and an error when the kind is
+// already registered. It is safe to call from several goroutines.
 func AddWorker[T Args](ws *Workers, w Worker[T]) error {
 	var zero T
 	kind := zero.Kind()
 	if err := ValidateKind(kind); err != nil {
 		return err
 	}
-	if _, dup := ws.byKind[kind]; dup {
-		return fmt.Errorf("leasehold: worker for kind %s registered twice", kind)
-	}
-	ws.byKind[kind] = &handler{kind: kind, run: func(ctx context.Context, row *JobRow) error {
+	return ws.add(&handler{kind: kind, run: func(ctx context.Context, row *JobRow) error {
 		job := &Job[T]{JobRow: row}
 		if err := json.Unmarshal(row.Args, &job.Args); err != nil {
 			return Permanent(fmt.Errorf("%w: decode args of kind %s: %w", ErrInvalidArgs, kind, err))
 		}
 		return w.Work(ctx, job)
-	}}
+	}})
+}
+
+// add registers h unless its kind is taken or ws is frozen.
+func (ws *Workers) add(h *handler) error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.frozen {
+		return fmt.Errorf("%w (kind %s)", ErrWorkersFrozen, h.kind)
+	}
+	if _, dup := ws.byKind[h.kind]; dup {
+		return fmt.Errorf("leasehold: worker for kind %s registered twice", h.kind)
+	}
+	ws.byKind[h.kind] = h
 	return nil
 }
 
@@ -77,6 +97,12 @@ func (ws *Workers) Kinds() []string {
 	if ws == nil {
 		return nil
 	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.kindsLocked()
+}
+
+func (ws *Workers) kindsLocked() []string {
 	kinds := make([]string, 0, len(ws.byKind))
 	for k := range ws.byKind {
 		kinds = append(kinds, k)
@@ -85,6 +111,20 @@ func (ws *Workers) Kinds() []string {
 	return kinds
 }
 
+// freeze stops ws from accepting workers and returns its kinds. A client
+// calls it when it starts, before any of its goroutines reads ws.
+func (ws *Workers) freeze() []string {
+	if ws == nil {
+		return nil
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.frozen = true
+	return ws.kindsLocked()
+}
+
+// lookup returns the handler of kind. Only a started client calls it: ws
+// is frozen then, so the map is read without locking.
 func (ws *Workers) lookup(kind string) *handler {
 	if ws == nil {
 		return nil

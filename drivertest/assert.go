@@ -88,6 +88,9 @@ func diffJob(got, want *leasehold.JobRow) []string {
 	if got.UniqueKey != want.UniqueKey {
 		add("UniqueKey", got.UniqueKey, want.UniqueKey)
 	}
+	if got.UUID != want.UUID {
+		add("UUID", got.UUID, want.UUID)
+	}
 	if got.LeaseOwner != want.LeaseOwner {
 		add("LeaseOwner", got.LeaseOwner, want.LeaseOwner)
 	}

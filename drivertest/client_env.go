@@ -38,8 +38,15 @@ var clientTests = []struct {
 	{"LongJobKeptByHeartbeats", testLongJobKeptByHeartbeats},
 	{"LostLeaseCancelsHandler", testLostLeaseCancelsHandler},
 	{"UnrenewableLeaseCancelledBeforeExpiry", testWatchdogCancelsBeforeExpiry},
+	{"LateClaimReplyNeverStartsHandler", testLateClaimNeverRuns},
+	{"LateClaimReplyReleased", testLateClaimReleased},
+	{"CheckLeaseRefusesPastSafeWindow", testCheckLeaseRefusesPastSafeWindow},
 	{"InsertTxRollbackLeavesNoJob", testInsertTxRollback},
 	{"CompleteTxCommitsWithBusinessWrite", testCompleteTx},
+	{"RolledBackCompleteTxChargesBudget", testRolledBackCompleteTxChargesBudget},
+	{"NilTxRefused", testNilTxRefused},
+	{"SecondCompleteTxSameTx", testSecondCompleteTxSameTx},
+	{"CompletedTxThenHandlerError", testCompletedTxThenHandlerError},
 	{"WatcherRequeuesFlagsAndFails", testWatcher},
 	{"ShutdownReleasesLeases", testShutdownReleases},
 	{"HandlerOutcomes", testHandlerOutcomes},
@@ -48,6 +55,7 @@ var clientTests = []struct {
 	{"NotifyWakesIdleWorkers", testNotifyWakesIdleWorkers},
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
+	{"BadInputRefusedBeforeSQL", testBadInputRefused},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.
@@ -127,18 +135,6 @@ func (e *clientEnv) history(id int64) []*leasehold.Attempt {
 		e.Fatalf("ListAttempts: %v", err)
 	}
 	return as
-}
-
-// waitDBPast waits until the database clock is past t.
-func (e *clientEnv) waitDBPast(t time.Time) {
-	e.Helper()
-	e.waitFor("database clock to pass "+t.String(), time.Minute, func() bool {
-		now, err := e.d.Now(e.ctx)
-		if err != nil {
-			e.Fatalf("Now: %v", err)
-		}
-		return now.After(t.Add(slack))
-	})
 }
 
 // testArgs are the arguments of the test kinds.

@@ -18,7 +18,7 @@ func testInsertTxRollback(e *clientEnv) {
 	c := e.newClient(e.d, nil, nil)
 	for _, kind := range e.h.TxKinds {
 		e.Run(kind.Name, func(t *testing.T) {
-			tx, commit, rollback := kind.Begin(t, e.d)
+			tx, _, rollback := kind.Begin(t, e.d)
 			res, err := c.InsertTx(e.ctx, tx, testArgs{N: 1}, nil)
 			if err != nil {
 				t.Fatalf("InsertTx: %v", err)
@@ -29,7 +29,7 @@ func testInsertTxRollback(e *clientEnv) {
 			if _, err := c.GetJob(e.ctx, res.Job.ID); !errors.Is(err, leasehold.ErrJobNotFound) {
 				t.Fatalf("GetJob after rollback = %v, want ErrJobNotFound", err)
 			}
-			tx, commit, _ = kind.Begin(t, e.d)
+			tx, commit, _ := kind.Begin(t, e.d)
 			res, err = c.InsertTx(e.ctx, tx, testArgs{N: 2}, nil)
 			if err != nil {
 				t.Fatalf("InsertTx: %v", err)
@@ -144,4 +144,51 @@ func fmtHistory(h []*leasehold.Attempt) string {
 		parts[i] = fmt.Sprintf("#%d %s by %s (%q)", a.Attempt, a.Outcome, a.Owner, msg)
 	}
 	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+// rolledBackRetryDelay is the retry policy's delay in
+// testRolledBackCompleteTxChargesBudget: distinct from every default, so
+// the gap between attempts shows that the policy was asked.
+const rolledBackRetryDelay = 300 * time.Millisecond
+
+// testRolledBackCompleteTxChargesBudget: a handler that completes its job
+// with CompleteTx, rolls the transaction back and returns nil has not
+// finished the job. The attempt is charged to the retry budget like a
+// handler error: the next attempt waits the retry policy's delay, and the
+// job fails once its budget is spent.
+func testRolledBackCompleteTxChargesBudget(e *clientEnv) {
+	for _, kind := range e.h.TxKinds {
+		e.Run(kind.Name, func(t *testing.T) {
+			e := &clientEnv{T: t, h: e.h, d: e.h.Open(t), ctx: e.ctx}
+			var cRef atomic.Pointer[leasehold.Client]
+			var calls atomic.Int32
+			c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+				if calls.Add(1) > 2 {
+					// Over budget: end the job without opening more transactions.
+					return leasehold.Permanent(errors.New("test: attempt beyond the retry budget"))
+				}
+				tx, _, rollback := kind.Begin(t, e.d)
+				if err := cRef.Load().CompleteTx(ctx, tx, job.JobRow); err != nil {
+					_ = rollback()
+					return err
+				}
+				return rollback()
+			}), func(c *leasehold.Config) { c.RetryPolicy = fixedRetry(rolledBackRetryDelay) })
+			cRef.Store(c)
+			id := e.insertOpts(c, &leasehold.InsertOpts{MaxAttempts: 2})
+			row := e.waitState(id, leasehold.StateFailed, 30*time.Second)
+			h := e.history(id)
+			if row.Attempt != 2 || len(h) != 2 || h[0].Outcome != leasehold.OutcomeRetried ||
+				h[1].Outcome != leasehold.OutcomeFailed || calls.Load() != 2 {
+				t.Fatalf("state %s attempt %d, %d handler calls, history %s; want failed after 2 attempts (retried, failed)",
+					row.State, row.Attempt, calls.Load(), fmtHistory(h))
+			}
+			if !strings.Contains(h[1].Error, "did not commit") || row.LastError != h[1].Error {
+				t.Errorf("last error %q, attempt error %q; want the uncommitted CompleteTx named", row.LastError, h[1].Error)
+			}
+			if gap := h[1].ClaimedAt.Sub(h[0].EndedAt); gap < rolledBackRetryDelay-slack {
+				t.Errorf("attempt 2 claimed %v after attempt 1 ended; want the retry policy's %v", gap, rolledBackRetryDelay)
+			}
+		})
+	}
 }

@@ -28,8 +28,9 @@ func testInsertFields(c *tc) {
 		want := leasehold.JobRow{
 			ID: rows[i].ID, Kind: p.Kind, Queue: p.Queue, State: leasehold.StatePending, Priority: p.Priority,
 			MaxAttempts: p.MaxAttempts, Args: p.Args, Metadata: meta, UniqueKey: p.UniqueKey,
-			RunAt: rows[i].RunAt, CreatedAt: rows[i].CreatedAt,
+			RunAt: rows[i].RunAt, CreatedAt: rows[i].CreatedAt, UUID: rows[i].UUID,
 		}
+		c.checkUUID(fmt.Sprintf("Insert result %d", i), rows[i])
 		c.sameJob(fmt.Sprintf("Insert result %d", i), rows[i], &want)
 		c.sameJob(fmt.Sprintf("GetJob of insert %d", i), c.get(rows[i].ID), rows[i])
 		c.timeIn(fmt.Sprintf("insert %d CreatedAt", i), rows[i].CreatedAt, before, after)
@@ -41,9 +42,10 @@ func testInsertFields(c *tc) {
 	c.sameTime("RunAt with an absolute RunAt", rows[1].RunAt, p2.RunAt)
 }
 
-// testUniqueKey checks that inserting an existing unique key returns the
-// existing job with Duplicate set and inserts no second row, also within
-// one batch.
+// testUniqueKey checks that inserting an existing unique key of the same
+// kind returns the existing job with Duplicate set and inserts no second
+// row, also within one batch and from another queue; the same key of
+// another kind is another job.
 func testUniqueKey(c *tc) {
 	first := job("q", "k")
 	first.UniqueKey, first.Args = "k1", []byte(`{"v":"first"}`)
@@ -71,16 +73,59 @@ func testUniqueKey(c *tc) {
 	}
 	c.eq("jobs stored (k1, k2, no key, k3)", len(c.list(&leasehold.ListParams{Queue: "q"})), 4)
 	c.sameJob("existing job after a duplicate insert", c.get(orig.ID), orig)
+	testUniqueKeyScope(c, orig)
 }
 
-// testUniqueKeyRace races 8 inserts of one unique key (half on a second
-// driver): exactly one inserts, all get the same job, no error.
+// testUniqueKeyScope checks what a unique key spans, given orig, a job of
+// kind "k" in queue "q" with key "k1": the same kind in any queue and any
+// state is a duplicate; another kind is another job, also in one batch.
+func testUniqueKeyScope(c *tc, orig *leasehold.JobRow) {
+	otherQueue := job("other-q", "k")
+	otherQueue.UniqueKey = "k1"
+	otherKind := job("q", "sleep")
+	otherKind.UniqueKey = "k1"
+	res, err := c.d.Insert(c.ctx, nil, []*leasehold.InsertParams{otherQueue, otherKind})
+	if err != nil || len(res) != 2 {
+		c.Fatalf("Insert of key k1 in another queue and of another kind = %v, %v; want 2 results", res, err)
+	}
+	if !res[0].Duplicate || res[0].Job == nil || res[0].Job.ID != orig.ID {
+		c.Errorf("same kind and key, other queue: %+v, want the existing job %d as a duplicate", res[0], orig.ID)
+	}
+	if res[1].Duplicate || res[1].Job == nil || res[1].Job.Kind != "sleep" || res[1].Job.ID == orig.ID {
+		c.Errorf("same key, other kind: %+v, want a new job of kind sleep", res[1])
+	}
+	c.finish(fin(c.claimID(c.d, orig.ID, "w", liveTTL, false), leasehold.OutcomeCompleted))
+	pair := []*leasehold.InsertParams{job("q2", "k"), job("q2", "charge")}
+	pair[0].UniqueKey, pair[1].UniqueKey = "k1", "k1"
+	res, err = c.d.Insert(c.ctx, nil, pair)
+	if err != nil || len(res) != 2 {
+		c.Fatalf("Insert of key k1 for kinds k and charge = %v, %v; want 2 results", res, err)
+	}
+	if !res[0].Duplicate || res[0].Job == nil || res[0].Job.ID != orig.ID || res[0].Job.State != leasehold.StateCompleted {
+		c.Errorf("key of a completed job, same kind: %+v, want the completed job %d as a duplicate", res[0], orig.ID)
+	}
+	if res[1].Duplicate || res[1].Job == nil || res[1].Job.Kind != "charge" {
+		c.Errorf("same key, third kind, in one batch: %+v, want a new job of kind charge", res[1])
+	}
+	if n, err := c.d.InsertBulk(c.ctx, pair); err != nil || n != 0 {
+		c.Errorf("InsertBulk of existing (kind, key) pairs = %d, %v; want 0", n, err)
+	}
+	bulk := job("q", "bulk-kind")
+	bulk.UniqueKey = "k1"
+	if n, err := c.d.InsertBulk(c.ctx, []*leasehold.InsertParams{bulk}); err != nil || n != 1 {
+		c.Errorf("InsertBulk of key k1 for a new kind = %d, %v; want 1", n, err)
+	}
+}
+
+// testUniqueKeyRace races 8 inserts of one unique key for two kinds (half
+// on a second driver, in two queues): exactly one inserts per kind, all of
+// a kind get the same job, no error.
 func testUniqueKeyRace(c *tc) {
 	d2 := c.second()
 	var (
 		mu    sync.Mutex
-		fresh int
-		idset = map[int64]bool{}
+		fresh = map[string]int{}
+		idset = map[string]map[int64]bool{"k": {}, "k2": {}}
 		wg    sync.WaitGroup
 		start = make(chan struct{})
 	)
@@ -89,9 +134,16 @@ func testUniqueKeyRace(c *tc) {
 		if i%2 == 1 {
 			d = d2
 		}
+		kind, queue := "k", "q"
+		if i%4 >= 2 {
+			kind = "k2"
+		}
+		if i >= 4 {
+			queue = "q2"
+		}
 		wg.Go(func() {
 			<-start
-			p := job("q", "k")
+			p := job(queue, kind)
 			p.UniqueKey = "race"
 			res, err := d.Insert(c.ctx, nil, []*leasehold.InsertParams{p})
 			if err != nil || len(res) != 1 || res[0].Job == nil {
@@ -100,18 +152,21 @@ func testUniqueKeyRace(c *tc) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			idset[res[0].Job.ID] = true
+			idset[kind][res[0].Job.ID] = true
 			if !res[0].Duplicate {
-				fresh++
+				fresh[kind]++
 			}
 		})
 	}
 	close(start)
 	wg.Wait()
-	if fresh != 1 || len(idset) != 1 {
-		c.Errorf("racing inserts of one key: %d not duplicate, ids %v; want exactly 1 and one id", fresh, keys(idset))
+	for kind, ids := range idset {
+		if fresh[kind] != 1 || len(ids) != 1 {
+			c.Errorf("racing inserts of one key of kind %s: %d not duplicate, ids %v; want exactly 1 and one id",
+				kind, fresh[kind], keys(ids))
+		}
 	}
-	c.eq("jobs stored", len(c.list(&leasehold.ListParams{})), 1)
+	c.eq("jobs stored (one per kind)", len(c.list(&leasehold.ListParams{})), 2)
 }
 
 // testInsertBulk checks that InsertBulk inserts N claimable jobs with their

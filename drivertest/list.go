@@ -18,8 +18,8 @@ func (c *tc) list(p *leasehold.ListParams) []*leasehold.JobRow {
 }
 
 // testListJobs checks each ListJobs filter (states, queue, kind, owner,
-// expired), their combination, the id order, AfterID paging and the
-// default limit of 100.
+// expired), their combination, the id order ascending and with Desc
+// descending, AfterID and BeforeID paging and the default limit of 100.
 func testListJobs(c *tc) {
 	mk := func(queue, kind string) *leasehold.InsertParams { return job(queue, kind) }
 	r := rawIDs(c.insert(mk("q1", "a"), mk("q1", "a"), mk("q1", "b"), mk("q2", "a"), mk("q1", "a"), mk("q2", "a"), mk("q1", "b")))
@@ -46,12 +46,18 @@ func testListJobs(c *tc) {
 		{leasehold.ListParams{Limit: 2, AfterID: sorted(r...)[1]}, sorted(r...)[2:4]},
 		{leasehold.ListParams{AfterID: sorted(r...)[5]}, sorted(r...)[6:]},
 		{leasehold.ListParams{Queue: "none"}, []int64{}},
+		{leasehold.ListParams{Desc: true}, reversed(sorted(r...))},
+		{leasehold.ListParams{Desc: true, Limit: 2}, reversed(sorted(r...))[:2]},
+		{leasehold.ListParams{Desc: true, Limit: 2, BeforeID: sorted(r...)[5]}, reversed(sorted(r...)[3:5])},
+		{leasehold.ListParams{Desc: true, Queue: "q1", Kind: "a"}, reversed(sorted(r[0], r[1], r[4]))},
+		{leasehold.ListParams{BeforeID: sorted(r...)[2]}, sorted(r...)[:2]},
+		{leasehold.ListParams{AfterID: sorted(r...)[1], BeforeID: sorted(r...)[4]}, sorted(r...)[2:4]},
 	}
 	for _, tcase := range cases {
 		got := c.list(&tcase.p)
 		gotIDs := rawIDs(got)
 		if !slices.Equal(gotIDs, tcase.want) {
-			c.Errorf("ListJobs(%+v) = %v, want %v (in id order)", tcase.p, gotIDs, tcase.want)
+			c.Errorf("ListJobs(%+v) = %v, want %v (in id order, descending with Desc)", tcase.p, gotIDs, tcase.want)
 		}
 	}
 
@@ -65,4 +71,11 @@ func testListJobs(c *tc) {
 		c.Fatalf("InsertBulk = %d, %v", n, err)
 	}
 	c.eq("ListJobs with Limit 0 (default 100): jobs", len(c.list(&leasehold.ListParams{Queue: "many"})), 100)
+}
+
+// reversed returns a reversed copy of ids.
+func reversed(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Reverse(out)
+	return out
 }

@@ -89,12 +89,18 @@ func testTxKind(c *tc, k TxKind) {
 }
 
 // testUnsupportedTx checks that a tx value of a type the driver does not
-// accept gives ErrUnsupportedTx and changes nothing.
+// accept, or a typed nil (a nil *sql.Tx, a nil pointer of an accepted
+// transaction type), gives ErrUnsupportedTx and changes nothing: a typed
+// nil is not "no transaction", which would write outside the caller's.
 func testUnsupportedTx(c *tc) {
 	j := c.insert(job("q", "k"))[0]
 	h := c.claimID(c.d, j.ID, "w", liveTTL, false)
 	s := c.snap(j.ID)
-	for _, tx := range []any{"not a tx", 42, struct{}{}} {
+	bad := []any{"not a tx", 42, struct{}{}}
+	for _, k := range c.h.TxKinds {
+		bad = append(bad, nilTxs(c.T, c.d, k)[1:]...) // all but the untyped nil
+	}
+	for _, tx := range bad {
 		if _, err := c.d.Insert(c.ctx, tx, []*leasehold.InsertParams{job("other", "k")}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			c.Errorf("Insert with tx %T: err %v, want ErrUnsupportedTx", tx, err)
 		}

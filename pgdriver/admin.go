@@ -16,9 +16,20 @@ const defaultListLimit = 100
 func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
 	j, err := d.getJob(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("pgdriver: get job %d: %w", id, err)
+		return nil, wrapOp(err)
 	}
 	return j, nil
+}
+
+// wrapOp names the driver in err, unless err is one of the library's
+// sentinel errors: the Client adds the operation and the job id, so
+// repeating them here would print them twice.
+func wrapOp(err error) error {
+	if errors.Is(err, leasehold.ErrJobNotFound) || errors.Is(err, leasehold.ErrJobRunning) ||
+		errors.Is(err, leasehold.ErrJobFinished) {
+		return err
+	}
+	return fmt.Errorf("pgdriver: %w", err)
 }
 
 func (d *Driver) getJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
@@ -42,13 +53,13 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 	q := "SELECT " + attemptColumns + " FROM leasehold_attempts WHERE job_id = $1 ORDER BY attempt"
 	as, err := collect(ctx, pgxQuerier{d.pool}, scanAttempt, q, jobID)
 	if err != nil {
-		return nil, fmt.Errorf("pgdriver: list attempts of %d: %w", jobID, err)
+		return nil, fmt.Errorf("pgdriver: %w", err) // the Client names the job
 	}
 	return as, nil
 }
 
-// ListJobs returns the jobs matching p, ordered by id, at most p.Limit
-// (default 100).
+// ListJobs returns the jobs matching p, ordered by id (descending with
+// p.Desc), at most p.Limit (default 100).
 func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leasehold.JobRow, error) {
 	if p == nil {
 		p = &leasehold.ListParams{}
@@ -90,6 +101,9 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 	if p.AfterID > 0 {
 		add("id > $%d", p.AfterID)
 	}
+	if p.BeforeID > 0 {
+		add("id < $%d", p.BeforeID)
+	}
 	if p.Expired {
 		where = append(where, "status = 'processing' AND lease_until < now()")
 	}
@@ -103,7 +117,11 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 		b.WriteString(" WHERE " + strings.Join(where, " AND "))
 	}
 	args = append(args, limit)
-	fmt.Fprintf(&b, " ORDER BY id LIMIT $%d", len(args))
+	order := "id"
+	if p.Desc {
+		order = "id DESC"
+	}
+	fmt.Fprintf(&b, " ORDER BY %s LIMIT $%d", order, len(args))
 	return b.String(), args
 }
 
@@ -123,7 +141,7 @@ func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, err
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pgdriver: retry job %d: %w", id, err)
+		return nil, wrapOp(err)
 	}
 	return j, nil
 }
@@ -145,7 +163,7 @@ func (d *Driver) updateOr(ctx context.Context, id int64, update string, refuse f
 			return j, err
 		}
 		if try == 2 {
-			return nil, fmt.Errorf("job %d keeps changing state", id)
+			return nil, errors.New("the job keeps changing state")
 		}
 	}
 }
@@ -168,7 +186,7 @@ func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, er
 		return nil
 	})
 	if err != nil {
-		return j, fmt.Errorf("pgdriver: cancel job %d: %w", id, err)
+		return j, wrapOp(err)
 	}
 	return j, nil
 }

@@ -16,7 +16,7 @@ func openBench(b *testing.B) *Driver {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(ctx); err != nil {
+	if _, err := d.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
 	return d

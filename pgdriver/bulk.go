@@ -10,8 +10,9 @@ import (
 )
 
 // copyColumns are the leasehold_jobs columns InsertBulk copies; created_at
-// (and run_at when every job runs now) take their default, now().
-var copyColumns = []string{"kind", "queue", "priority", "max_attempts", "args", "metadata", "run_at"}
+// (and run_at when every job runs now) take their default, now(). run_at
+// must stay last.
+var copyColumns = []string{"kind", "queue", "priority", "max_attempts", "args", "metadata", "uuid", "run_at"}
 
 // InsertBulk inserts params with COPY when none has a UniqueKey, and with
 // one INSERT ... ON CONFLICT DO NOTHING otherwise, and returns how many jobs
@@ -26,7 +27,11 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParam
 		err error
 	)
 	if hasUniqueKey(params) {
-		n, err = pgxQuerier{d.pool}.exec(ctx, insertBulkSQL, newInsertArrays(params).params()...)
+		var a *insertArrays
+		if a, err = newInsertArrays(params); err != nil {
+			return 0, err
+		}
+		n, err = pgxQuerier{d.pool}.exec(ctx, insertBulkSQL, a.params()...)
 	} else {
 		n, err = d.copyJobs(ctx, params)
 	}
@@ -54,8 +59,12 @@ func (d *Driver) copyJobs(ctx context.Context, params []*leasehold.InsertParams)
 	withRunAt := len(cols) == len(copyColumns)
 	src := pgx.CopyFromSlice(len(params), func(i int) ([]any, error) {
 		p := params[i]
+		u, err := jobUUID(p)
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
 		row := []any{p.Kind, p.Queue, int32(p.Priority), int32(p.MaxAttempts),
-			jsonOrEmpty(p.Args), jsonOrEmpty(p.Metadata)}
+			jsonOrEmpty(p.Args), jsonOrEmpty(p.Metadata), u}
 		if withRunAt {
 			runAt := p.RunAt
 			if runAt.IsZero() {

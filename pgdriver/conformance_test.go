@@ -28,7 +28,7 @@ func pgHarness() drivertest.Harness {
 		Open: func(t *testing.T) leasehold.Driver {
 			url := testdb.PostgresURL(t)
 			d := openPG(t, url)
-			if err := d.Migrate(t.Context()); err != nil {
+			if _, err := d.Migrate(t.Context()); err != nil {
 				t.Fatalf("Migrate: %v", err)
 			}
 			urls.Set(d, url)
@@ -38,6 +38,12 @@ func pgHarness() drivertest.Harness {
 			d2 := openPG(t, urls.Get(t, d))
 			urls.Set(d2, urls.Get(t, d))
 			return d2
+		},
+		ResetIDs: func(t *testing.T, d leasehold.Driver) {
+			pgExec(t, d, "ALTER TABLE leasehold_jobs ALTER COLUMN id RESTART")
+		},
+		RecordMigration: func(t *testing.T, d leasehold.Driver, version int) {
+			pgExec(t, d, "INSERT INTO leasehold_migrations (version) VALUES ($1)", version)
 		},
 		TxKinds: []drivertest.TxKind{
 			{Name: "pgx.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
@@ -69,6 +75,14 @@ func pgHarness() drivertest.Harness {
 				return tx, tx.Commit, tx.Rollback
 			}},
 		},
+	}
+}
+
+// pgExec runs one statement on d's pool.
+func pgExec(t *testing.T, d leasehold.Driver, query string, args ...any) {
+	t.Helper()
+	if _, err := d.(*pgdriver.Driver).Pool().Exec(t.Context(), query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
 	}
 }
 

@@ -9,7 +9,7 @@
 //	// or: drv, err := pgdriver.New(pool)
 //	if err != nil { ... }
 //	defer drv.Close()
-//	if err := drv.Migrate(ctx); err != nil { ... }
+//	if _, err := drv.Migrate(ctx); err != nil { ... }
 //
 // Migrate is idempotent and safe when several processes run it at once: each
 // embedded migration is applied in its own transaction under a transaction-
@@ -36,10 +36,10 @@
 //   - a *sql.Tx from a database/sql DB opened with the pgx stdlib driver
 //     (github.com/jackc/pgx/v5/stdlib, driver name "pgx").
 //
-// Any other value (including a nil *sql.Tx) is refused with an error wrapping
-// leasehold.ErrUnsupportedTx. Statements run inside a caller's transaction
-// take their times from statement_timestamp(), so a long transaction does not
-// backdate its jobs.
+// Any other value (including a nil *sql.Tx or a nil pointer implementing
+// pgx.Tx) is refused with an error wrapping leasehold.ErrUnsupportedTx.
+// Statements run inside a caller's transaction take their times from
+// statement_timestamp(), so a long transaction does not backdate its jobs.
 //
 // # Notifications
 //

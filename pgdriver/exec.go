@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,21 +70,36 @@ func (q sqlQuerier) query(ctx context.Context, query string, args ...any) (rows,
 }
 
 // querierFor returns where to run a statement given a caller's tx: the main
-// pool (autocommit) when tx is nil, the transaction otherwise.
+// pool (autocommit) when tx is nil, the transaction otherwise. A nil
+// *sql.Tx or a nil pointer implementing pgx.Tx is refused, not taken for
+// no transaction (nor called, which would panic).
 func (d *Driver) querierFor(tx any) (querier, error) {
 	switch t := tx.(type) {
 	case nil:
 		return pgxQuerier{d.pool}, nil
-	case pgx.Tx:
-		return pgxQuerier{t}, nil
 	case *sql.Tx:
 		if t == nil {
 			return nil, fmt.Errorf("%w: nil %T", leasehold.ErrUnsupportedTx, tx)
 		}
 		return sqlQuerier{t}, nil
+	case pgx.Tx:
+		if nilPointer(t) {
+			return nil, fmt.Errorf("%w: nil %T", leasehold.ErrUnsupportedTx, tx)
+		}
+		return pgxQuerier{t}, nil
 	default:
 		return nil, fmt.Errorf("%w: %T", leasehold.ErrUnsupportedTx, tx)
 	}
+}
+
+// nilPointer reports whether v holds a nil pointer (or another nil
+// reference), such as a *pgxpool.Tx declared but never begun.
+func nilPointer(v any) bool {
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
+		return r.IsNil()
+	}
+	return false
 }
 
 // scanner is one row to scan.

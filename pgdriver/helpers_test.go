@@ -31,7 +31,7 @@ func newTestDriver(t *testing.T) (*Driver, string) {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(ctx); err != nil {
+	if _, err := d.Migrate(ctx); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return d, url

@@ -74,7 +74,7 @@ func TestListenReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := d.Migrate(ctx); err != nil {
+	if _, err := d.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	woken := make(chan string, 16)

@@ -3,6 +3,7 @@ package pgdriver
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	leasehold "github.com/leasehold/leasehold"
 )
 
 //go:embed migrations/*.sql
@@ -34,39 +36,105 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasehold_migrations (
 )`
 
 // Migrate applies the embedded migrations that are not applied yet, in
-// order, each in its own transaction under pg_advisory_xact_lock. It is
-// idempotent and safe when several processes run it at once.
-func (d *Driver) Migrate(ctx context.Context) error {
+// order, each in its own transaction under pg_advisory_xact_lock, and
+// reports the versions before and after. It is idempotent and safe when
+// several processes run it at once. A database with a migration newer than
+// the embedded ones is refused before anything is applied, with a
+// *leasehold.SchemaVersionError matching leasehold.ErrSchemaTooNew.
+func (d *Driver) Migrate(ctx context.Context) (*leasehold.MigrateResult, error) {
 	ms, err := loadMigrations()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, m := range ms {
-		if err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return applyMigration(ctx, tx, m) }); err != nil {
-			return fmt.Errorf("pgdriver: migrate %s: %w", m.name, err)
+	known := latestVersion(ms)
+	res := &leasehold.MigrateResult{}
+	for i, m := range ms {
+		var (
+			current int
+			applied bool
+		)
+		err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) (err error) {
+			current, applied, err = applyMigration(ctx, tx, m, known)
+			return err
+		})
+		if errors.Is(err, leasehold.ErrSchemaTooNew) {
+			return nil, err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pgdriver: migrate %s: %w", m.name, err)
+		}
+		if i == 0 {
+			res.From = current
+		}
+		res.To = max(res.To, current, m.version)
+		if applied {
+			res.Applied++
 		}
 	}
-	return nil
+	return res, nil
 }
 
-func applyMigration(ctx context.Context, tx pgx.Tx, m migration) error {
+// applyMigration applies m in tx unless it is already recorded. It returns
+// the database's schema version before m, and whether it applied m.
+func applyMigration(ctx context.Context, tx pgx.Tx, m migration, known int) (int, bool, error) {
 	lock := "SELECT pg_advisory_xact_lock($1, hashtext(coalesce(current_schema(), '')))"
 	if _, err := tx.Exec(ctx, lock, int32(migrateLockKey)); err != nil {
-		return err
+		return 0, false, err
 	}
 	if _, err := tx.Exec(ctx, createMigrationsTable); err != nil {
-		return err
+		return 0, false, err
 	}
-	var applied bool
-	err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM leasehold_migrations WHERE version = $1)", m.version).Scan(&applied)
-	if err != nil || applied {
-		return err
+	var (
+		current int
+		done    bool
+	)
+	err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0), coalesce(bool_or(version = $1), false)
+		FROM leasehold_migrations`, m.version).Scan(&current, &done)
+	if err != nil {
+		return 0, false, err
+	}
+	if current > known {
+		return current, false, &leasehold.SchemaVersionError{Database: current, Known: known}
+	}
+	if done {
+		return current, false, nil
 	}
 	if _, err := tx.Exec(ctx, m.sql); err != nil {
-		return err
+		return current, false, err
 	}
 	_, err = tx.Exec(ctx, "INSERT INTO leasehold_migrations (version, applied_at) VALUES ($1, now())", m.version)
-	return err
+	return current, err == nil, err
+}
+
+// SchemaVersion returns the highest migration applied to the database in
+// the current schema (0 when leasehold_migrations does not exist) and the
+// highest one this driver embeds.
+func (d *Driver) SchemaVersion(ctx context.Context) (*leasehold.SchemaVersion, error) {
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, err
+	}
+	v := &leasehold.SchemaVersion{Known: latestVersion(ms)}
+	var exists bool
+	if err := d.pool.QueryRow(ctx, "SELECT to_regclass('leasehold_migrations') IS NOT NULL").Scan(&exists); err != nil {
+		return nil, fmt.Errorf("pgdriver: schema version: %w", err)
+	}
+	if !exists {
+		return v, nil
+	}
+	err = d.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM leasehold_migrations").Scan(&v.Database)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// latestVersion is the highest version of ms, which are sorted.
+func latestVersion(ms []migration) int {
+	if len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
 }
 
 // loadMigrations reads the embedded migrations, ordered by version. A file

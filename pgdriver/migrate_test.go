@@ -24,7 +24,7 @@ func TestMigrateConcurrentAndTwice(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(drivers))
 	for i, d := range drivers {
-		wg.Go(func() { errs[i] = d.Migrate(ctx) })
+		wg.Go(func() { _, errs[i] = d.Migrate(ctx) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -33,7 +33,7 @@ func TestMigrateConcurrentAndTwice(t *testing.T) {
 		}
 	}
 	for range 2 {
-		if err := drivers[0].Migrate(ctx); err != nil {
+		if _, err := drivers[0].Migrate(ctx); err != nil {
 			t.Fatalf("Migrate again: %v", err)
 		}
 	}
@@ -62,7 +62,7 @@ func TestNewDoesNotCloseCallerPool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if err := d.Migrate(ctx); err != nil {
+	if _, err := d.Migrate(ctx); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	if got := d.hbPool.Config().MaxConns; got != heartbeatPoolSize {

@@ -13,7 +13,7 @@ import (
 // columns) in the order scanJob reads it. NULL text becomes ”.
 const jobColumns = `id, kind, queue, status, priority, attempt, max_attempts, free_attempts,
 	args, metadata, coalesce(unique_key, ''), run_at, created_at, coalesce(lease_owner, ''),
-	lease_until, heartbeat_at, finished_at, coalesce(last_error, ''), cancel_requested`
+	lease_until, heartbeat_at, finished_at, coalesce(last_error, ''), cancel_requested, uuid`
 
 // jobScan scans the rows of one statement selected with jobColumns. The
 // scan destinations are set up once per statement, not per row, and the
@@ -24,6 +24,7 @@ type jobScan struct {
 	status                          string
 	args, meta                      []byte
 	leaseUntil, heartbeat, finished pgtype.Timestamptz
+	uuid                            pgtype.UUID
 	dest                            []any
 }
 
@@ -33,7 +34,7 @@ func newJobScan(tab *names) *jobScan {
 	s.dest = []any{&j.ID, nameDest{tab, &j.Kind}, nameDest{tab, &j.Queue}, nameDest{tab, &s.status},
 		&j.Priority, &j.Attempt, &j.MaxAttempts, &j.FreeAttempts, &s.args, &s.meta, &j.UniqueKey,
 		&j.RunAt, &j.CreatedAt, nameDest{tab, &j.LeaseOwner}, &s.leaseUntil, &s.heartbeat, &s.finished,
-		&j.LastError, &j.CancelRequested}
+		&j.LastError, &j.CancelRequested, &s.uuid}
 	return s
 }
 
@@ -51,6 +52,7 @@ func (s *jobScan) scan(r scanner) (*leasehold.JobRow, error) {
 	j.LeaseUntil = s.leaseUntil.Time
 	j.HeartbeatAt = s.heartbeat.Time
 	j.FinishedAt = s.finished.Time
+	j.UUID = s.uuid.String()
 	return j, nil
 }
 

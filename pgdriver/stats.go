@@ -82,5 +82,53 @@ func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("pgdriver: queue stats: %w", err)
 	}
+	if err := d.neverClaimed(ctx, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// neverClaimedSQL returns, per (queue, kind) with due jobs never claimed,
+// their count, the age of the oldest in microseconds and the kind's live
+// leases.
+const neverClaimedSQL = `SELECT queue, kind,
+	count(*) FILTER (WHERE status = 'pending'),
+	coalesce(floor(extract(epoch FROM now() - min(run_at) FILTER (WHERE status = 'pending')) * 1000000), 0)::bigint,
+	count(*) FILTER (WHERE status = 'processing')
+FROM leasehold_jobs
+WHERE (status = 'pending' AND attempt = 0 AND run_at <= now())
+	OR (status = 'processing' AND lease_until >= now())
+GROUP BY queue, kind
+HAVING count(*) FILTER (WHERE status = 'pending') > 0
+ORDER BY queue, kind`
+
+// neverClaimed fills QueueStats.NeverClaimed of qs (sorted by queue).
+func (d *Driver) neverClaimed(ctx context.Context, qs []*leasehold.QueueStats) error {
+	rs, err := d.pool.Query(ctx, neverClaimedSQL)
+	if err != nil {
+		return fmt.Errorf("pgdriver: queue stats: %w", err)
+	}
+	defer rs.Close()
+	byQueue := make(map[string]*leasehold.QueueStats, len(qs))
+	for _, q := range qs {
+		byQueue[q.Queue] = q
+	}
+	for rs.Next() {
+		var (
+			queue string
+			b     leasehold.KindBacklog
+			age   int64
+		)
+		if err := rs.Scan(&queue, &b.Kind, &b.Due, &age, &b.LiveLeases); err != nil {
+			return fmt.Errorf("pgdriver: queue stats: %w", err)
+		}
+		b.OldestDue = time.Duration(age) * time.Microsecond
+		if q := byQueue[queue]; q != nil { // a queue created since the first statement is left out
+			q.NeverClaimed = append(q.NeverClaimed, &b)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("pgdriver: queue stats: %w", err)
+	}
+	return nil
 }

@@ -39,7 +39,7 @@ func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, err
 			return whyNotRetried(ctx, tx, id)
 		}
 		if err != nil {
-			return fmt.Errorf("sqlitedriver: retry job %d: %w", id, err)
+			return fmt.Errorf("sqlitedriver: %w", err)
 		}
 		return nil
 	}, retrySQL)
@@ -51,11 +51,12 @@ func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, err
 
 // whyNotRetried returns ErrJobNotFound or ErrJobRunning for job id.
 func whyNotRetried(ctx context.Context, tx *sql.Tx, id int64) error {
-	j, err := getJob(ctx, tx, id)
-	if err != nil {
+	if _, err := getJob(ctx, tx, id); err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: job %d (state %s)", leasehold.ErrJobRunning, id, j.State)
+	// In this transaction, a job the update did not match is processing.
+	// The Client names the job.
+	return leasehold.ErrJobRunning
 }
 
 // CancelJob cancels a pending or stuck job at once and sets CancelRequested
@@ -84,13 +85,13 @@ func (d *Driver) cancelJob(ctx context.Context, tx *sql.Tx, now, id int64) (*lea
 		return job, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlitedriver: cancel job %d: %w", id, err)
+		return nil, fmt.Errorf("sqlitedriver: %w", err)
 	}
 	job, err = getJob(ctx, tx, id)
 	if err != nil {
 		return nil, err
 	}
-	return job, fmt.Errorf("%w: job %d is %s", leasehold.ErrJobFinished, id, job.State)
+	return job, leasehold.ErrJobFinished // the Client names the job
 }
 
 // purgeSQL deletes up to ?2 terminal jobs finished before ?1.

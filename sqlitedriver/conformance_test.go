@@ -32,6 +32,12 @@ func sqliteHarness() drivertest.Harness {
 			paths.Set(d2, paths.Get(t, d))
 			return d2
 		},
+		ResetIDs: func(t *testing.T, d leasehold.Driver) {
+			sqliteExec(t, d, `DELETE FROM sqlite_sequence WHERE name = 'leasehold_jobs'`)
+		},
+		RecordMigration: func(t *testing.T, d leasehold.Driver, version int) {
+			sqliteExec(t, d, `INSERT INTO leasehold_migrations (version, applied_at) VALUES (?, 0)`, version)
+		},
 		TxKinds: []drivertest.TxKind{
 			{Name: "sql.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
 				tx, err := d.(*sqlitedriver.Driver).DB().BeginTx(t.Context(), nil)
@@ -45,6 +51,14 @@ func sqliteHarness() drivertest.Harness {
 	}
 }
 
+// sqliteExec runs one statement on d's database.
+func sqliteExec(t *testing.T, d leasehold.Driver, query string, args ...any) {
+	t.Helper()
+	if _, err := d.(*sqlitedriver.Driver).DB().ExecContext(t.Context(), query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
 func openSQLite(t *testing.T, path string) *sqlitedriver.Driver {
 	t.Helper()
 	d, err := sqlitedriver.Open(path)
@@ -52,7 +66,7 @@ func openSQLite(t *testing.T, path string) *sqlitedriver.Driver {
 		t.Fatalf("sqlitedriver.Open: %v", err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(t.Context()); err != nil {
+	if _, err := d.Migrate(t.Context()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return d

@@ -6,7 +6,7 @@
 //	d, err := sqlitedriver.Open("jobs.db")
 //	if err != nil { ... }
 //	defer d.Close()
-//	if err := d.Migrate(ctx); err != nil { ... }
+//	if _, err := d.Migrate(ctx); err != nil { ... }
 //	// hand d to leasehold as its Driver
 //
 // Open opens the file with the DSN that DSN returns:
@@ -56,8 +56,8 @@
 //
 // Insert and Finish accept a *sql.Tx begun on this database (d.DB()) as
 // their tx argument, so a job is enqueued, or completed under its fence,
-// atomically with the caller's own writes. Any other type yields
-// leasehold.ErrUnsupportedTx. Because the driver uses one connection, the
+// atomically with the caller's own writes. Any other type, and a nil
+// *sql.Tx, yields leasehold.ErrUnsupportedTx. Because the driver uses one connection, the
 // caller's transaction holds it until commit or rollback: every other call on
 // the Driver (including those of the client's workers) waits meanwhile, and a
 // call made with a nil tx from the goroutine that holds the transaction

@@ -33,6 +33,7 @@ const nowExpr = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000`
 type Driver struct {
 	db    *sql.DB
 	owned bool
+	path  string // the file Open opened, for error messages; "" from New
 	stmts stmtCache
 }
 
@@ -53,9 +54,9 @@ func Open(path string) (*Driver, error) {
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("sqlitedriver: open %s: %w", path, err)
+		return nil, explainErr(path, fmt.Errorf("sqlitedriver: open %s: %w", path, err))
 	}
-	return &Driver{db: db, owned: true}, nil
+	return &Driver{db: db, owned: true, path: path}, nil
 }
 
 // DSN returns the modernc.org/sqlite data source name Open uses for path,
@@ -136,12 +137,17 @@ const nowSQL = `SELECT ` + nowExpr
 type txFunc func(ctx context.Context, tx *sql.Tx, now int64) error
 
 // asTx returns the *sql.Tx in tx, nil for no transaction, or
-// ErrUnsupportedTx.
+// ErrUnsupportedTx. A nil *sql.Tx is refused, not taken for no
+// transaction: the write would then commit on its own, whatever becomes
+// of the caller's transaction.
 func asTx(tx any) (*sql.Tx, error) {
 	switch t := tx.(type) {
 	case nil:
 		return nil, nil
 	case *sql.Tx:
+		if t == nil {
+			return nil, fmt.Errorf("%w: nil *sql.Tx", leasehold.ErrUnsupportedTx)
+		}
 		return t, nil
 	default:
 		return nil, fmt.Errorf("%w: %T", leasehold.ErrUnsupportedTx, tx)
@@ -156,9 +162,9 @@ func (d *Driver) withTx(ctx context.Context, tx *sql.Tx, fn txFunc, queries ...s
 	}
 	now, err := d.txNow(ctx, tx)
 	if err != nil {
-		return err
+		return d.wrapErr(err)
 	}
-	return fn(ctx, tx, now)
+	return d.wrapErr(fn(ctx, tx, now))
 }
 
 // txNow reads the database clock in tx.
@@ -174,29 +180,32 @@ func (d *Driver) txNow(ctx context.Context, tx *sql.Tx) (int64, error) {
 // Open's DSN) and commits it. It runs the whole transaction again, with a
 // short backoff, when it failed with SQLITE_BUSY.
 func (d *Driver) inTx(ctx context.Context, fn txFunc, queries ...string) error {
+	start := time.Now()
 	d.prepare(ctx, nowSQL)
 	d.prepare(ctx, queries...)
 	backoff := 5 * time.Millisecond
 	for retry := 0; ; retry++ {
-		err := d.tryTx(ctx, fn)
+		err := d.tryTx(ctx, start, fn)
 		if err == nil || retry >= busyRetries || !isBusy(err) {
-			return err
+			return d.wrapErr(err)
 		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w (after %v)", ctx.Err(), err)
+			return d.beginErr(ctx, start, err)
 		case <-t.C:
 		}
 		backoff *= 2
 	}
 }
 
-func (d *Driver) tryTx(ctx context.Context, fn txFunc) (err error) {
+// tryTx runs fn in one transaction; start is when the caller began
+// waiting for it.
+func (d *Driver) tryTx(ctx context.Context, start time.Time, fn txFunc) (err error) {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlitedriver: begin: %w", err)
+		return d.beginErr(ctx, start, err)
 	}
 	defer func() {
 		if err != nil {

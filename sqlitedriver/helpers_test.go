@@ -30,7 +30,7 @@ func openPath(t testing.TB, path string) *Driver {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	if err := d.Migrate(testCtx(t)); err != nil {
+	if _, err := d.Migrate(testCtx(t)); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return d

@@ -6,20 +6,22 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/leasehold/leasehold"
 )
 
-const insertCols = `kind, queue, status, priority, max_attempts, args, metadata, unique_key, run_at, created_at`
+const insertCols = `kind, queue, status, priority, max_attempts, args, metadata, unique_key, run_at, created_at, uuid`
 
-const insertValues = `VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING`
+// insertValues skips a job whose unique key its kind already has.
+const insertValues = `VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL DO NOTHING`
 
 const insertJobSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues +
 	` RETURNING ` + jobCols
 
 const insertBulkSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues
 
-const selectByUniqueKeySQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE unique_key = ?`
+const selectByUniqueKeySQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE kind = ? AND unique_key = ?`
 
 // Insert inserts jobs in tx (a *sql.Tx of this database) when tx is
 // non-nil, else in its own transaction. A job whose UniqueKey exists is not
@@ -53,7 +55,11 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 	}
 	results := make([]*leasehold.InsertResult, len(params))
 	for i, p := range params {
-		job, err := scanJob(stmt.QueryRowContext(ctx, insertArgs(p, now)...))
+		args, err := insertArgs(p, now)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: insert job %d: %w", i, err)
+		}
+		job, err := scanJob(stmt.QueryRowContext(ctx, args...))
 		switch {
 		case err == nil:
 			results[i] = &leasehold.InsertResult{Job: job}
@@ -61,7 +67,7 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
 		}
-		job, err = scanJob(d.queryRow(ctx, tx, selectByUniqueKeySQL, p.UniqueKey))
+		job, err = scanJob(d.queryRow(ctx, tx, selectByUniqueKeySQL, p.Kind, p.UniqueKey))
 		if err != nil {
 			return nil, fmt.Errorf("sqlitedriver: read duplicate %q: %w", p.UniqueKey, err)
 		}
@@ -84,8 +90,12 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParam
 		if err != nil {
 			return err
 		}
-		for _, p := range params {
-			res, err := stmt.ExecContext(ctx, insertArgs(p, now)...)
+		for i, p := range params {
+			args, err := insertArgs(p, now)
+			if err != nil {
+				return fmt.Errorf("sqlitedriver: insert job %d: %w", i, err)
+			}
+			res, err := stmt.ExecContext(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
 			}
@@ -104,16 +114,33 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParam
 }
 
 // insertArgs returns the parameters of insertValues for p.
-func insertArgs(p *leasehold.InsertParams, now int64) []any {
+func insertArgs(p *leasehold.InsertParams, now int64) ([]any, error) {
 	runAt := now + micros(p.RunIn)
 	if !p.RunAt.IsZero() {
 		runAt = p.RunAt.UnixMicro()
 	}
+	u, err := jobUUID(p)
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		p.Kind, p.Queue, p.Priority, p.MaxAttempts,
 		jsonText(p.Args), jsonText(p.Metadata), nullString(p.UniqueKey),
-		runAt, now,
+		runAt, now, u,
+	}, nil
+}
+
+// jobUUID returns p.UUID in canonical form, or a new random UUID when it
+// is empty.
+func jobUUID(p *leasehold.InsertParams) (string, error) {
+	if p.UUID == "" {
+		return uuid.NewString(), nil
 	}
+	u, err := uuid.Parse(p.UUID)
+	if err != nil {
+		return "", fmt.Errorf("%w: invalid UUID %q: %v", leasehold.ErrInvalidArgs, p.UUID, err)
+	}
+	return u.String(), nil
 }
 
 // jsonText binds JSON as TEXT (a BLOB would be read as SQLite JSONB); empty

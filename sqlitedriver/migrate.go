@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/leasehold/leasehold"
 )
 
 //go:embed migrations/*.sql
@@ -57,45 +59,99 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasehold_migrations (
 
 // Migrate applies the embedded migrations not yet recorded in
 // leasehold_migrations, in order, each in its own BEGIN IMMEDIATE
-// transaction: a second process migrating at once waits for the write lock,
-// then sees the version applied and skips it.
-func (d *Driver) Migrate(ctx context.Context) error {
+// transaction, and reports the versions before and after: a second process
+// migrating at once waits for the write lock, then sees the version applied
+// and skips it. A database with a migration newer than the embedded ones is
+// refused before anything is applied, with a *leasehold.SchemaVersionError
+// matching leasehold.ErrSchemaTooNew.
+func (d *Driver) Migrate(ctx context.Context) (*leasehold.MigrateResult, error) {
 	ms, err := loadMigrations()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, m := range ms {
-		err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-			return applyMigration(ctx, tx, now, m)
+	known := latestVersion(ms)
+	res := &leasehold.MigrateResult{}
+	for i, m := range ms {
+		var (
+			current int
+			applied bool
+		)
+		err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) (err error) {
+			current, applied, err = applyMigration(ctx, tx, now, m, known)
+			return err
 		})
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if i == 0 {
+			res.From = current
+		}
+		res.To = max(res.To, current, m.version)
+		if applied {
+			res.Applied++
 		}
 	}
-	return nil
+	return res, nil
 }
 
-// applyMigration applies m in tx unless it is already recorded.
-func applyMigration(ctx context.Context, tx *sql.Tx, now int64, m migration) error {
+// applyMigration applies m in tx unless it is already recorded. It returns
+// the database's schema version before m, and whether it applied m.
+func applyMigration(ctx context.Context, tx *sql.Tx, now int64, m migration, known int) (int, bool, error) {
 	if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
-		return fmt.Errorf("sqlitedriver: create leasehold_migrations: %w", err)
+		return 0, false, fmt.Errorf("sqlitedriver: create leasehold_migrations: %w", err)
 	}
-	var n int
-	err := tx.QueryRowContext(ctx,
-		`SELECT count(*) FROM leasehold_migrations WHERE version = ?`, m.version).Scan(&n)
+	var current, done int
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0), coalesce(max(version = ?), 0)
+		FROM leasehold_migrations`, m.version).Scan(&current, &done)
 	if err != nil {
-		return fmt.Errorf("sqlitedriver: read leasehold_migrations: %w", err)
+		return 0, false, fmt.Errorf("sqlitedriver: read leasehold_migrations: %w", err)
 	}
-	if n > 0 {
-		return nil
+	if current > known {
+		return current, false, &leasehold.SchemaVersionError{Database: current, Known: known}
+	}
+	if done > 0 {
+		return current, false, nil
 	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("sqlitedriver: migration %s: %w", m.name, err)
+		return current, false, fmt.Errorf("sqlitedriver: migration %s: %w", m.name, err)
 	}
 	_, err = tx.ExecContext(ctx,
 		`INSERT INTO leasehold_migrations (version, applied_at) VALUES (?, ?)`, m.version, now)
 	if err != nil {
-		return fmt.Errorf("sqlitedriver: record migration %s: %w", m.name, err)
+		return current, false, fmt.Errorf("sqlitedriver: record migration %s: %w", m.name, err)
 	}
-	return nil
+	return current, true, nil
+}
+
+// SchemaVersion returns the highest migration applied to the database (0
+// when leasehold_migrations does not exist) and the highest one this
+// driver embeds.
+func (d *Driver) SchemaVersion(ctx context.Context) (*leasehold.SchemaVersion, error) {
+	ms, err := loadMigrations()
+	if err != nil {
+		return nil, err
+	}
+	v := &leasehold.SchemaVersion{Known: latestVersion(ms)}
+	var tables int
+	err = d.db.QueryRowContext(ctx,
+		`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'leasehold_migrations'`).Scan(&tables)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: schema version: %w", d.wrapErr(err))
+	}
+	if tables == 0 {
+		return v, nil
+	}
+	err = d.db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM leasehold_migrations`).Scan(&v.Database)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: schema version: %w", d.wrapErr(err))
+	}
+	return v, nil
+}
+
+// latestVersion is the highest version of ms, which are sorted.
+func latestVersion(ms []migration) int {
+	if len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
 }

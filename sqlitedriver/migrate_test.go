@@ -11,7 +11,7 @@ import (
 func TestMigrateTwice(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)
-	if err := d.Migrate(ctx); err != nil {
+	if _, err := d.Migrate(ctx); err != nil {
 		t.Fatalf("second Migrate: %v", err)
 	}
 	var n int
@@ -48,7 +48,8 @@ func TestMigrateConcurrentDrivers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			errs <- d.Migrate(ctx)
+			_, err := d.Migrate(ctx)
+			errs <- err
 		}()
 	}
 	close(start)

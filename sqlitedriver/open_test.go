@@ -40,7 +40,7 @@ func TestNewCallerDB(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := d.Migrate(ctx); err != nil {
+	if _, err := d.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := db.BeginTx(ctx, nil)

@@ -29,11 +29,12 @@ func getJob(ctx context.Context, tx *sql.Tx, id int64) (*leasehold.JobRow, error
 
 // jobOrNotFound maps sql.ErrNoRows to ErrJobNotFound.
 func jobOrNotFound(id int64, j *leasehold.JobRow, err error) (*leasehold.JobRow, error) {
+	// The Client adds the operation and the id: not repeated here.
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %d", leasehold.ErrJobNotFound, id)
+		return nil, leasehold.ErrJobNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: get job %d: %w", id, err)
+		return nil, fmt.Errorf("sqlitedriver: %w", err)
 	}
 	return j, nil
 }
@@ -74,7 +75,8 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 	return out, nil
 }
 
-// ListJobs returns jobs matching p, ordered by id (Limit 0 means 100).
+// ListJobs returns jobs matching p, ordered by id, descending with p.Desc
+// (Limit 0 means 100).
 func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leasehold.JobRow, error) {
 	var (
 		where []string
@@ -103,6 +105,9 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	if p.AfterID > 0 {
 		add(`id > ?`, p.AfterID)
 	}
+	if p.BeforeID > 0 {
+		add(`id < ?`, p.BeforeID)
+	}
 	if p.Expired {
 		where = append(where, `status = 'processing' AND lease_until < `+nowExpr)
 	}
@@ -114,8 +119,12 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	query += ` ORDER BY id LIMIT ?`
-	rows, err := d.dbQuery(ctx, query, append(args, limit)...) // at most 64 distinct queries
+	if p.Desc {
+		query += ` ORDER BY id DESC LIMIT ?`
+	} else {
+		query += ` ORDER BY id LIMIT ?`
+	}
+	rows, err := d.dbQuery(ctx, query, append(args, limit)...) // at most 256 distinct queries
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: list jobs: %w", err)
 	}
@@ -186,5 +195,46 @@ func (d *Driver) queueStats(ctx context.Context, now int64) ([]*leasehold.QueueS
 	for i, q := range queues {
 		out[i] = byQueue[q]
 	}
+	if err := d.neverClaimed(ctx, now, byQueue); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// neverClaimedSQL returns, per (queue, kind) with due jobs never claimed
+// at ?1, their count, the oldest run_at and the kind's live leases.
+const neverClaimedSQL = `SELECT queue, kind, sum(status = 'pending'),
+    min(CASE WHEN status = 'pending' THEN run_at END), sum(status = 'processing')
+FROM leasehold_jobs
+WHERE (status = 'pending' AND attempt = 0 AND run_at <= ?1)
+    OR (status = 'processing' AND lease_until >= ?1)
+GROUP BY queue, kind
+HAVING sum(status = 'pending') > 0
+ORDER BY queue, kind`
+
+// neverClaimed fills QueueStats.NeverClaimed of the queues in byQueue.
+func (d *Driver) neverClaimed(ctx context.Context, now int64, byQueue map[string]*leasehold.QueueStats) error {
+	rows, err := d.dbQuery(ctx, neverClaimedSQL, now)
+	if err != nil {
+		return fmt.Errorf("sqlitedriver: queue stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			queue  string
+			b      leasehold.KindBacklog
+			oldest int64
+		)
+		if err := rows.Scan(&queue, &b.Kind, &b.Due, &oldest, &b.LiveLeases); err != nil {
+			return fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		}
+		b.OldestDue = time.Duration(now-oldest) * time.Microsecond
+		if q := byQueue[queue]; q != nil {
+			q.NeverClaimed = append(q.NeverClaimed, &b)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlitedriver: queue stats: %w", err)
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 // scanJob's order.
 const jobCols = `id, kind, queue, status, priority, attempt, max_attempts, free_attempts,
     args, metadata, unique_key, run_at, created_at, lease_owner, lease_until,
-    heartbeat_at, finished_at, last_error, cancel_requested`
+    heartbeat_at, finished_at, last_error, cancel_requested, uuid`
 
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface {
@@ -34,7 +34,7 @@ func scanJob(s scanner) (*leasehold.JobRow, error) {
 	)
 	err := s.Scan(&j.ID, &j.Kind, &j.Queue, &status, &j.Priority, &j.Attempt, &j.MaxAttempts,
 		&j.FreeAttempts, &args, &meta, &uniqueKey, &runAt, &createdAt, &owner, &leaseUntil,
-		&heartbeatAt, &finishedAt, &lastErr, &cancelRequested)
+		&heartbeatAt, &finishedAt, &lastErr, &cancelRequested, &j.UUID)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 // app holds one invocation's output streams and global flags.
 type app struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	dbFlag         string
@@ -43,6 +44,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:               "leasehold",
 		Short:             "Operate a leasehold job queue and run its demo",
 		Long:              rootLong,
+		Version:           version(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},

@@ -25,17 +25,22 @@ func (a *app) enqueueCommand() *cobra.Command {
 		Short: "Add a job of kind KIND",
 		Long: `Add a job. KIND names the worker that runs it (e.g. payment.charge or sleep
 for ` + "`leasehold work`" + `); --args is its JSON object. With --unique-key the insert is
-idempotent: an existing job with that key is returned instead (exit code 0).`,
+idempotent: an existing job of the same kind with that key is returned instead
+(exit code 0).
+--args @FILE reads the JSON object from FILE, and --args - from standard
+input, for arguments too long for a command line (--metadata likewise).`,
 		Example: `  leasehold enqueue payment.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1
-  leasehold enqueue sleep --args '{"duration":"2s"}' --queue slow --run-at 10m`,
+  leasehold enqueue sleep --args '{"duration":"2s"}' --queue slow --run-at 10m
+  leasehold enqueue payment.charge --args @payment.json
+  generate-args | leasehold enqueue payment.charge --args -`,
 		Args: argNames("KIND"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			return a.enqueue(cmd, args[0], &f)
 		}),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.args, "args", "{}", "job arguments, a JSON object")
-	fl.StringVar(&f.metadata, "metadata", "", "metadata, a JSON object stored with the job")
+	fl.StringVar(&f.args, "args", "{}", "job arguments, a JSON object (@FILE reads it from FILE, - from standard input)")
+	fl.StringVar(&f.metadata, "metadata", "", "metadata, a JSON object stored with the job (@FILE or - as for --args)")
 	fl.StringVar(&f.queue, "queue", leasehold.DefaultQueue, "queue")
 	fl.IntVar(&f.priority, "priority", 0, fmt.Sprintf("priority, 0 (first) to %d", leasehold.MaxPriority))
 	fl.StringVar(&f.runAt, "run-at", "", "when the job may run: RFC 3339 time, or a delay such as 90s, 15m, 2d (default now)")
@@ -44,12 +49,20 @@ idempotent: an existing job with that key is returned instead (exit code 0).`,
 	return cmd
 }
 
-// insertOpts validates the flags into insert options.
-func (f *enqueueFlags) insertOpts(kind string) (leasehold.RawArgs, *leasehold.InsertOpts, error) {
+// insertOpts validates the flags into insert options; stdin serves
+// "--args -" and "--metadata -".
+func (f *enqueueFlags) insertOpts(kind string, stdin io.Reader) (leasehold.RawArgs, *leasehold.InsertOpts, error) {
 	if err := leasehold.ValidateKind(kind); err != nil {
 		return leasehold.RawArgs{}, nil, cli.UsageError(err)
 	}
-	args, err := cli.ParseJSONObject("--args", f.args)
+	if f.args == "-" && f.metadata == "-" {
+		return leasehold.RawArgs{}, nil, cli.Usagef("--args and --metadata cannot both read standard input")
+	}
+	text, err := cli.ReadValue("--args", f.args, stdin)
+	if err != nil {
+		return leasehold.RawArgs{}, nil, err
+	}
+	args, err := cli.ParseJSONObject("--args", text)
 	if err != nil {
 		return leasehold.RawArgs{}, nil, err
 	}
@@ -64,7 +77,11 @@ func (f *enqueueFlags) insertOpts(kind string) (leasehold.RawArgs, *leasehold.In
 		return leasehold.RawArgs{}, nil, cli.Usagef("--max-attempts %d is out of range 1..%d", f.maxAttempts, leasehold.MaxMaxAttempts)
 	}
 	if f.metadata != "" {
-		if opts.Metadata, err = cli.ParseJSONObject("--metadata", f.metadata); err != nil {
+		meta, err := cli.ReadValue("--metadata", f.metadata, stdin)
+		if err != nil {
+			return leasehold.RawArgs{}, nil, err
+		}
+		if opts.Metadata, err = cli.ParseJSONObject("--metadata", meta); err != nil {
 			return leasehold.RawArgs{}, nil, err
 		}
 	}
@@ -77,7 +94,7 @@ func (f *enqueueFlags) insertOpts(kind string) (leasehold.RawArgs, *leasehold.In
 }
 
 func (a *app) enqueue(cmd *cobra.Command, kind string, f *enqueueFlags) error {
-	args, opts, err := f.insertOpts(kind)
+	args, opts, err := f.insertOpts(kind, a.stdin)
 	if err != nil {
 		return err
 	}

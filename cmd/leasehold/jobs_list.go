@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -21,21 +22,36 @@ func (a *app) jobsListCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List jobs, oldest first, filtered by status, queue, kind or lease owner",
+		Short: "List jobs, oldest first (or newest first), filtered by status, queue, kind or lease owner",
+		Long: `List jobs in id order, oldest first, or newest first with --newest. At most
+--limit jobs are printed; when more match, a last line says how to see the next
+page (--after ID, or --before ID with --newest; on standard error with --json).
+CLAIMS counts the leases a job was given; CHARGED/MAX the attempts charged to
+its retry budget (a release at shutdown or a snooze is not charged) and the
+budget.`,
 		Example: `  leasehold jobs list --status pending,processing --queue default
+  leasehold jobs list --newest --limit 20
   leasehold jobs list --owner myhost-4242-1a2b3c4d --json`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			if err := checkLimit(p.Limit); err != nil {
 				return err
 			}
+			if p.AfterID < 0 || p.BeforeID < 0 {
+				return cli.Usagef("--after and --before take a job id")
+			}
 			p.States = states.States
 			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
-				jobs, err := c.ListJobs(ctx, &p)
+				jobs, more, err := listPage(ctx, c, p)
 				if err != nil {
 					return nil, err
 				}
-				return func(now time.Time) error { return a.printJobs(jobs, now, cli.RenderJobs) }, nil
+				return func(now time.Time) error {
+					if err := a.printJobs(jobs, now, cli.RenderJobs); err != nil {
+						return err
+					}
+					return a.printMore(jobs, more, p.Desc)
+				}, nil
 			})
 		}),
 	}
@@ -45,8 +61,44 @@ func (a *app) jobsListCommand() *cobra.Command {
 	fl.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
 	fl.StringVar(&p.Owner, "owner", "", "only jobs leased by this worker instance")
 	fl.Int64Var(&p.AfterID, "after", 0, "only jobs with an id above this one (paging)")
+	fl.Int64Var(&p.BeforeID, "before", 0, "only jobs with an id below this one (paging with --newest)")
+	fl.BoolVar(&p.Desc, "newest", false, "newest first (descending id)")
 	fl.IntVar(&p.Limit, "limit", 100, "at most this many jobs")
 	return cmd
+}
+
+// listPage lists one page of p.Limit jobs and reports whether more match:
+// it asks for one job more than it prints.
+func listPage(ctx context.Context, c *leasehold.Client, p leasehold.ListParams) ([]*leasehold.JobRow, bool, error) {
+	limit := p.Limit
+	p.Limit++
+	jobs, err := c.ListJobs(ctx, &p)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(jobs) > limit {
+		return jobs[:limit], true, nil
+	}
+	return jobs, false, nil
+}
+
+// printMore says how to see the next page when more jobs match: on
+// stdout after the table, or on stderr with --json (stdout stays a JSON
+// array).
+func (a *app) printMore(jobs []*leasehold.JobRow, more, desc bool) error {
+	if !more || len(jobs) == 0 {
+		return nil
+	}
+	flag := "--after"
+	if desc {
+		flag = "--before"
+	}
+	w := a.stdout
+	if a.jsonOut {
+		w = a.stderr
+	}
+	_, err := fmt.Fprintf(w, "… more jobs match: see the next page with %s %d\n", flag, jobs[len(jobs)-1].ID)
+	return err
 }
 
 func checkLimit(n int) error {

@@ -13,8 +13,9 @@ import (
 
 func (a *app) jobsStuckCommand() *cobra.Command {
 	var (
-		queue string
-		limit int
+		queue          string
+		limit          int
+		unclaimedAfter time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "stuck",
@@ -22,7 +23,10 @@ func (a *app) jobsStuckCommand() *cobra.Command {
 		Long: `List the jobs that need attention: processing jobs whose lease has expired
 (their worker died or hung; the watcher or a new claim takes them back) and
 jobs flagged stuck by the watcher in queues that flag instead of requeueing
-(decide with jobs retry or jobs cancel).`,
+(decide with jobs retry or jobs cancel). Below them, a line points at each kind
+whose due jobs no worker ever claimed for longer than --unclaimed-after while
+none of its jobs runs (as ` + "`leasehold queues`" + ` does): probably no running worker
+handles it.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			if err := checkLimit(limit); err != nil {
@@ -33,12 +37,25 @@ jobs flagged stuck by the watcher in queues that flag instead of requeueing
 				if err != nil {
 					return nil, err
 				}
-				return func(now time.Time) error { return a.printJobs(jobs, now, cli.RenderStuck) }, nil
+				var qs []*leasehold.QueueStats
+				if !a.jsonOut {
+					if qs, err = c.QueueStats(ctx); err != nil {
+						return nil, err
+					}
+				}
+				return func(now time.Time) error {
+					if err := a.printJobs(jobs, now, cli.RenderStuck); err != nil {
+						return err
+					}
+					return cli.RenderUnclaimed(a.stdout, onlyQueue(qs, queue), unclaimedAfter)
+				}, nil
 			})
 		}),
 	}
 	cmd.Flags().StringVar(&queue, "queue", "", "only jobs of this queue")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many jobs of each sort")
+	cmd.Flags().Var(cli.NewDurationValue(&unclaimedAfter, defaultUnclaimedAfter, 0, 3650*cli.Day), "unclaimed-after",
+		"point at kinds whose due jobs wait unclaimed longer than this")
 	return cmd
 }
 
@@ -57,4 +74,18 @@ func stuckJobs(ctx context.Context, c *leasehold.Client, queue string, limit int
 	jobs := append(expired, flagged...)
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].ID < jobs[j].ID })
 	return jobs, nil
+}
+
+// onlyQueue keeps the statistics of queue ("" keeps all).
+func onlyQueue(qs []*leasehold.QueueStats, queue string) []*leasehold.QueueStats {
+	if queue == "" {
+		return qs
+	}
+	var out []*leasehold.QueueStats
+	for _, q := range qs {
+		if q.Queue == queue {
+			out = append(out, q)
+		}
+	}
+	return out
 }

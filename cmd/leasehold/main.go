@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			code = cli.ExitFailure
 		}
 	}()
-	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/internal/cli"
 )
 
@@ -22,17 +23,29 @@ processes at once. With the default SQLite database it creates ./leasehold.db.`,
 				return err
 			}
 			defer db.Close()
-			if err := db.Driver.Migrate(cmd.Context()); err != nil {
+			res, err := db.Driver.Migrate(cmd.Context())
+			if err != nil {
 				return cli.Failf("migrate %s: %w", db.Target, err)
 			}
 			out := struct {
 				Database string `json:"database"`
 				Migrated bool   `json:"migrated"`
-			}{db.Target.String(), true}
+				From     int    `json:"from_version"`
+				Version  int    `json:"version"`
+				Applied  int    `json:"applied"`
+			}{db.Target.String(), res.Applied > 0, res.From, res.To, res.Applied}
 			return a.print(out, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "migrated %s\n", db.Target)
+				_, err := fmt.Fprintln(w, migrateMessage(db.Target.String(), res))
 				return err
 			})
 		}),
 	}
+}
+
+// migrateMessage says what Migrate did to the database named target.
+func migrateMessage(target string, res *leasehold.MigrateResult) string {
+	if res.Applied == 0 {
+		return fmt.Sprintf("%s already at version %d", target, res.To)
+	}
+	return fmt.Sprintf("%s migrated to version %d (from %d)", target, res.To, res.From)
 }

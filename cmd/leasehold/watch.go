@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,9 +14,10 @@ import (
 )
 
 type watchFlags struct {
-	interval  time.Duration
-	once      bool
-	flagStuck []string
+	interval    time.Duration
+	statusEvery time.Duration
+	once        bool
+	flagStuck   []string
 }
 
 func (a *app) watchCommand() *cobra.Command {
@@ -27,13 +29,17 @@ func (a *app) watchCommand() *cobra.Command {
 processing jobs whose lease expired go back to pending, to stuck in the queues
 named by --flag-stuck, to failed when their retry budget is spent, or to
 cancelled when an operator asked for it. Each moved job is printed (one JSON
-object per line with --json). Several watchers at once are harmless.`,
+object per line with --json). It says when it starts and, every
+--status-every while nothing expires, that it is still watching (on standard
+error with --json). Several watchers at once are harmless.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.watch(cmd, &f) }),
 	}
 	fl := cmd.Flags()
 	fl.Var(cli.NewDurationValue(&f.interval, leasehold.DefaultWatcherInterval, 10*time.Millisecond, 24*time.Hour),
 		"interval", "time between passes")
+	fl.Var(cli.NewDurationValue(&f.statusEvery, time.Minute, 0, 24*time.Hour),
+		"status-every", "while nothing expires, say so this often (0: never)")
 	fl.BoolVar(&f.once, "once", false, "run one pass and exit")
 	fl.StringSliceVar(&f.flagStuck, "flag-stuck", nil, "queues whose expired jobs are flagged stuck instead of requeued")
 	return cmd
@@ -57,8 +63,12 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
+	if !f.once {
+		a.watchStatus("watching %s every %s for expired leases%s", db.Target, cli.FormatDuration(f.interval), flagNote(f.flagStuck))
+	}
 	t := time.NewTicker(f.interval)
 	defer t.Stop()
+	st := watchState{lastNews: time.Now()}
 	for {
 		moved, err := c.RescueExpired(ctx)
 		if ctx.Err() != nil {
@@ -73,12 +83,53 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 		if f.once {
 			return nil
 		}
+		a.idleStatus(&st, len(moved), f.statusEvery)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
 	}
+}
+
+// watchState is what the idle line of `watch` reports.
+type watchState struct {
+	rescued  int
+	lastNews time.Time // last rescue or status line
+}
+
+// idleStatus records moved and, when nothing has moved or been said for
+// every, prints a line saying the watcher is still at work.
+func (a *app) idleStatus(st *watchState, moved int, every time.Duration) {
+	now := time.Now()
+	if moved > 0 {
+		st.rescued += moved
+		st.lastNews = now
+		return
+	}
+	if every <= 0 || now.Sub(st.lastNews) < every {
+		return
+	}
+	a.watchStatus("watching: %d rescued so far, nothing expired in the last %s", st.rescued, cli.FormatDuration(now.Sub(st.lastNews)))
+	st.lastNews = now
+}
+
+// watchStatus prints a status line of `watch`, timestamped: on stdout, or
+// on stderr with --json (stdout holds one JSON object per moved job).
+func (a *app) watchStatus(format string, args ...any) {
+	w := a.stdout
+	if a.jsonOut {
+		w = a.stderr
+	}
+	fmt.Fprintf(w, "%s "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
+}
+
+// flagNote names the queues whose expired jobs are flagged stuck.
+func flagNote(queues []string) string {
+	if len(queues) == 0 {
+		return ""
+	}
+	return " (flagging them stuck in " + strings.Join(queues, ", ") + ")"
 }
 
 func (a *app) printRescued(moved []*leasehold.RescuedJob, once bool) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -28,16 +29,21 @@ func (a *app) workCommand() *cobra.Command {
 		Short: "Run workers for the job kinds built into this binary (" + strings.Join(jobkinds.Kinds(), ", ") + ")",
 		Long: `Run workers until interrupted (SIGINT/SIGTERM stop them gracefully: running
 jobs get --shutdown-timeout to finish, then their leases are released).
-Kinds built in: payment.charge (args {"payment_id","amount_cents","currency"};
-charges through --provider, or an in-process provider stand-in, and records
-each charge in the payments_ledger table) and sleep (args {"duration":"2s",
-"fail":"message"}). Jobs of other kinds are left alone. Applies the schema
-migrations first. Prints the worker's counters when it stops.`,
+Kinds built in (--kind selects some): payment.charge (args {"payment_id",
+"amount_cents","currency"}; charges through --provider, or an in-process
+provider stand-in, and records each charge in the payments_ledger table, which
+it creates when missing and says so) and sleep (args {"duration":"2s"}, plus
+optionally "snooze":"1s" to snooze the first attempt, then "panic", "cancel"
+or "fail" with a message). Jobs of other kinds are left alone (` + "`leasehold queues`" + `
+points at kinds no worker claims). Applies the schema migrations first.
+Prints the worker's counters when it stops, and how many leases it could not
+release (the database unreachable): those come back when their TTL runs out.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.work(cmd, &f) }),
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.o.Queues, "queue", []string{leasehold.DefaultQueue}, "queues to work (comma-separated or repeated)")
+	fl.StringSliceVar(&f.o.Kinds, "kind", nil, "kinds to run, of "+strings.Join(jobkinds.Kinds(), ", ")+" (default all)")
 	fl.IntVar(&f.o.Concurrency, "concurrency", 10, "jobs run at once per queue")
 	fl.Var(cli.NewDurationValue(&f.o.TTL, leasehold.DefaultLeaseTTL, 500*time.Millisecond, 24*time.Hour), "ttl", "lease TTL (heartbeats every TTL/3)")
 	fl.Var(cli.NewDurationValue(&f.o.WatcherInterval, leasehold.DefaultWatcherInterval, 10*time.Millisecond, 24*time.Hour), "watcher-interval", "stuck watcher period")
@@ -76,13 +82,13 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 		f.o.StopOnEOF = os.Stdin
 	}
 	stats, err := work.Run(cmd.Context(), f.o)
-	if err != nil {
+	if stats.Owner == "" { // the workers never started
 		return err
 	}
+	// The counters are printed even when stopping failed.
 	if a.jsonOut {
-		return cli.WriteJSON(a.stdout, stats)
+		return errors.Join(err, cli.WriteJSON(a.stdout, stats))
 	}
-	_, err = fmt.Fprintf(a.stdout, "worker %s stopped: claimed %d, completed %d, retried %d, failed %d, released %d, leases lost %d, late writes refused %d, outcomes dropped %d\n",
-		stats.Owner, stats.Claimed, stats.Completed, stats.Retried, stats.Failed, stats.Released, stats.LeaseLost, stats.FinishRefused, stats.OutcomesDropped)
-	return err
+	_, perr := fmt.Fprintln(a.stdout, cli.StatsSummary(stats, f.o.TTL))
+	return errors.Join(err, perr)
 }

@@ -47,7 +47,7 @@ func (b *bench) newScratch(ctx context.Context) (*scratch, error) {
 		err = s.openSQLite(suffix)
 	}
 	if err == nil {
-		err = s.drv.Migrate(ctx)
+		_, err = s.drv.Migrate(ctx)
 	}
 	if err != nil {
 		s.Close()

@@ -105,7 +105,7 @@ func (h *harness) setup(ctx context.Context) error {
 		return err
 	}
 	h.logf("database %s", ns.describe())
-	if err := h.db.Driver.Migrate(ctx); err != nil {
+	if _, err := h.db.Driver.Migrate(ctx); err != nil {
 		return fmt.Errorf("chaos: migrate: %w", err)
 	}
 	sqlDB, err := h.db.SQL()

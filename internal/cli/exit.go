@@ -61,7 +61,8 @@ func ExitCode(err error) int {
 	case errors.Is(err, leasehold.ErrJobNotFound):
 		return ExitNotFound
 	case errors.Is(err, leasehold.ErrInvalidArgs), errors.Is(err, leasehold.ErrInvalidKind),
-		errors.Is(err, leasehold.ErrInvalidQueue), errors.Is(err, leasehold.ErrPayloadTooLarge):
+		errors.Is(err, leasehold.ErrInvalidQueue), errors.Is(err, leasehold.ErrPayloadTooLarge),
+		errors.As(err, new(*leasehold.InvalidInputError)):
 		return ExitUsage
 	}
 	return ExitFailure

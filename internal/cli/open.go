@@ -104,8 +104,27 @@ func (db *DB) SQL() (*sql.DB, error) {
 	return db.sqlDB, nil
 }
 
-// Close closes what Open and SQL opened.
+// closeTimeout bounds Close. Closing a PostgreSQL pool waits for the
+// connections it is still opening, each up to its connect timeout, when
+// the server does not answer; a command about to exit does not wait for
+// them.
+const closeTimeout = time.Second
+
+// Close closes what Open and SQL opened, giving up after closeTimeout.
 func (db *DB) Close() error {
+	done := make(chan error, 1)
+	go func() { done <- db.close() }()
+	t := time.NewTimer(closeTimeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("close %s: gave up after %s (the database does not answer)", db.Target, FormatDuration(closeTimeout))
+	}
+}
+
+func (db *DB) close() error {
 	var errs []error
 	if db.ownSQL {
 		errs = append(errs, db.sqlDB.Close())

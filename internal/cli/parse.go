@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +74,59 @@ func ParseJobID(s string) (int64, error) {
 		return 0, Usagef("invalid job id %q (want a positive integer)", s)
 	}
 	return id, nil
+}
+
+// MaxValueFile bounds what ReadValue reads from a file or standard input;
+// the library refuses payloads above its own, smaller limit with a clear
+// error.
+const MaxValueFile = 64 << 20
+
+// ReadValue resolves a flag value that may name its source: "@PATH" reads
+// the file PATH, "-" reads stdin to its end, anything else is the value
+// itself. Surrounding whitespace of what is read is dropped. what names
+// the flag in errors.
+func ReadValue(what, v string, stdin io.Reader) (string, error) {
+	var (
+		r    io.Reader
+		from string
+	)
+	switch {
+	case v == "-":
+		if stdin == nil {
+			return "", Usagef("%s -: no standard input", what)
+		}
+		r, from = stdin, "standard input"
+	case strings.HasPrefix(v, "@"):
+		path := v[1:]
+		if path == "" {
+			return "", Usagef("%s @: name a file after @ (e.g. %s @args.json)", what, what)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return "", Usagef("%s: cannot read %s: %v", what, path, pathReason(err))
+		}
+		defer f.Close()
+		r, from = f, path
+	default:
+		return v, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxValueFile+1))
+	if err != nil {
+		return "", Failf("%s: read %s: %w", what, from, err)
+	}
+	if len(b) > MaxValueFile {
+		return "", Usagef("%s: %s holds more than %d MiB", what, from, MaxValueFile>>20)
+	}
+	return string(bytes.TrimSpace(b)), nil
+}
+
+// pathReason drops the operation and the path from a file error.
+func pathReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // ParseJSONObject checks that s is a JSON object and returns it. what

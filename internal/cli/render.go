@@ -9,15 +9,39 @@ import (
 	"github.com/leasehold/leasehold"
 )
 
-// RenderJobs prints jobs as a table; now is the database clock.
+// RenderJobs prints jobs as a table; now is the database clock. CLAIMS
+// counts every lease the job was given; CHARGED/MAX the attempts charged to
+// its retry budget (a release or a snooze is not charged) out of the
+// budget.
 func RenderJobs(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
-	t := NewTable(w, "ID", "KIND", "QUEUE", "STATUS", "ATTEMPT", "RUN AT", "LEASE", "LAST ERROR")
+	t := NewTable(w, "ID", "KIND", "QUEUE", "STATUS", "CLAIMS", "CHARGED/MAX", "WHEN", "LEASE", "LAST ERROR")
 	for _, j := range jobs {
-		t.Row(strconv.FormatInt(j.ID, 10), j.Kind, j.Queue, string(j.State),
-			fmt.Sprintf("%d/%d", j.ChargedAttempts(), j.MaxAttempts), Relative(j.RunAt, now),
+		t.Row(strconv.FormatInt(j.ID, 10), j.Kind, j.Queue, string(j.State), strconv.Itoa(j.Attempt),
+			fmt.Sprintf("%d/%d", j.ChargedAttempts(), j.MaxAttempts), When(j, now),
 			LeaseSummary(j, now), Truncate(j.LastError, 50))
 	}
 	return t.Flush()
+}
+
+// When says when a job runs or ran: "runs in 5m" or "due 3s ago" for a
+// job waiting to run, "finished 2m ago" for a finished one, "-" for a
+// processing one (its LEASE says more).
+func When(j *leasehold.JobRow, now time.Time) string {
+	switch {
+	case j.State.Finished():
+		if j.FinishedAt.IsZero() {
+			return "finished"
+		}
+		return "finished " + Relative(j.FinishedAt, now)
+	case j.State == leasehold.StateProcessing:
+		return "-"
+	case j.RunAt.After(now):
+		return "runs " + Relative(j.RunAt, now)
+	}
+	if r := Relative(j.RunAt, now); r != "now" {
+		return "due " + r
+	}
+	return "due now"
 }
 
 // LeaseSummary describes the lease of a processing job: its owner and the
@@ -47,16 +71,18 @@ func RenderJob(w io.Writer, info *leasehold.JobInfo, now time.Time) error {
 	if j.UniqueKey != "" {
 		kv.Row("  unique key", j.UniqueKey)
 	}
-	kv.Row("  created", Timestamp(j.CreatedAt)+" ("+Relative(j.CreatedAt, now)+")")
-	kv.Row("  run at", Timestamp(j.RunAt)+" ("+Relative(j.RunAt, now)+")")
+	kv.Row("  created", At(j.CreatedAt, now))
+	if !j.State.Finished() {
+		kv.Row("  run at", At(j.RunAt, now))
+	}
 	if !j.FinishedAt.IsZero() {
-		kv.Row("  finished", Timestamp(j.FinishedAt)+" ("+Relative(j.FinishedAt, now)+")")
+		kv.Row("  finished", At(j.FinishedAt, now))
 	}
 	if j.State == leasehold.StateProcessing {
 		kv.Row("  lease", leaseDetail(j, now))
 	}
-	if j.CancelRequested {
-		kv.Row("  cancel", "requested: the handler is cancelled at its next heartbeat")
+	if c := cancelNote(j); c != "" {
+		kv.Row("  cancel", c)
 	}
 	if j.LastError != "" {
 		kv.Row("  last error", Truncate(j.LastError, 200))
@@ -65,7 +91,7 @@ func RenderJob(w io.Writer, info *leasehold.JobInfo, now time.Time) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	return renderAttempts(w, info.Attempts)
+	return renderAttempts(w, j, info.Attempts)
 }
 
 func leaseDetail(j *leasehold.JobRow, now time.Time) string {
@@ -75,13 +101,39 @@ func leaseDetail(j *leasehold.JobRow, now time.Time) string {
 	} else {
 		s += ", expired " + FormatDuration(-left) + " ago (the watcher or a new claim takes it back)"
 	}
-	if !j.HeartbeatAt.IsZero() {
-		s += ", last heartbeat " + Relative(j.HeartbeatAt, now)
+	if j.HeartbeatAt.IsZero() {
+		return s + ", no heartbeat yet"
 	}
-	return s
+	return s + ", last heartbeat " + At(j.HeartbeatAt, now)
 }
 
-func renderAttempts(w io.Writer, attempts []*leasehold.Attempt) error {
+// cancelNote says what an operator's cancel request means for the job
+// now: pending while the handler runs, fulfilled once the job ended
+// cancelled, moot when the job finished otherwise.
+func cancelNote(j *leasehold.JobRow) string {
+	switch {
+	case !j.CancelRequested:
+		return ""
+	case j.State == leasehold.StateProcessing:
+		return "requested: the handler is cancelled at its next heartbeat"
+	case j.State == leasehold.StateCancelled:
+		return "requested while it ran; the job ended cancelled"
+	case j.State.Finished():
+		return "requested while it ran; the job ended " + string(j.State) + " first"
+	}
+	return ""
+}
+
+// At renders t as a timestamp with the time relative to now in
+// parentheses, or "-" when t is zero.
+func At(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return Timestamp(t) + " (" + Relative(t, now) + ")"
+}
+
+func renderAttempts(w io.Writer, j *leasehold.JobRow, attempts []*leasehold.Attempt) error {
 	if len(attempts) == 0 {
 		fmt.Fprintln(w, "no attempts yet")
 		return nil
@@ -92,14 +144,55 @@ func renderAttempts(w io.Writer, attempts []*leasehold.Attempt) error {
 		if a.Outcome == leasehold.OutcomeRunning {
 			outcome = "running"
 		}
-		t.Row(strconv.Itoa(a.Attempt), a.Owner, Timestamp(a.ClaimedAt), Timestamp(a.HeartbeatAt),
+		t.Row(strconv.Itoa(a.Attempt), a.Owner, Timestamp(a.ClaimedAt), Timestamp(AttemptHeartbeat(j, a)),
 			Timestamp(a.EndedAt), outcome, Truncate(a.Error, 60))
 	}
 	return t.Flush()
 }
 
-// RenderQueues prints per-queue statistics.
-func RenderQueues(w io.Writer, qs []*leasehold.QueueStats) error {
+// AttemptHeartbeat is the last heartbeat of attempt a of job j. The
+// history row gets it when the attempt ends; while the attempt runs, the
+// job row holds it, so the lease and the attempt show the same time.
+func AttemptHeartbeat(j *leasehold.JobRow, a *leasehold.Attempt) time.Time {
+	if a.Outcome == leasehold.OutcomeRunning && a.Attempt == j.Attempt && j.State == leasehold.StateProcessing &&
+		a.HeartbeatAt.IsZero() {
+		return j.HeartbeatAt
+	}
+	return a.HeartbeatAt
+}
+
+// RenderQueues prints per-queue statistics, then a warning for each kind
+// whose due jobs wait unclaimed (see Suspect).
+func RenderQueues(w io.Writer, qs []*leasehold.QueueStats, unclaimedAfter time.Duration) error {
+	if err := renderQueueTable(w, qs); err != nil {
+		return err
+	}
+	return RenderUnclaimed(w, qs, unclaimedAfter)
+}
+
+// RenderUnclaimed prints one line for each kind whose never-claimed due
+// jobs suggest that no running worker handles it.
+func RenderUnclaimed(w io.Writer, qs []*leasehold.QueueStats, after time.Duration) error {
+	for _, q := range qs {
+		for _, b := range q.NeverClaimed {
+			if !Suspect(b, after) {
+				continue
+			}
+			jobs := "jobs"
+			if b.Due == 1 {
+				jobs = "job"
+			}
+			_, err := fmt.Fprintf(w, "kind %s in queue %s: %d due %s never claimed, the oldest due for %s, none of this kind running: is a worker for it running?\n",
+				Truncate(b.Kind, 80), Truncate(q.Queue, 80), b.Due, jobs, FormatDuration(b.OldestDue))
+			if err != nil {
+				return fmt.Errorf("write: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func renderQueueTable(w io.Writer, qs []*leasehold.QueueStats) error {
 	if len(qs) == 0 {
 		fmt.Fprintln(w, "no jobs")
 		return nil
@@ -140,4 +233,23 @@ func RenderStuck(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
 		t.Row(strconv.FormatInt(j.ID, 10), j.Kind, j.Queue, string(j.State), strconv.Itoa(j.Attempt), StuckReason(j, now))
 	}
 	return t.Flush()
+}
+
+// StatsSummary is the line `leasehold work` prints when it stops: every
+// counter, then, when some outcomes could not be written (the database
+// unreachable at shutdown), how many leases were left behind and when
+// their jobs come back. ttl is the worker's lease TTL.
+func StatsSummary(s StatsView, ttl time.Duration) string {
+	line := fmt.Sprintf("worker %s stopped: claimed %d, completed %d, retried %d, failed %d, snoozed %d, cancelled %d, panicked %d, released %d, skipped late %d, leases lost %d, late writes refused %d, outcomes dropped %d, rescued %d",
+		s.Owner, s.Claimed, s.Completed, s.Retried, s.Failed, s.Snoozed, s.Cancelled, s.Panics, s.Released,
+		s.SkippedLate, s.LeaseLost, s.FinishRefused, s.OutcomesDropped, s.Rescued)
+	switch n := s.OutcomesDropped; {
+	case n == 1:
+		line += fmt.Sprintf("\ncould not release 1 lease or record its outcome (the database did not answer): its job comes back when the lease expires, within the lease TTL (%s)",
+			FormatDuration(ttl))
+	case n > 1:
+		line += fmt.Sprintf("\ncould not release %d leases or record their outcomes (the database did not answer): their jobs come back when the leases expire, within the lease TTL (%s)",
+			n, FormatDuration(ttl))
+	}
+	return line
 }

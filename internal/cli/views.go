@@ -65,6 +65,19 @@ type QueueView struct {
 	OldestPendingSeconds float64          `json:"oldest_pending_seconds"`
 	LiveLeases           int64            `json:"live_leases"`
 	ExpiredLeases        int64            `json:"expired_leases"`
+	// NeverClaimed lists, per kind, the due jobs no worker ever claimed.
+	NeverClaimed []KindBacklogView `json:"never_claimed"`
+}
+
+// KindBacklogView is the never-claimed due work of one kind in a queue.
+type KindBacklogView struct {
+	Kind             string  `json:"kind"`
+	Due              int64   `json:"due"`
+	OldestDueSeconds float64 `json:"oldest_due_seconds"`
+	LiveLeases       int64   `json:"live_leases"`
+	// Suspect is set when the oldest has waited past the threshold and
+	// the kind has no live lease: probably no running worker handles it.
+	Suspect bool `json:"suspect"`
 }
 
 // RescuedView is a job the stuck watcher moved.
@@ -94,6 +107,9 @@ type StatsView struct {
 	OutcomesDropped int64 `json:"outcomes_dropped"`
 	Rescued         int64 `json:"rescued"`
 	Panics          int64 `json:"panics"`
+	// SkippedLate: claimed jobs not started because the claim's reply came
+	// too late for a safe run (see leasehold.Stats).
+	SkippedLate int64 `json:"skipped_late"`
 }
 
 // NewJobView converts a job; now is the database clock.
@@ -127,7 +143,7 @@ func NewJobInfoView(info *leasehold.JobInfo, now time.Time) JobInfoView {
 		}
 		v.Attempts = append(v.Attempts, AttemptView{
 			Attempt: a.Attempt, Owner: a.Owner, ClaimedAt: a.ClaimedAt,
-			HeartbeatAt: timePtr(a.HeartbeatAt), EndedAt: timePtr(a.EndedAt),
+			HeartbeatAt: timePtr(AttemptHeartbeat(info.JobRow, a)), EndedAt: timePtr(a.EndedAt),
 			Outcome: outcome, Error: a.Error,
 		})
 	}
@@ -135,15 +151,30 @@ func NewJobInfoView(info *leasehold.JobInfo, now time.Time) JobInfoView {
 }
 
 // NewQueueView converts queue statistics; every status has a count.
-func NewQueueView(q *leasehold.QueueStats) QueueView {
+// A kind is suspect when its oldest never-claimed due job has waited
+// longer than unclaimedAfter and it has no live lease.
+func NewQueueView(q *leasehold.QueueStats, unclaimedAfter time.Duration) QueueView {
 	v := QueueView{
 		Queue: q.Queue, Counts: map[string]int64{}, OldestPendingSeconds: q.OldestPending.Seconds(),
-		LiveLeases: q.LiveLeases, ExpiredLeases: q.ExpiredLeases,
+		LiveLeases: q.LiveLeases, ExpiredLeases: q.ExpiredLeases, NeverClaimed: []KindBacklogView{},
 	}
 	for _, s := range leasehold.AllStates {
 		v.Counts[string(s)] = q.Counts[s]
 	}
+	for _, b := range q.NeverClaimed {
+		v.NeverClaimed = append(v.NeverClaimed, KindBacklogView{
+			Kind: b.Kind, Due: b.Due, OldestDueSeconds: b.OldestDue.Seconds(), LiveLeases: b.LiveLeases,
+			Suspect: Suspect(b, unclaimedAfter),
+		})
+	}
 	return v
+}
+
+// Suspect reports whether the never-claimed jobs of b suggest that no
+// running worker handles its kind: the oldest has been due longer than
+// after, and no job of the kind holds a live lease.
+func Suspect(b *leasehold.KindBacklog, after time.Duration) bool {
+	return b.Due > 0 && b.OldestDue >= after && b.LiveLeases == 0
 }
 
 // NewRescuedView converts a job moved by the watcher.
@@ -157,6 +188,7 @@ func NewStatsView(owner string, s leasehold.Stats) StatsView {
 		Owner: owner, Claimed: s.Claimed, Completed: s.Completed, Retried: s.Retried, Failed: s.Failed,
 		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Released: s.Released, LeaseLost: s.LeaseLost,
 		FinishRefused: s.FinishRefused, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, Panics: s.Panics,
+		SkippedLate: s.SkippedLate,
 	}
 }
 

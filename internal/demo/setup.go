@@ -58,7 +58,7 @@ func (d *demo) openDB(ctx context.Context) error {
 	}
 	d.db = db
 	d.scr.Line("  database  %s%s", t, fresh)
-	if err := db.Driver.Migrate(ctx); err != nil {
+	if _, err := db.Driver.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate %s: %w", t, err)
 	}
 	sqlDB, err := db.SQL()

@@ -62,6 +62,11 @@ func (h *handler) Work(ctx context.Context, job *leasehold.Job[ChargeArgs]) erro
 	if err := job.Args.validate(); err != nil {
 		return leasehold.Permanent(err)
 	}
+	// The charge cannot be fenced: it must not start once another worker
+	// may own the job.
+	if err := leasehold.CheckLease(ctx); err != nil {
+		return err
+	}
 	charge, err := h.provider.Charge(ctx, ChargeRequest{
 		IdempotencyKey: job.IdempotencyKey(), PaymentID: job.Args.PaymentID,
 		AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),

@@ -107,28 +107,52 @@ func (l *Ledger) DB() *sql.DB { return l.db }
 // Migrate creates the ledger table if it does not exist. Concurrent calls
 // are safe.
 func (l *Ledger) Migrate(ctx context.Context) error {
+	_, err := l.Ensure(ctx)
+	return err
+}
+
+// Ensure creates the ledger table if it does not exist and reports whether
+// it did, so that a worker can say it created an application table.
+// Concurrent calls are safe.
+func (l *Ledger) Ensure(ctx context.Context) (created bool, err error) {
 	if l.dialect == SQLite {
-		if _, err := l.db.ExecContext(ctx, l.ddl()); err != nil {
-			return fmt.Errorf("payments: create ledger: %w", err)
-		}
-		return nil
+		return l.ensureSQLite(ctx)
 	}
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("payments: create ledger: %w", err)
+		return false, fmt.Errorf("payments: create ledger: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	// Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog.
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('leasehold.payments_ledger'))`); err != nil {
-		return fmt.Errorf("payments: create ledger: %w", err)
+		return false, fmt.Errorf("payments: create ledger: %w", err)
+	}
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT to_regclass('`+LedgerTable+`') IS NOT NULL`).Scan(&exists); err != nil {
+		return false, fmt.Errorf("payments: create ledger: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, l.ddl()); err != nil {
-		return fmt.Errorf("payments: create ledger: %w", err)
+		return false, fmt.Errorf("payments: create ledger: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("payments: create ledger: %w", err)
+		return false, fmt.Errorf("payments: create ledger: %w", err)
 	}
-	return nil
+	return !exists, nil
+}
+
+// ensureSQLite is Ensure on SQLite, where the table's absence is read
+// before the CREATE (two processes creating it at the same instant may
+// both report the creation).
+func (l *Ledger) ensureSQLite(ctx context.Context) (bool, error) {
+	var n int64
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '` + LedgerTable + `'`
+	if err := l.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return false, fmt.Errorf("payments: create ledger: %w", err)
+	}
+	if _, err := l.db.ExecContext(ctx, l.ddl()); err != nil {
+		return false, fmt.Errorf("payments: create ledger: %w", err)
+	}
+	return n == 0, nil
 }
 
 // insert records e inside tx.

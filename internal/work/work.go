@@ -29,6 +29,10 @@ type Options struct {
 	DisableWatcher  bool
 	PollInterval    time.Duration
 	ShutdownTimeout time.Duration
+	// Kinds selects the built-in kinds to run (see jobkinds.Select); nil
+	// runs them all. The payments ledger table is created, and the
+	// provider stand-in started, only when the payment kind runs.
+	Kinds []string
 	// ProviderURL is the payment provider; empty starts an in-process
 	// stand-in.
 	ProviderURL string
@@ -44,8 +48,15 @@ type Options struct {
 }
 
 // Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so),
-// then stops gracefully and returns the client's counters.
+// then stops gracefully and returns the client's counters. Outcomes it
+// could not write at the end (the database unreachable) are counted in
+// OutcomesDropped and logged: their leases expire and their jobs come back.
 func Run(ctx context.Context, o Options) (cli.StatsView, error) {
+	kinds, err := jobkinds.Select(o.Kinds)
+	if err != nil {
+		return cli.StatsView{}, cli.UsageError(fmt.Errorf("--kind: %w", err))
+	}
+	o.Kinds = kinds
 	client, closeProvider, err := newClient(ctx, o)
 	if err != nil {
 		return cli.StatsView{}, err
@@ -54,7 +65,7 @@ func Run(ctx context.Context, o Options) (cli.StatsView, error) {
 	if err := client.Start(ctx); err != nil {
 		return cli.StatsView{}, fmt.Errorf("start workers: %w", err)
 	}
-	o.Logger.Info("worker started", "owner", client.Owner(), "queues", o.Queues, "kinds", jobkinds.Kinds(),
+	o.Logger.Info("worker started", "owner", client.Owner(), "queues", o.Queues, "kinds", o.Kinds,
 		"lease_ttl", o.TTL, "database", o.DB.Target.String())
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -67,47 +78,83 @@ func Run(ctx context.Context, o Options) (cli.StatsView, error) {
 	<-runCtx.Done()
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+stopGrace)
 	defer stopCancel()
+	o.Logger.Info("stopping: running jobs may finish", "shutdown_timeout", o.ShutdownTimeout)
 	err = client.Stop(stopCtx)
 	stats := cli.NewStatsView(client.Owner(), client.Stats())
+	if n := stats.OutcomesDropped; n > 0 {
+		o.Logger.Warn("could not release or record some leases: their jobs come back when the leases expire",
+			"leases", n, "lease_ttl", o.TTL)
+	}
 	if err != nil {
 		return stats, fmt.Errorf("stop workers: %w", err)
 	}
 	return stats, nil
 }
 
-// newClient migrates the schema and the payments ledger and builds the
-// client; the returned function stops the in-process provider, if any.
+// newClient migrates the schema (and, for the payment kind, the payments
+// ledger) and builds the client; the returned function stops the
+// in-process provider, if any.
 func newClient(ctx context.Context, o Options) (*leasehold.Client, func(), error) {
 	noop := func() {}
-	if err := o.DB.Driver.Migrate(ctx); err != nil {
+	if _, err := o.DB.Driver.Migrate(ctx); err != nil {
 		return nil, noop, fmt.Errorf("migrate %s: %w", o.DB.Target, err)
 	}
-	sqlDB, err := o.DB.SQL()
-	if err != nil {
-		return nil, noop, err
-	}
-	ledger, err := payments.NewLedger(sqlDB, payments.Dialect(o.DB.Target.Dialect))
-	if err != nil {
-		return nil, noop, err
-	}
-	if err := ledger.Migrate(ctx); err != nil {
-		return nil, noop, err
-	}
-	providerURL, closeProvider := o.ProviderURL, noop
-	if providerURL == "" {
-		p, err := payments.StartProvider(payments.ProviderConfig{})
-		if err != nil {
+	deps := jobkinds.Deps{Kinds: o.Kinds}
+	closeProvider := noop
+	if jobkinds.Runs(o.Kinds, payments.Kind) {
+		var err error
+		if deps.Ledger, err = ensureLedger(ctx, o); err != nil {
 			return nil, noop, err
 		}
-		providerURL, closeProvider = p.URL(), func() { _ = p.Close() }
-		o.Logger.Info("no --provider: charging payments through an in-process provider stand-in", "url", providerURL)
+		if deps.ProviderURL, closeProvider, err = provider(o); err != nil {
+			return nil, noop, err
+		}
 	}
-	client, err := jobkinds.NewClient(config(o), jobkinds.Deps{Ledger: ledger, ProviderURL: providerURL})
+	client, err := jobkinds.NewClient(config(o), deps)
 	if err != nil {
 		closeProvider()
 		return nil, noop, err
 	}
 	return client, closeProvider, nil
+}
+
+// ensureLedger opens the payments ledger, creating its table when it is
+// missing, and says so: it is an application table in the user's
+// database, not one of leasehold's.
+func ensureLedger(ctx context.Context, o Options) (*payments.Ledger, error) {
+	sqlDB, err := o.DB.SQL()
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := payments.NewLedger(sqlDB, payments.Dialect(o.DB.Target.Dialect))
+	if err != nil {
+		return nil, err
+	}
+	created, err := ledger.Ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		o.Logger.Info("created payments ledger table "+payments.LedgerTable+" (kind "+payments.Kind+" records each charge in it)",
+			"database", o.DB.Target.String())
+	} else {
+		o.Logger.Info("recording charges in payments ledger table " + payments.LedgerTable)
+	}
+	return ledger, nil
+}
+
+// provider returns the payment provider's URL, starting the in-process
+// stand-in when none was given.
+func provider(o Options) (string, func(), error) {
+	if o.ProviderURL != "" {
+		return o.ProviderURL, func() {}, nil
+	}
+	p, err := payments.StartProvider(payments.ProviderConfig{})
+	if err != nil {
+		return "", nil, err
+	}
+	o.Logger.Info("no --provider: charging payments through an in-process provider stand-in", "url", p.URL())
+	return p.URL(), func() { _ = p.Close() }, nil
 }
 
 func config(o Options) leasehold.Config {
@@ -133,7 +180,7 @@ func waitIdle(ctx context.Context, cancel context.CancelFunc, c *leasehold.Clien
 			return
 		case <-t.C:
 		}
-		busy, err := hasWork(ctx, c, o.Queues)
+		busy, err := hasWork(ctx, c, o.Queues, o.Kinds)
 		if err != nil {
 			o.Logger.Warn("idle check failed", "err", err)
 			continue
@@ -146,10 +193,10 @@ func waitIdle(ctx context.Context, cancel context.CancelFunc, c *leasehold.Clien
 	}
 }
 
-func hasWork(ctx context.Context, c *leasehold.Client, queues []string) (bool, error) {
+func hasWork(ctx context.Context, c *leasehold.Client, queues, kinds []string) (bool, error) {
 	open := []leasehold.JobState{leasehold.StatePending, leasehold.StateProcessing}
 	for _, q := range queues {
-		for _, k := range jobkinds.Kinds() {
+		for _, k := range kinds {
 			jobs, err := c.ListJobs(ctx, &leasehold.ListParams{States: open, Queue: q, Kind: k, Limit: 1})
 			if err != nil {
 				return false, err

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+func TestWhen(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		j    leasehold.JobRow
+		want string
+	}{
+		{leasehold.JobRow{State: leasehold.StatePending, RunAt: now.Add(5 * time.Minute)}, "runs in 5m"},
+		{leasehold.JobRow{State: leasehold.StatePending, RunAt: now.Add(-3 * time.Second)}, "due 3s ago"},
+		{leasehold.JobRow{State: leasehold.StateStuck, RunAt: now}, "due now"},
+		{leasehold.JobRow{State: leasehold.StateProcessing, RunAt: now.Add(-time.Minute)}, "-"},
+		{leasehold.JobRow{State: leasehold.StateCompleted, RunAt: now.Add(-time.Hour), FinishedAt: now.Add(-2 * time.Minute)}, "finished 2m ago"},
+		{leasehold.JobRow{State: leasehold.StateCancelled, RunAt: now.Add(-time.Hour)}, "finished"},
+	}
+	for _, c := range cases {
+		if got := When(&c.j, now); got != c.want {
+			t.Errorf("When(%s, run at %v, finished %v) = %q, want %q", c.j.State, c.j.RunAt, c.j.FinishedAt, got, c.want)
+		}
+	}
+}
+
+func TestCancelNote(t *testing.T) {
+	for state, want := range map[leasehold.JobState]string{
+		leasehold.StateProcessing: "next heartbeat",
+		leasehold.StateCancelled:  "ended cancelled",
+		leasehold.StateCompleted:  "ended completed first",
+	} {
+		if got := cancelNote(&leasehold.JobRow{State: state, CancelRequested: true}); !strings.Contains(got, want) {
+			t.Errorf("cancelNote(%s) = %q, want it to say %q", state, got, want)
+		}
+	}
+	if got := cancelNote(&leasehold.JobRow{State: leasehold.StateProcessing}); got != "" {
+		t.Errorf("cancelNote without a request = %q", got)
+	}
+}
+
+func TestReadValue(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "v.json")
+	if err := os.WriteFile(file, []byte("  {\"a\":1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{`{"b":2}`: `{"b":2}`, "@" + file: `{"a":1}`, "-": `{"c":3}`} {
+		got, err := ReadValue("--args", in, strings.NewReader("\n{\"c\":3}\n"))
+		if err != nil || got != want {
+			t.Errorf("ReadValue(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"@", "@" + file + ".missing"} {
+		if _, err := ReadValue("--args", bad, nil); ExitCode(err) != ExitUsage {
+			t.Errorf("ReadValue(%q) error = %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestStatsSummary(t *testing.T) {
+	s := StatsSummary(StatsView{Owner: "w", Snoozed: 2, Cancelled: 3, Panics: 4}, 30*time.Second)
+	for _, want := range []string{"snoozed 2,", "cancelled 3,", "panicked 4,"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("StatsSummary lacks %q: %s", want, s)
+		}
+	}
+	if strings.Contains(s, "could not release") {
+		t.Errorf("StatsSummary without dropped outcomes: %s", s)
+	}
+	if s := StatsSummary(StatsView{OutcomesDropped: 2}, 30*time.Second); !strings.Contains(s, "could not release 2 leases") || !strings.Contains(s, "TTL (30s)") {
+		t.Errorf("StatsSummary with 2 dropped outcomes: %s", s)
+	}
+}

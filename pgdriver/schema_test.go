@@ -1,0 +1,85 @@
+package pgdriver
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/testdb"
+)
+
+// TestSchemaUpgradeFromVersion1 migrates a version 1 schema holding jobs:
+// Start refuses it until then, every existing job gets its own version 4
+// UUID, and unique keys become per kind.
+func TestSchemaUpgradeFromVersion1(t *testing.T) {
+	ctx := testCtx(t)
+	d, err := Open(ctx, testdb.PostgresURL(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	startRefused(t, d, 0)
+
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		if _, _, err := applyMigration(ctx, tx, ms[0], latestVersion(ms)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO leasehold_jobs (kind, queue, max_attempts, args, unique_key)
+			SELECT 'k', 'q', 3, '{}', key FROM unnest(ARRAY['a', 'b', 'c']) AS key`)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("set up version 1: %v", err)
+	}
+	startRefused(t, d, 1)
+
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate from version 1: %v", err)
+	}
+	if want := (leasehold.MigrateResult{From: 1, To: latestVersion(ms), Applied: len(ms) - 1}); *res != want {
+		t.Fatalf("Migrate from version 1 = %+v, want %+v", *res, want)
+	}
+	jobs, err := d.ListJobs(ctx, &leasehold.ListParams{})
+	if err != nil || len(jobs) != 3 {
+		t.Fatalf("ListJobs = %d jobs, %v; want 3", len(jobs), err)
+	}
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		if u, err := uuid.Parse(j.UUID); err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || u.String() != j.UUID {
+			t.Errorf("job %d migrated with UUID %q, want a canonical version 4 UUID", j.ID, j.UUID)
+		}
+		if seen[j.UUID] {
+			t.Errorf("job %d: UUID %s given to two jobs", j.ID, j.UUID)
+		}
+		seen[j.UUID] = true
+	}
+	other := job("q")
+	other.Kind, other.UniqueKey = "other", "a"
+	got, err := d.Insert(ctx, nil, []*leasehold.InsertParams{other})
+	if err != nil || got[0].Duplicate {
+		t.Fatalf("Insert of key a for another kind after the upgrade = %+v, %v; want a new job", got, err)
+	}
+}
+
+// startRefused checks that a client on d refuses to start, naming version.
+func startRefused(t *testing.T, d *Driver, version int) {
+	t.Helper()
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Start(testCtx(t))
+	var verr *leasehold.SchemaVersionError
+	if !errors.Is(err, leasehold.ErrSchemaNotMigrated) || !errors.As(err, &verr) || verr.Database != version {
+		_ = c.Stop(testCtx(t))
+		t.Fatalf("Start on schema version %d = %v, want ErrSchemaNotMigrated naming version %d", version, err, version)
+	}
+}

@@ -1,0 +1,164 @@
+package leasehold
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// InvalidInputError reports an input refused before it reaches the
+// database: a job's kind, queue, arguments, metadata, unique key or insert
+// option, or a ListJobs filter. Every driver refuses exactly the same
+// inputs with it: text and JSON that PostgreSQL cannot store (NUL
+// characters, invalid UTF-8, the JSON escape \u0000, unpaired surrogate
+// escapes, numbers beyond its numeric range) are refused on SQLite too, so
+// code tested on one database does not meet a raw SQL error on the other.
+//
+// Branch on the class of problem with errors.Is and the sentinel in Err
+// (ErrInvalidKind, ErrInvalidQueue, ErrInvalidArgs, ErrPayloadTooLarge),
+// and read the details with errors.As:
+//
+//	var bad *leasehold.InvalidInputError
+//	if errors.As(err, &bad) && bad.Index >= 0 {
+//		log.Printf("job %d of the batch: %s: %s", bad.Index, bad.Field, bad.Reason)
+//	}
+type InvalidInputError struct {
+	// Field names the refused input as the jobs table and the command-line
+	// tool call it: "kind", "queue", "args", "metadata", "unique_key",
+	// "priority", "max_attempts", "run_at" or "jobs" (an empty batch) for
+	// inserts; "kind", "queue", "owner", "state" or "limit" for ListJobs.
+	Field string
+	// Index is the position of the refused job in the slice passed to
+	// InsertMany or InsertBulk (nothing of the batch is inserted), and -1
+	// for Insert, InsertTx, ListJobs, ValidateKind and ValidateQueue.
+	Index int
+	// Reason says what is wrong. It echoes at most the first 64 bytes of
+	// a refused name or key, quoted, and the offset of a bad byte.
+	Reason string
+	// Err is the sentinel the error matches with errors.Is.
+	Err error
+	// Cause is the underlying error, such as the one an Args' MarshalJSON
+	// returned, or nil. errors.Is and errors.As see it too.
+	Cause error
+}
+
+// Error returns "<sentinel>: [job <index>: ]<field>: <reason>[: <cause>]".
+func (e *InvalidInputError) Error() string {
+	var b strings.Builder
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString("leasehold: invalid input")
+	}
+	b.WriteString(": ")
+	if e.Index >= 0 {
+		fmt.Fprintf(&b, "job %d: ", e.Index)
+	}
+	b.WriteString(e.Field)
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	if e.Cause != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel and the cause, for errors.Is and errors.As.
+func (e *InvalidInputError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}
+
+// invalid returns the refusal of field (Index -1) for sentinel is.
+func invalid(is error, field, format string, args ...any) *InvalidInputError {
+	return &InvalidInputError{Field: field, Index: -1, Reason: fmt.Sprintf(format, args...), Err: is}
+}
+
+// atIndex returns err as the refusal of job i of a batch.
+func atIndex(err error, i int) error {
+	if bad, ok := err.(*InvalidInputError); ok {
+		at := *bad
+		at.Index = i
+		return &at
+	}
+	return fmt.Errorf("job %d: %w", i, err)
+}
+
+// maxEchoedInput bounds how much of a refused name, key or owner an error
+// message repeats, in bytes.
+const maxEchoedInput = 64
+
+// quoteInput quotes s for an error message, as %q does, cut after
+// maxEchoedInput bytes (never inside a UTF-8 sequence) and followed by its
+// full length when cut: a 10 KB kind name reads `"kkk…"… (10240 bytes)`.
+func quoteInput(s string) string {
+	if len(s) <= maxEchoedInput {
+		return strconv.Quote(s)
+	}
+	cut := maxEchoedInput
+	for cut > maxEchoedInput-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// textProblem says why s cannot be stored as database text, or returns
+// "": PostgreSQL refuses invalid UTF-8 (SQLSTATE 22021) and NUL
+// characters in text; with controls set, control characters (C0, DEL and
+// C1), which would garble the terminals and logs s is printed in, are
+// refused too.
+func textProblem(s string, controls bool) string {
+	if !utf8.ValidString(s) {
+		for i, r := range s {
+			if r == utf8.RuneError {
+				if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+					return fmt.Sprintf("invalid UTF-8 at byte %d", i)
+				}
+			}
+		}
+	}
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return fmt.Sprintf("NUL character at byte %d", i)
+	}
+	if controls {
+		if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			return fmt.Sprintf("control character %U at byte %d", r, i)
+		}
+	}
+	return ""
+}
+
+// validateListParams refuses ListJobs filters that no stored job can
+// match, before PostgreSQL would refuse them as text: an unknown state, a
+// malformed kind or queue name, or an owner that is not valid UTF-8 or
+// holds control characters (as Config.Owner may not).
+func validateListParams(p *ListParams) error {
+	for _, s := range p.States {
+		if !s.Valid() {
+			return invalid(ErrInvalidArgs, "state", "unknown state %s (want one of %v)", quoteInput(string(s)), AllStates)
+		}
+	}
+	if p.Limit < 0 {
+		return invalid(ErrInvalidArgs, "limit", "negative limit %d", p.Limit)
+	}
+	if p.Kind != "" {
+		if err := ValidateKind(p.Kind); err != nil {
+			return err
+		}
+	}
+	if p.Queue != "" {
+		if err := ValidateQueue(p.Queue); err != nil {
+			return err
+		}
+	}
+	if prob := textProblem(p.Owner, true); prob != "" {
+		return invalid(ErrInvalidArgs, "owner", "%s: %s", quoteInput(p.Owner), prob)
+	}
+	return nil
+}
