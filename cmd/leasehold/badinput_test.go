@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // TestInputNoDatabaseStores: text and JSON that PostgreSQL cannot store

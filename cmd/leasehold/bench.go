@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/leasehold/leasehold/internal/bench"
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/bench"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 type benchFlags struct {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasehold/leasehold/internal/bench"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/bench"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/leasehold/leasehold/internal/chaos"
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/chaos"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 const chaosLong = `Run K worker processes against one database while injecting faults, then

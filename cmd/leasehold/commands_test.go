@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 func TestEnqueueListShow(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/demo"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/demo"
 )
 
 func (a *app) demoCommand() *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasehold/leasehold/internal/demo"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/demo"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 

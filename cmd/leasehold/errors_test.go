@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // TestBadInput: bad input gets one line on stderr, "leasehold: ...", the

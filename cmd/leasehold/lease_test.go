@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 func TestWorkUntilIdle(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 func main() {

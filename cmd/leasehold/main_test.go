@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 

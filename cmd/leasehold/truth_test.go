@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // TestShowAndListTellTheTruth: the lease line and the attempt row show the

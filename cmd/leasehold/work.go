@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/jobkinds"
-	"github.com/leasehold/leasehold/internal/work"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
 )
 
 type workFlags struct {

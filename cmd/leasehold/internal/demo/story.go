@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
 // story is what the demo did to its workers, and the leases it follows.

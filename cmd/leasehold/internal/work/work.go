@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/jobkinds"
-	"github.com/leasehold/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
 // stopGrace is how long Stop may take beyond ShutdownTimeout to write the

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/chaos"
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/chaos"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // binDir holds the leasehold binaries the tests build (once each).

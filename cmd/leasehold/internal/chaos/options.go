@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // Defaults of Options.

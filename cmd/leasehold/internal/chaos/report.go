@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // Report is the outcome of a chaos run: the figures the checks computed,

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
 // DefaultPath is the SQLite file the demo creates when no --db is given.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasehold/leasehold/internal/chaos"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/chaos"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/workerproc"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/workerproc"
 )
 
 // stopWait is how long a worker may take to stop after its stdin closes.

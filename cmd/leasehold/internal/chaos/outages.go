@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/internal/pgctl"
 )
 

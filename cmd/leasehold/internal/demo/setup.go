@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
 // setup prepares the database, enqueues the payments and starts the

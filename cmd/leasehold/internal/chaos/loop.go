@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // schedule is what the harness did to its workers and the database. The

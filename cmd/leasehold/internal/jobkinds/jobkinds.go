@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
 // SleepKind is the kind of SleepArgs.

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // Unfenced reports whether this build completes jobs without the fence.

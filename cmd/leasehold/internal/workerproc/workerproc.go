@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // Proc is one worker subprocess. Its owner sets Killed (from one

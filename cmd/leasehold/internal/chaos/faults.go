@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/cli"
-	"github.com/leasehold/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
 // killEvent is one SIGKILL.

@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/workerproc"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/workerproc"
 )
 
 // proc is one worker process. Its fields without a lock belong to the

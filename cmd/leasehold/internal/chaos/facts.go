@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/leasehold/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
 // refusal is a CompleteTx the fence refused: the lease (Job, Attempt) of

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/leasehold/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // attemptRow is one row of the attempt history; times are database Unix
