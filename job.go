@@ -2,6 +2,7 @@ package leasehold
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,7 +72,8 @@ type JobRow struct {
 	// UUID is a random value (RFC 4122 version 4) assigned when the job is
 	// inserted: the same for every attempt of the job, and unique across
 	// jobs even when a database reissues ids (as a new primary can after
-	// an asynchronous failover).
+	// an asynchronous failover). Empty for a job inserted before schema
+	// version 2 (see IdempotencyKey).
 	UUID string
 	// RunAt is when the job becomes claimable (database clock).
 	RunAt     time.Time
@@ -127,7 +129,17 @@ type Attempt struct {
 // UUID. Every attempt of the job sends the same key, so a retried charge is
 // the same charge, and no other job ever sends it, even one that was given
 // the same id after a failover lost the first.
-func (j *JobRow) IdempotencyKey() string { return "leasehold-" + j.UUID }
+//
+// A job inserted before schema version 2 has no UUID and keeps the key it
+// had then, "leasehold-job-" and its id, so that an attempt run after the
+// upgrade repeats the charge an earlier attempt may have made instead of
+// making a second one.
+func (j *JobRow) IdempotencyKey() string {
+	if j.UUID == "" {
+		return "leasehold-job-" + strconv.FormatInt(j.ID, 10)
+	}
+	return "leasehold-" + j.UUID
+}
 
 // newJobUUID returns a new random (version 4) UUID for JobRow.UUID.
 func newJobUUID() string { return uuid.NewString() }

@@ -2,6 +2,7 @@ package pgdriver
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -12,8 +13,9 @@ import (
 )
 
 // TestSchemaUpgradeFromVersion1 migrates a version 1 schema holding jobs:
-// Start refuses it until then, every existing job gets its own version 4
-// UUID, and unique keys become per kind.
+// Start refuses it until then, existing jobs keep their id-derived
+// idempotency key (no UUID), new ones get a version 4 UUID, and unique
+// keys become per kind.
 func TestSchemaUpgradeFromVersion1(t *testing.T) {
 	ctx := testCtx(t)
 	d, err := Open(ctx, testdb.PostgresURL(t))
@@ -51,21 +53,20 @@ func TestSchemaUpgradeFromVersion1(t *testing.T) {
 	if err != nil || len(jobs) != 3 {
 		t.Fatalf("ListJobs = %d jobs, %v; want 3", len(jobs), err)
 	}
-	seen := map[string]bool{}
 	for _, j := range jobs {
-		if u, err := uuid.Parse(j.UUID); err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || u.String() != j.UUID {
-			t.Errorf("job %d migrated with UUID %q, want a canonical version 4 UUID", j.ID, j.UUID)
+		if want := fmt.Sprintf("leasehold-job-%d", j.ID); j.UUID != "" || j.IdempotencyKey() != want {
+			t.Errorf("job %d from before the upgrade: UUID %q, key %q; want no UUID and its old key %q",
+				j.ID, j.UUID, j.IdempotencyKey(), want)
 		}
-		if seen[j.UUID] {
-			t.Errorf("job %d: UUID %s given to two jobs", j.ID, j.UUID)
-		}
-		seen[j.UUID] = true
 	}
 	other := job("q")
 	other.Kind, other.UniqueKey = "other", "a"
 	got, err := d.Insert(ctx, nil, []*leasehold.InsertParams{other})
 	if err != nil || got[0].Duplicate {
 		t.Fatalf("Insert of key a for another kind after the upgrade = %+v, %v; want a new job", got, err)
+	}
+	if u, err := uuid.Parse(got[0].Job.UUID); err != nil || u.Version() != 4 {
+		t.Errorf("job inserted after the upgrade has UUID %q, want a version 4 UUID", got[0].Job.UUID)
 	}
 }
 

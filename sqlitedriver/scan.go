@@ -27,14 +27,14 @@ func scanJob(s scanner) (*leasehold.JobRow, error) {
 		j                                   leasehold.JobRow
 		status                              string
 		args, meta                          []byte
-		uniqueKey, owner, lastErr           sql.NullString
+		uniqueKey, owner, lastErr, jobUUID  sql.NullString
 		runAt, createdAt                    int64
 		leaseUntil, heartbeatAt, finishedAt sql.NullInt64
 		cancelRequested                     bool
 	)
 	err := s.Scan(&j.ID, &j.Kind, &j.Queue, &status, &j.Priority, &j.Attempt, &j.MaxAttempts,
 		&j.FreeAttempts, &args, &meta, &uniqueKey, &runAt, &createdAt, &owner, &leaseUntil,
-		&heartbeatAt, &finishedAt, &lastErr, &cancelRequested, &j.UUID)
+		&heartbeatAt, &finishedAt, &lastErr, &cancelRequested, &jobUUID)
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +42,7 @@ func scanJob(s scanner) (*leasehold.JobRow, error) {
 	j.Args = json.RawMessage(args)
 	j.Metadata = json.RawMessage(meta)
 	j.UniqueKey = uniqueKey.String
+	j.UUID = jobUUID.String // NULL for jobs inserted before schema version 2
 	j.RunAt = fromMicros(runAt)
 	j.CreatedAt = fromMicros(createdAt)
 	j.LeaseOwner = owner.String

@@ -1,10 +1,12 @@
 -- 002: a random UUID per job, the source of its idempotency key: unlike the
 -- id, it is never reissued to another job (a new primary can reissue ids
--- lost in an asynchronous failover). Existing jobs get one each. The
--- volatile default rewrites the table once; it stays as a safety net, but
--- the driver always supplies the value.
+-- lost in an asynchronous failover). The driver supplies it on every
+-- insert. Jobs that exist already keep no UUID (NULL): their idempotency key
+-- stays the id-derived one they had, so an attempt after the upgrade repeats
+-- an earlier attempt's outside call instead of making a second one. A
+-- nullable column without a default is added without rewriting the table.
 ALTER TABLE leasehold_jobs
-    ADD COLUMN IF NOT EXISTS uuid uuid NOT NULL DEFAULT gen_random_uuid();
+    ADD COLUMN IF NOT EXISTS uuid uuid;
 
 CREATE UNIQUE INDEX IF NOT EXISTS leasehold_jobs_uuid_idx
     ON leasehold_jobs (uuid);

@@ -1,16 +1,10 @@
 -- 002: a random UUID per job, the source of its idempotency key: unlike the
--- id, it is never reissued to another job. ADD COLUMN cannot take an
--- expression default, so existing jobs get a random version 4 UUID each
--- from randomblob, and the unique index enforces one job per UUID. The
--- driver always supplies the value on insert.
-ALTER TABLE leasehold_jobs ADD COLUMN uuid TEXT NOT NULL DEFAULT '';
-
-UPDATE leasehold_jobs SET uuid = lower(
-    hex(randomblob(4)) || '-' ||
-    hex(randomblob(2)) || '-' ||
-    '4' || substr(hex(randomblob(2)), 2) || '-' ||
-    substr('89ab', 1 + (random() & 3), 1) || substr(hex(randomblob(2)), 2) || '-' ||
-    hex(randomblob(6)));
+-- id, it is never reissued to another job. The driver supplies it on every
+-- insert. Jobs that exist already keep no UUID (NULL): their idempotency key
+-- stays the id-derived one they had, so an attempt after the upgrade repeats
+-- an earlier attempt's outside call instead of making a second one. The
+-- unique index allows any number of NULLs.
+ALTER TABLE leasehold_jobs ADD COLUMN uuid TEXT;
 
 CREATE UNIQUE INDEX IF NOT EXISTS leasehold_jobs_uuid ON leasehold_jobs (uuid);
 
