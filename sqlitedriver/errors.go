@@ -129,9 +129,9 @@ func codeName(code int) string {
 
 // beginErr explains a failure to begin the driver's own write transaction
 // (or a wait for SQLITE_BUSY to clear that outlived ctx) after waiting since
-// start. When ctx ended first, the wait itself is the news: the single write connection (or the file's write lock) is held by
-// someone else, and every driver write, heartbeats included, waits behind
-// it.
+// start. When ctx ended first, the wait itself is the news: the single
+// write connection (or the file's write lock) is held by someone else, and
+// every driver write, heartbeats included, waits behind it.
 func (d *Driver) beginErr(ctx context.Context, start time.Time, err error) error {
 	if ctx.Err() == nil {
 		return d.wrapErr(fmt.Errorf("sqlitedriver: begin: %w", err))
