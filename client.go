@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -40,12 +41,19 @@ type Client struct {
 	// abortClaims when a claim outlasts ShutdownTimeout.
 	claimCtx    context.Context
 	abortClaims context.CancelFunc
+
+	// cancelStart ends a Start still reading the schema version when Stop
+	// is called (cause ErrClientStopped).
+	cancelStart context.CancelCauseFunc
+	// stopped is closed once Stop has finished (see Stopped).
+	stopped chan struct{}
 }
 
 type clientState int
 
 const (
-	stateNew clientState = iota
+	stateNew      clientState = iota
+	stateStarting             // Start is reading the schema version
 	stateRunning
 	stateStopped
 )
@@ -70,6 +78,7 @@ func NewClient(cfg Config) (*Client, error) {
 		owner:   owner,
 		epoch:   time.Now(),
 		running: map[LeaseRef]*runningJob{},
+		stopped: make(chan struct{}),
 	}
 	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
 	c.fetchers = make(map[string]*fetcher, len(cfg.Queues))
@@ -109,24 +118,75 @@ func (c *Client) Migrate(ctx context.Context) error {
 // Start launches the fetchers (one per queue, when Workers has handlers),
 // the heartbeater, the completer, the stuck watcher and, when the driver
 // supports it and PollOnly is off, the LISTEN/NOTIFY listener. Background
-// work runs until Stop; ctx only bounds Start itself. Starting twice is an
-// error; starting after Stop returns ErrClientStopped. Start freezes
-// Config.Workers: AddWorker on it returns ErrWorkersFrozen from then on.
+// work runs until Stop; ctx only bounds Start itself, which reads the
+// database's schema version: when ctx is done first, Start returns an error
+// wrapping ctx's error and the client is left as it was, ready for another
+// Start. A Stop called meanwhile ends the wait, and Start returns
+// ErrClientStopped. Starting twice is an error; starting after Stop returns
+// ErrClientStopped. Start freezes Config.Workers: AddWorker on it returns
+// ErrWorkersFrozen from then on.
 func (c *Client) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("leasehold: start: %w", err)
+	}
+	ctx, err := c.beginStart(ctx)
+	if err != nil {
 		return err
+	}
+	if err := c.checkSchema(ctx); err != nil {
+		return c.abortStart(ctx, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.cancelStart(nil)
+	if c.state == stateStopped {
+		return ErrClientStopped // Stop came while the schema was read
+	}
+	c.launch()
+	return nil
+}
+
+// beginStart moves a new client to stateStarting and returns ctx, which a
+// Stop from now on cancels.
+func (c *Client) beginStart(ctx context.Context) (context.Context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	switch c.state {
-	case stateRunning:
-		return fmt.Errorf("leasehold: client already started")
+	case stateStarting, stateRunning:
+		return nil, fmt.Errorf("leasehold: client already started")
 	case stateStopped:
+		return nil, ErrClientStopped
+	}
+	c.state = stateStarting
+	ctx, c.cancelStart = context.WithCancelCause(ctx)
+	return ctx, nil
+}
+
+// abortStart puts a client whose Start failed with err back to stateNew,
+// unless Stop came meanwhile, and returns the error for Start to return:
+// one wrapping ctx's error when ctx ended the schema read.
+func (c *Client) abortStart(ctx context.Context, err error) error {
+	cause := context.Cause(ctx) // read before cancelStart sets one
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelStart(nil)
+	if c.state == stateStopped {
 		return ErrClientStopped
 	}
-	if err := c.checkSchema(ctx); err != nil {
+	c.state = stateNew
+	switch {
+	case cause == nil:
 		return err
+	case errors.Is(err, cause):
+		return fmt.Errorf("leasehold: start: %w", err)
+	default:
+		return fmt.Errorf("leasehold: start: %w (%w)", cause, err)
 	}
+}
+
+// launch starts every background part of a client that passed its schema
+// check. c.mu is held.
+func (c *Client) launch() {
 	c.kinds = c.cfg.Workers.freeze() // AddWorker refuses from now on
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -141,7 +201,7 @@ func (c *Client) Start(ctx context.Context) error {
 		c.goBackground(func() { c.runWatcher(bg) })
 	}
 	if len(c.kinds) == 0 {
-		return nil
+		return
 	}
 	for _, f := range c.fetchers {
 		c.goBackground(func() { f.loop(bg) })
@@ -149,7 +209,6 @@ func (c *Client) Start(ctx context.Context) error {
 	if n, ok := c.driver.(Notifier); ok && !c.cfg.PollOnly {
 		c.goBackground(func() { c.listen(bg, n) })
 	}
-	return nil
 }
 
 func (c *Client) goBackground(fn func()) {

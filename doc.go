@@ -41,7 +41,8 @@
 //     at insert: the same on every attempt of the job, and never another
 //     job's, even one that reuses a lost job's id after a failover.
 //   - Stop lets running jobs finish for ShutdownTimeout, then cancels the
-//     rest and releases their leases at once.
+//     rest and releases their leases at once; Stopped is closed when it is
+//     done.
 //
 // # Guarantees and their limits
 //
@@ -50,7 +51,8 @@
 // instant at most one lease of a job is valid, and only the holder of the
 // valid lease can record an outcome. Exactly-once effects come from
 // completing the job in the same transaction as the business write
-// (CompleteTx), or from passing JobRow.IdempotencyKey to an outside system;
+// (from a handler, the driver's typed pgdriver.CompleteTx or
+// sqlitedriver.CompleteTx; Client.CompleteTx is the dynamic form), or from passing JobRow.IdempotencyKey to an outside system;
 // an outside call cannot be fenced, which is what the safety margin is for.
 // Jobs inserted with InsertTx exist only if the caller's transaction
 // commits. Read job state from the primary only, never from a replica; with

@@ -75,7 +75,9 @@ var (
 	ErrSchemaNotMigrated = errors.New("leasehold: database schema is not migrated")
 
 	// ErrNotInHandler reports CompleteTx called with a job that is not
-	// currently running under this client's lease.
+	// currently running under this client's lease, CheckLease or a
+	// driver's typed CompleteTx called with a context that does not come
+	// from a running handler.
 	ErrNotInHandler = errors.New("leasehold: job is not running in this client")
 
 	// ErrAlreadyCompleted reports a second CompleteTx for the same lease in

@@ -15,7 +15,7 @@ import (
 // Example_sqlite is the payment flow of Example_postgres on an SQLite
 // file, with no server: the handler charges through the provider with the
 // job's idempotency key, then marks the payment paid and completes the job
-// in one transaction on the driver's DB().
+// in one transaction on the driver's DB(), with sqlitedriver.CompleteTx.
 func Example_sqlite() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "leasehold-example-")
@@ -48,7 +48,7 @@ func Example_sqlite() {
 			if _, err := tx.ExecContext(ctx, `UPDATE payments SET state = 'paid' WHERE id = ?`, job.Args.PaymentID); err != nil {
 				return err
 			}
-			if err := leasehold.ClientFromContext(ctx).CompleteTx(ctx, tx, job.JobRow); err != nil {
+			if err := sqlitedriver.CompleteTx(ctx, tx, job.JobRow); err != nil {
 				return err
 			}
 			return tx.Commit()

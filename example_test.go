@@ -25,8 +25,8 @@ func (ChargeArgs) Kind() string { return "charge" }
 
 // Example_postgres charges payments with a PostgreSQL job queue. The
 // handler calls the payment provider with the job's idempotency key, then
-// marks the payment paid and completes the job in one pgx transaction:
-// both commit, or neither does.
+// marks the payment paid and completes the job in one pgx transaction
+// with pgdriver.CompleteTx: both commit, or neither does.
 func Example_postgres() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -59,8 +59,9 @@ func Example_postgres() {
 			if _, err := tx.Exec(ctx, `UPDATE payments SET state = 'paid' WHERE id = $1`, job.Args.PaymentID); err != nil {
 				return err
 			}
-			client := leasehold.ClientFromContext(ctx)
-			if err := client.CompleteTx(ctx, tx, job.JobRow); err != nil {
+			// No client variable needed: CompleteTx finds the running client in ctx,
+			// and the compiler checks that tx is a pgx.Tx.
+			if err := pgdriver.CompleteTx(ctx, tx, job.JobRow); err != nil {
 				return err // leasehold.ErrLeaseLost: another worker owns the job now; roll back
 			}
 			return tx.Commit(ctx)

@@ -102,6 +102,13 @@ func (c *Client) QueueStats(ctx context.Context) ([]*QueueStats, error) {
 // commit together or not at all. Call it from the job's handler, then
 // commit tx and return nil.
 //
+// This is the dynamic form: tx's type is checked at run time against what
+// the driver accepts. From a handler, prefer the driver's typed function
+// (pgdriver.CompleteTx for a pgx.Tx, pgdriver.CompleteSQLTx and
+// sqlitedriver.CompleteTx for a *sql.Tx): it checks tx's type at compile
+// time and finds the client in the handler's ctx, so no client variable
+// is needed. They all share this implementation and its errors.
+//
 // It returns ErrLeaseLost when the lease is no longer this client's (the
 // job was taken over): roll back then. It returns ErrUnsupportedTx for a
 // nil transaction (a nil *sql.Tx or pgx.Tx included) or one the driver

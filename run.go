@@ -12,7 +12,9 @@ import (
 type clientKey struct{}
 
 // ClientFromContext returns the client running the job whose handler
-// received ctx, for calls such as CompleteTx; nil outside a handler.
+// received ctx, for calls such as CompleteTx; nil outside a handler. The
+// drivers' typed completion functions (pgdriver.CompleteTx,
+// sqlitedriver.CompleteTx) find the client this way.
 func ClientFromContext(ctx context.Context) *Client {
 	c, _ := ctx.Value(clientKey{}).(*Client)
 	return c

@@ -18,17 +18,50 @@ import (
 // even when ctx is already done, but no longer than the client's leases
 // would live anyway (at least half a second). An outcome still unwritten
 // then is given up and counted in Stats().OutcomesDropped: its lease
-// expires and the job comes back. Stop returns ctx's error, if any. It is
-// safe to call twice and before Start; afterwards Start returns
-// ErrClientStopped.
+// expires and the job comes back. Stop returns ctx's error, if any.
+//
+// It is safe to call before Start (a Start still reading the schema
+// version then returns ErrClientStopped) and more than once: a later call
+// waits until the first has finished, or until its own ctx is done.
+// Afterwards Start returns ErrClientStopped, and Stopped is closed.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	prev := c.state
 	c.state = stateStopped
+	if prev == stateStarting {
+		c.cancelStart(ErrClientStopped)
+	}
 	c.mu.Unlock()
-	if prev != stateRunning {
+	switch prev {
+	case stateStopped:
+		select {
+		case <-c.stopped:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case stateRunning:
+		defer close(c.stopped)
+		return c.shutdown(ctx)
+	default: // never started: nothing runs
+		close(c.stopped)
 		return nil
 	}
+}
+
+// Stopped returns a channel that is closed once the client has fully
+// stopped: Stop has returned from its work, so every fetcher, the
+// listener, the watcher, the heartbeater and the completer are gone,
+// every handler has returned or had its lease released, and every
+// outcome has been written or given up (Stats().OutcomesDropped). Like
+// http.Server's Shutdown, Stop does the stopping; Stopped lets any other
+// goroutine wait for it, for example the one that owns the database pool
+// and closes it only then. For a client that never started, the channel
+// closes when Stop is called; until then it stays open.
+func (c *Client) Stopped() <-chan struct{} { return c.stopped }
+
+// shutdown stops a running client (see Stop).
+func (c *Client) shutdown(ctx context.Context) error {
 	c.cancel()
 	waitCtx, cancelWait := context.WithTimeout(ctx, c.cfg.ShutdownTimeout)
 	defer cancelWait()

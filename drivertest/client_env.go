@@ -47,6 +47,8 @@ var clientTests = []struct {
 	{"NilTxRefused", testNilTxRefused},
 	{"SecondCompleteTxSameTx", testSecondCompleteTxSameTx},
 	{"CompletedTxThenHandlerError", testCompletedTxThenHandlerError},
+	{"TypedCompleteTxNeedsNoClient", testTypedCompleteTx},
+	{"TypedCompleteTxRefusesOtherDriver", testTypedCompleteTxOtherDriver},
 	{"WatcherRequeuesFlagsAndFails", testWatcher},
 	{"ShutdownReleasesLeases", testShutdownReleases},
 	{"HandlerOutcomes", testHandlerOutcomes},

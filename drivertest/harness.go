@@ -10,6 +10,7 @@
 package drivertest
 
 import (
+	"context"
 	"testing"
 
 	"github.com/leasehold/leasehold"
@@ -49,6 +50,12 @@ type TxKind struct {
 	// pass as the driver's tx argument, with funcs that commit and roll it
 	// back. A transaction left open is rolled back at test cleanup.
 	Begin func(t *testing.T, d leasehold.Driver) (tx any, commit, rollback func() error)
+	// Complete calls the driver package's typed completion function for
+	// this kind (such as pgdriver.CompleteTx for a pgx.Tx) with tx, which
+	// Begin returned or is nil: it asserts tx to the function's parameter
+	// type (a nil tx becomes that type's nil) and returns its error.
+	// Client-level tests that need it are skipped when it is nil.
+	Complete func(ctx context.Context, tx any, job *leasehold.JobRow) error
 }
 
 // invariant is one conformance test.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
@@ -60,6 +61,9 @@ func pgHarness() drivertest.Harness {
 				rollback := func() error { return tx.Rollback(ctx) }
 				t.Cleanup(func() { _ = rollback() }) // runs before pool.Close
 				return tx, func() error { return tx.Commit(ctx) }, rollback
+			}, Complete: func(ctx context.Context, tx any, job *leasehold.JobRow) error {
+				ptx, _ := tx.(pgx.Tx)
+				return pgdriver.CompleteTx(ctx, ptx, job)
 			}},
 			{Name: "sql.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
 				db, err := sql.Open("pgx", urls.Get(t, d))
@@ -73,9 +77,15 @@ func pgHarness() drivertest.Harness {
 				}
 				t.Cleanup(func() { _ = tx.Rollback() }) // runs before db.Close
 				return tx, tx.Commit, tx.Rollback
-			}},
+			}, Complete: completeSQLTx},
 		},
 	}
+}
+
+// completeSQLTx is the typed completion of the sql.Tx kind.
+func completeSQLTx(ctx context.Context, tx any, job *leasehold.JobRow) error {
+	stx, _ := tx.(*sql.Tx)
+	return pgdriver.CompleteSQLTx(ctx, stx, job)
 }
 
 // pgExec runs one statement on d's pool.

@@ -38,6 +38,11 @@
 //
 // Any other value (including a nil *sql.Tx or a nil pointer implementing
 // pgx.Tx) is refused with an error wrapping leasehold.ErrUnsupportedTx.
+//
+// From a handler, complete a job in the caller's transaction with
+// CompleteTx (a pgx.Tx) or CompleteSQLTx (a *sql.Tx): the transaction's
+// type is checked at compile time, and the running client comes from the
+// handler's context, so the handler needs no client variable.
 // Statements run inside a caller's transaction take their times from
 // statement_timestamp(), so a long transaction does not backdate its jobs.
 //

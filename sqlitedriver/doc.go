@@ -57,7 +57,9 @@
 // Insert and Finish accept a *sql.Tx begun on this database (d.DB()) as
 // their tx argument, so a job is enqueued, or completed under its fence,
 // atomically with the caller's own writes. Any other type, and a nil
-// *sql.Tx, yields leasehold.ErrUnsupportedTx. Because the driver uses one connection, the
+// *sql.Tx, yields leasehold.ErrUnsupportedTx. From a handler, CompleteTx
+// completes the job in such a transaction with its type checked at compile
+// time, finding the running client in the handler's context. Because the driver uses one connection, the
 // caller's transaction holds it until commit or rollback: every other call on
 // the Driver (including those of the client's workers) waits meanwhile, and a
 // call made with a nil tx from the goroutine that holds the transaction

@@ -9,6 +9,8 @@
 package sqlitetest
 
 import (
+	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/leasehold/leasehold"
@@ -59,6 +61,9 @@ func Harness() drivertest.Harness {
 				}
 				t.Cleanup(func() { _ = tx.Rollback() })
 				return tx, tx.Commit, tx.Rollback
+			}, Complete: func(ctx context.Context, tx any, job *leasehold.JobRow) error {
+				stx, _ := tx.(*sql.Tx) // a nil *sql.Tx for another type: refused
+				return sqlitedriver.CompleteTx(ctx, stx, job)
 			}},
 		},
 	}
