@@ -19,7 +19,6 @@ type Options struct {
 
 // handler charges one payment per job.
 type handler struct {
-	client   *leasehold.Client // set by NewClient before Start
 	ledger   *Ledger
 	provider *ProviderClient
 }
@@ -27,9 +26,8 @@ type handler struct {
 // NewClient returns a leasehold client that runs the payment worker:
 // cfg.Workers (created when nil; kinds already registered are kept) gets
 // the payment.charge handler, which charges through the provider at
-// providerURL and records each charge in ledger with CompleteTx. The
-// handler needs the client it runs in for CompleteTx, and the client needs
-// its handlers when it is created, hence this constructor.
+// providerURL and records each charge in ledger with CompleteTx, on the
+// client it runs in (leasehold.ClientFromContext).
 func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Options) (*leasehold.Client, error) {
 	pc, err := NewProviderClient(providerURL, opts.HTTPClient)
 	if err != nil {
@@ -45,12 +43,7 @@ func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Op
 	if err := leasehold.AddWorker[ChargeArgs](cfg.Workers, h); err != nil {
 		return nil, err
 	}
-	c, err := leasehold.NewClient(cfg)
-	if err != nil {
-		return nil, err
-	}
-	h.client = c
-	return c, nil
+	return leasehold.NewClient(cfg)
 }
 
 // Work charges the payment with the job's idempotency key (the same for
@@ -70,7 +63,7 @@ func (h *handler) Work(ctx context.Context, job *leasehold.Job[ChargeArgs]) erro
 	charge, err := h.provider.Charge(ctx, ChargeRequest{
 		IdempotencyKey: job.IdempotencyKey(), PaymentID: job.Args.PaymentID,
 		AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),
-		Owner: h.client.Owner(), JobID: job.ID, Attempt: job.Attempt,
+		Owner: leasehold.ClientFromContext(ctx).Owner(), JobID: job.ID, Attempt: job.Attempt,
 	})
 	if err != nil {
 		return err
@@ -86,6 +79,7 @@ const recordTimeout = 30 * time.Second
 // cancelled meanwhile (lease given up, shutdown): the fence, not the
 // context, decides whether this lease may still complete the job.
 func (h *handler) record(ctx context.Context, job *leasehold.Job[ChargeArgs], ch *Charge) (err error) {
+	client := leasehold.ClientFromContext(ctx)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	tx, err := h.ledger.db.BeginTx(ctx, nil)
@@ -99,12 +93,14 @@ func (h *handler) record(ctx context.Context, job *leasehold.Job[ChargeArgs], ch
 	}()
 	err = h.ledger.insert(ctx, tx, Entry{
 		PaymentID: job.Args.PaymentID, ChargeID: ch.ID, JobID: job.ID, Attempt: job.Attempt,
-		Owner: h.client.Owner(), AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),
+		Owner: client.Owner(), AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),
 	})
 	if err != nil {
 		return err
 	}
-	if err = h.client.CompleteTx(ctx, tx, job.JobRow); err != nil {
+	// The ledger's transaction is a *sql.Tx on either database, so the
+	// dynamic form serves both drivers.
+	if err = client.CompleteTx(ctx, tx, job.JobRow); err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
