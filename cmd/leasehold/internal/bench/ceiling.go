@@ -18,6 +18,12 @@ import (
 // also records the attempts, then a fenced batched completion that ends
 // them), with no engine and no handler.
 //
+// The loops keep their own copy of the statements on purpose: the ceiling
+// is what the database can do for the same work with nothing of
+// leasehold's in the way, so it must not move when the drivers' SQL
+// changes. The drain phase measures the drivers' own SQL; a driver change
+// that makes the drain slower shows as a lower ratio to this ceiling.
+//
 // With the drain phase, the ceiling is measured before the first drain and
 // after every drain, so that each drain is compared with the ceilings
 // measured just before and just after it: the machine is shared and its
