@@ -68,21 +68,13 @@
 // Snooze(d) reschedules without charging the budget, Cancel(err) cancels,
 // and a panic is a failure recorded with its stack.
 //
-// # Example
+// # Examples
 //
-//	type ChargeArgs struct{ PaymentID string }
-//
-//	func (ChargeArgs) Kind() string { return "charge" }
-//
-//	workers := leasehold.NewWorkers()
-//	leasehold.AddWorker(workers, leasehold.WorkFunc[ChargeArgs](
-//		func(ctx context.Context, job *leasehold.Job[ChargeArgs]) error {
-//			return psp.Charge(ctx, job.Args.PaymentID, job.IdempotencyKey())
-//		}))
-//	driver, _ := sqlitedriver.Open("jobs.db")
-//	client, _ := leasehold.NewClient(leasehold.Config{Driver: driver, Workers: workers})
-//	_ = client.Migrate(ctx)
-//	_ = client.Start(ctx)
-//	defer client.Stop(context.Background())
-//	client.Insert(ctx, ChargeArgs{PaymentID: "p-1"}, &leasehold.InsertOpts{UniqueKey: "p-1"})
+// The package's Example functions are compiled and run by go test, so they
+// stay true: Example_sqlite and Example_postgres show the whole payment
+// flow (a worker that charges an outside provider with the job's
+// idempotency key after CheckLease, then completes the job in the same
+// transaction as its business write); ExampleClient_Insert,
+// ExampleAddWorker, ExampleSnooze, ExamplePermanent and the ExampleClient_
+// operator examples show one call each.
 package leasehold
