@@ -4,10 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Defaults for Config. A zero field in Config takes its default.
@@ -198,9 +195,7 @@ const MaxOwnerBytes = 200
 // valid UTF-8 without control characters (a NUL byte would make
 // PostgreSQL refuse every claim), at most MaxOwnerBytes.
 func validateOwner(owner string) error {
-	bad := len(owner) > MaxOwnerBytes || !utf8.ValidString(owner) ||
-		strings.IndexFunc(owner, unicode.IsControl) >= 0
-	if bad {
+	if len(owner) > MaxOwnerBytes || textProblem(owner, true) != "" {
 		return fmt.Errorf("%w: Owner must be at most %d bytes of UTF-8 without control characters, got %s",
 			ErrInvalidConfig, MaxOwnerBytes, quoteInput(owner))
 	}
