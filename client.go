@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // Client inserts jobs, runs workers under leases, and offers the operator
@@ -16,7 +18,7 @@ import (
 // it to run workers; Stop shuts it down gracefully.
 type Client struct {
 	cfg    Config
-	driver Driver
+	driver driver.Driver
 	owner  string
 	stats  stats
 	epoch  time.Time
@@ -25,7 +27,7 @@ type Client struct {
 	state    clientState
 	kinds    []string // kinds with a handler, claimed by the fetchers
 	fetchers map[string]*fetcher
-	running  map[LeaseRef]*runningJob
+	running  map[driver.LeaseRef]*runningJob
 	cancel   context.CancelFunc // stops fetchers, listener, watcher
 	bgWG     sync.WaitGroup     // fetchers, listener, watcher
 	jobsWG   sync.WaitGroup     // running handlers
@@ -77,7 +79,7 @@ func NewClient(cfg Config) (*Client, error) {
 		driver:  cfg.Driver,
 		owner:   owner,
 		epoch:   time.Now(),
-		running: map[LeaseRef]*runningJob{},
+		running: map[driver.LeaseRef]*runningJob{},
 		stopped: make(chan struct{}),
 	}
 	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
@@ -105,7 +107,7 @@ func newOwnerID() (string, error) {
 func (c *Client) Owner() string { return c.owner }
 
 // Driver returns the client's driver.
-func (c *Client) Driver() Driver { return c.driver }
+func (c *Client) Driver() driver.Driver { return c.driver }
 
 // Migrate applies the driver's schema migrations. It is idempotent. It
 // refuses (ErrSchemaTooNew) a database migrated by a newer leasehold; use
@@ -206,7 +208,7 @@ func (c *Client) launch() {
 	for _, f := range c.fetchers {
 		c.goBackground(func() { f.loop(bg) })
 	}
-	if n, ok := c.driver.(Notifier); ok && !c.cfg.PollOnly {
+	if n, ok := c.driver.(driver.Notifier); ok && !c.cfg.PollOnly {
 		c.goBackground(func() { c.listen(bg, n) })
 	}
 }
@@ -219,7 +221,7 @@ func (c *Client) goBackground(fn func()) {
 	}()
 }
 
-func (c *Client) listen(ctx context.Context, n Notifier) {
+func (c *Client) listen(ctx context.Context, n driver.Notifier) {
 	err := n.Listen(ctx, c.wake)
 	if err != nil && ctx.Err() == nil {
 		c.cfg.Logger.Error("leasehold: listener stopped", "err", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // completerFlushers is how many finish statements may be in flight at
@@ -85,7 +87,7 @@ func (k *completer) giveUp() { k.once.Do(func() { close(k.abandon); k.cancelTry(
 func (k *completer) loop() {
 	// One batch and one parameter slice serve every flush of this loop.
 	batch := make([]*finishItem, 0, DefaultCompleteBatch)
-	params := make([]*FinishParams, 0, DefaultCompleteBatch)
+	params := make([]*driver.FinishParams, 0, DefaultCompleteBatch)
 	for item := range k.in {
 		batch = append(batch[:0], item)
 	gather:

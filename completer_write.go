@@ -3,6 +3,8 @@ package leasehold
 import (
 	"context"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // splitAfter is how many times in a row a batch of several outcomes may
@@ -11,7 +13,7 @@ const splitAfter = 3
 
 // flush writes one batch (params are its items' parameters) and then
 // drops its leases from the running set.
-func (k *completer) flush(batch []*finishItem, params []*FinishParams) {
+func (k *completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 	defer func() {
 		for _, it := range batch {
 			k.forget(it)
@@ -31,7 +33,7 @@ func (k *completer) flush(batch []*finishItem, params []*FinishParams) {
 // batch first failed, is given up: its lease expires and the watcher
 // returns the job. While every write fails (the database is down), nothing
 // is given up: an outcome is dropped only when Stop gives up on it.
-func (k *completer) write(items []*finishItem, params []*FinishParams, since int64) {
+func (k *completer) write(items []*finishItem, params []*driver.FinishParams, since int64) {
 	backoff := 10 * time.Millisecond
 	for failures := 1; ; failures++ {
 		err := k.try(items, params, since != 0)
@@ -64,7 +66,7 @@ func (k *completer) write(items []*finishItem, params []*FinishParams, since int
 // writeHalves tries each half of a failing batch once, then writes (see
 // write) the halves that failed. A half written at once shows that the
 // database is up, which lets write give up an outcome that fails alone.
-func (k *completer) writeHalves(items []*finishItem, params []*FinishParams, since int64) {
+func (k *completer) writeHalves(items []*finishItem, params []*driver.FinishParams, since int64) {
 	mid := len(items) / 2
 	var failed [][2]int
 	for _, h := range [][2]int{{0, mid}, {mid, len(items)}} {
@@ -79,7 +81,7 @@ func (k *completer) writeHalves(items []*finishItem, params []*FinishParams, sin
 
 // try makes one finish statement for items and counts its outcomes;
 // retried says an earlier statement for them failed (see account).
-func (k *completer) try(items []*finishItem, params []*FinishParams, retried bool) error {
+func (k *completer) try(items []*finishItem, params []*driver.FinishParams, retried bool) error {
 	c := k.c
 	ctx, cancel := context.WithTimeout(k.tryCtx, claimTimeout)
 	ids, err := c.driver.Finish(ctx, nil, params)

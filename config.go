@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // Defaults for Config. A zero field in Config takes its default.
@@ -34,7 +36,7 @@ const (
 // zero value takes the documented default and a negative one is an error.
 type Config struct {
 	// Driver is the database: pgdriver or sqlitedriver. Required.
-	Driver Driver
+	Driver driver.Driver
 
 	// Workers holds the handlers, one per kind. A client without workers
 	// only inserts and operates on jobs (it runs no fetchers).

@@ -5,11 +5,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // nopDriver satisfies Config.Driver for validation tests that never reach
 // a database.
-type nopDriver struct{ Driver }
+type nopDriver struct{ driver.Driver }
 
 func TestConfigDefaults(t *testing.T) {
 	c, err := NewClient(Config{Driver: nopDriver{}})

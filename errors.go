@@ -1,6 +1,10 @@
 package leasehold
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/leasehold/leasehold/leasetype"
+)
 
 // Sentinel errors. Callers branch on them with errors.Is; the library wraps
 // them with context using %w.
@@ -64,15 +68,14 @@ var (
 	ErrClientStopped = errors.New("leasehold: client stopped")
 
 	// ErrSchemaTooNew reports a database migrated by a newer leasehold than
-	// this one (a migration version this build does not embed): its
-	// queries may not match the schema, so Start and Migrate refuse it. The
-	// error is a *SchemaVersionError naming both versions.
-	ErrSchemaTooNew = errors.New("leasehold: database schema is newer than this leasehold")
+	// this one: Start and Migrate refuse it. The error is a
+	// *SchemaVersionError naming both versions.
+	ErrSchemaTooNew = leasetype.ErrSchemaTooNew
 
 	// ErrSchemaNotMigrated reports a database whose schema is missing or
-	// older than this leasehold needs: run Migrate first. Start refuses it.
-	// The error is a *SchemaVersionError naming both versions.
-	ErrSchemaNotMigrated = errors.New("leasehold: database schema is not migrated")
+	// older than this leasehold needs: run Migrate first. The error is a
+	// *SchemaVersionError naming both versions.
+	ErrSchemaNotMigrated = leasetype.ErrSchemaNotMigrated
 
 	// ErrNotInHandler reports CompleteTx called with a job that is not
 	// currently running under this client's lease, CheckLease or a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // claimTimeout bounds one claim statement. Claims run on a context that
@@ -110,7 +112,7 @@ func (f *fetcher) claim(ctx context.Context, n int) int {
 	// window is measured from here, however late the reply comes back,
 	// and checked again right before each handler starts (runClaimed).
 	sent := c.mono()
-	rows, err := c.driver.Claim(cctx, &ClaimParams{
+	rows, err := c.driver.Claim(cctx, &driver.ClaimParams{
 		Queue: f.queue, Kinds: c.kinds, Owner: c.owner,
 		TTL: c.cfg.LeaseTTL, Limit: n, TakeOver: !f.cfg.FlagStuck,
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // heartbeatChunk caps the leases renewed by one statement (one
@@ -62,14 +64,14 @@ func (h *heartbeater) beat(ctx context.Context) {
 
 func (h *heartbeater) beatChunk(ctx context.Context, jobs []*runningJob) {
 	c := h.c
-	refs := make([]LeaseRef, len(jobs))
+	refs := make([]driver.LeaseRef, len(jobs))
 	for i, rj := range jobs {
-		refs[i] = LeaseRef{ID: rj.row.ID, Attempt: rj.row.Attempt}
+		refs[i] = driver.LeaseRef{ID: rj.row.ID, Attempt: rj.row.Attempt}
 	}
 	bctx, cancel := context.WithTimeout(ctx, c.cfg.HeartbeatInterval)
 	defer cancel()
 	sent := c.mono()
-	held, err := c.driver.Heartbeat(bctx, &HeartbeatParams{Owner: c.owner, TTL: c.cfg.LeaseTTL, Leases: refs})
+	held, err := c.driver.Heartbeat(bctx, &driver.HeartbeatParams{Owner: c.owner, TTL: c.cfg.LeaseTTL, Leases: refs})
 	if err != nil {
 		if ctx.Err() == nil {
 			c.stats.heartbeatErrors.Add(1)
@@ -77,7 +79,7 @@ func (h *heartbeater) beatChunk(ctx context.Context, jobs []*runningJob) {
 		}
 		return
 	}
-	byID := make(map[int64]*HeartbeatResult, len(held))
+	byID := make(map[int64]*driver.HeartbeatResult, len(held))
 	for _, r := range held {
 		byID[r.ID] = r
 	}

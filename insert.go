@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // Limits on insert options.
@@ -118,7 +120,7 @@ func (c *Client) insert(ctx context.Context, tx any, jobs []InsertManyParams, ba
 	return res, nil
 }
 
-func (c *Client) wakeQueues(params []*InsertParams) {
+func (c *Client) wakeQueues(params []*driver.InsertParams) {
 	seen := map[string]bool{}
 	for _, p := range params {
 		if !seen[p.Queue] {
@@ -130,11 +132,11 @@ func (c *Client) wakeQueues(params []*InsertParams) {
 
 // buildInserts validates every job before any SQL; in a batch, a refusal
 // names the job's index.
-func (c *Client) buildInserts(jobs []InsertManyParams, batch bool) ([]*InsertParams, error) {
+func (c *Client) buildInserts(jobs []InsertManyParams, batch bool) ([]*driver.InsertParams, error) {
 	if len(jobs) == 0 {
 		return nil, invalid(ErrInvalidArgs, "jobs", "no jobs to insert")
 	}
-	params := make([]*InsertParams, len(jobs))
+	params := make([]*driver.InsertParams, len(jobs))
 	for i, j := range jobs {
 		p, err := c.buildInsert(j.Args, j.Opts)
 		if err != nil && batch {
@@ -148,7 +150,7 @@ func (c *Client) buildInserts(jobs []InsertManyParams, batch bool) ([]*InsertPar
 	return params, nil
 }
 
-func (c *Client) buildInsert(args Args, opts *InsertOpts) (*InsertParams, error) {
+func (c *Client) buildInsert(args Args, opts *InsertOpts) (*driver.InsertParams, error) {
 	kind, data, err := encodeArgs(args, c.cfg.MaxPayloadBytes)
 	if err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func (c *Client) buildInsert(args Args, opts *InsertOpts) (*InsertParams, error)
 	if err := validateOpts(&o); err != nil {
 		return nil, err
 	}
-	return &InsertParams{
+	return &driver.InsertParams{
 		Kind: kind, Queue: o.Queue, Args: data, Metadata: o.Metadata, Priority: o.Priority,
 		MaxAttempts: o.MaxAttempts, UniqueKey: o.UniqueKey, RunAt: o.RunAt, RunIn: o.RunIn, Notify: true,
 		UUID: newJobUUID(),

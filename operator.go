@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // JobInfo is a job with its attempt history.
@@ -76,7 +78,7 @@ func (c *Client) PurgeFinished(ctx context.Context, olderThan time.Duration) (in
 	const batch = 10_000
 	var total int64
 	for {
-		n, err := c.driver.Purge(ctx, &PurgeParams{OlderThan: olderThan, Limit: batch})
+		n, err := c.driver.Purge(ctx, &driver.PurgeParams{OlderThan: olderThan, Limit: batch})
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("leasehold: purge: %w", err)
@@ -132,7 +134,7 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	if rj.completedIn(tx) {
 		return fmt.Errorf("%w: job %d attempt %d", ErrAlreadyCompleted, job.ID, job.Attempt)
 	}
-	ids, err := c.driver.Finish(ctx, tx, []*FinishParams{{
+	ids, err := c.driver.Finish(ctx, tx, []*driver.FinishParams{{
 		ID: job.ID, Owner: c.owner, Attempt: job.Attempt, Outcome: OutcomeCompleted,
 	}})
 	if err != nil {

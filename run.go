@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 type clientKey struct{}
@@ -57,14 +59,16 @@ type runningJob struct {
 // finish returns the lease's outcome item, set to outcome o. Only the
 // caller that set finalized may call it.
 func (rj *runningJob) finish(owner string, o Outcome) *finishItem {
-	rj.fin = finishItem{rj: rj, p: FinishParams{ID: rj.row.ID, Owner: owner, Attempt: rj.row.Attempt, Outcome: o}}
+	rj.fin = finishItem{rj: rj, p: driver.FinishParams{ID: rj.row.ID, Owner: owner, Attempt: rj.row.Attempt, Outcome: o}}
 	return &rj.fin
 }
 
 // ref is the lease's fencing token. The running set is keyed by it, not
 // by job id: after losing a lease, the same client may claim the job again
 // while the old handler is still winding down.
-func (rj *runningJob) ref() LeaseRef { return LeaseRef{ID: rj.row.ID, Attempt: rj.row.Attempt} }
+func (rj *runningJob) ref() driver.LeaseRef {
+	return driver.LeaseRef{ID: rj.row.ID, Attempt: rj.row.Attempt}
+}
 
 // mono returns the client's monotonic clock. It is only ever compared with
 // itself, never with database times.
@@ -105,7 +109,7 @@ func (c *Client) snapshotRunning() []*runningJob {
 func (c *Client) lookupRunning(id int64, attempt int) *runningJob {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.running[LeaseRef{ID: id, Attempt: attempt}]
+	return c.running[driver.LeaseRef{ID: id, Attempt: attempt}]
 }
 
 // runClaimed runs a job its fetcher claimed, then frees its slot. The
@@ -155,7 +159,7 @@ func (c *Client) callHandler(rj *runningJob, h *handler) (err error) {
 
 // finishItem is an outcome waiting for the completer.
 type finishItem struct {
-	p FinishParams
+	p driver.FinishParams
 	// rj is the lease the outcome belongs to, dropped from the running
 	// set once the outcome is written (or given up).
 	rj *runningJob
@@ -199,7 +203,7 @@ func (c *Client) decide(rj *runningJob, err error) *finishItem {
 	return item
 }
 
-func (c *Client) decideError(row *JobRow, p *FinishParams, err error) {
+func (c *Client) decideError(row *JobRow, p *driver.FinishParams, err error) {
 	var (
 		perm   *PermanentError
 		snooze *SnoozeError

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // rescueBatch caps the jobs one watcher statement moves.
@@ -42,7 +44,7 @@ func (c *Client) runWatcher(ctx context.Context) {
 func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
 	var all []*RescuedJob
 	for {
-		moved, err := c.driver.RescueExpired(ctx, &RescueParams{FlagQueues: c.flagQueues(), Limit: rescueBatch})
+		moved, err := c.driver.RescueExpired(ctx, &driver.RescueParams{FlagQueues: c.flagQueues(), Limit: rescueBatch})
 		if err != nil {
 			return all, fmt.Errorf("leasehold: rescue expired leases: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testClaimAtomic races 8 claimers with distinct owners, half of them on a
@@ -30,7 +31,7 @@ func testClaimAtomic(c *tc) {
 		wg.Go(func() {
 			<-start
 			for {
-				rows, err := d.Claim(c.ctx, &leasehold.ClaimParams{
+				rows, err := d.Claim(c.ctx, &driver.ClaimParams{
 					Queue: "race", Kinds: []string{"k"}, Owner: name, TTL: liveTTL, Limit: limit,
 				})
 				if err != nil {
@@ -106,7 +107,7 @@ func raceClaimByID(c *tc, id int64, takeOver bool, n int) string {
 		}
 		wg.Go(func() {
 			<-start
-			j, err := d.ClaimByID(c.ctx, &leasehold.ClaimByIDParams{ID: id, Owner: name, TTL: liveTTL, TakeOver: takeOver})
+			j, err := d.ClaimByID(c.ctx, &driver.ClaimByIDParams{ID: id, Owner: name, TTL: liveTTL, TakeOver: takeOver})
 			if err != nil {
 				c.Errorf("%s: ClaimByID: %v", name, err)
 				return
@@ -138,7 +139,7 @@ func testClaimSetsLease(c *tc) {
 	j := c.insert(p)[0]
 
 	before := c.now()
-	rows, err := c.d.Claim(c.ctx, &leasehold.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "owner-a", TTL: ttl, Limit: 10})
+	rows, err := c.d.Claim(c.ctx, &driver.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "owner-a", TTL: ttl, Limit: 10})
 	after := c.now()
 	if err != nil || len(rows) != 1 {
 		c.Fatalf("Claim = %d rows, %v; want 1 row", len(rows), err)
@@ -155,7 +156,7 @@ func testClaimSetsLease(c *tc) {
 	}
 
 	// A second claim (after a retry) increments and persists attempt 2.
-	c.eqIDs("Finish retried", c.finish(&leasehold.FinishParams{
+	c.eqIDs("Finish retried", c.finish(&driver.FinishParams{
 		ID: j.ID, Owner: "owner-a", Attempt: 1, Outcome: leasehold.OutcomeRetried, Error: "e1",
 	}), []int64{j.ID})
 	j2 := c.claimID(c.d, j.ID, "owner-b", liveTTL, false)
@@ -199,7 +200,7 @@ func testClaimRespectsRunAt(c *tc) {
 	}
 	for _, r := range rows[:2] {
 		s := c.snap(r.ID)
-		if j, err := c.d.ClaimByID(c.ctx, &leasehold.ClaimByIDParams{ID: r.ID, Owner: "w", TTL: liveTTL, TakeOver: true}); err != nil || j != nil {
+		if j, err := c.d.ClaimByID(c.ctx, &driver.ClaimByIDParams{ID: r.ID, Owner: "w", TTL: liveTTL, TakeOver: true}); err != nil || j != nil {
 			c.Errorf("ClaimByID of a scheduled job = %v, %v; want nil, nil", j, err)
 		}
 		c.unchanged("ClaimByID of a scheduled job", s)

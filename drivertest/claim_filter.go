@@ -4,13 +4,14 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testClaimOrder checks that claims take jobs by priority (lower first),
 // then run_at, then id.
 func testClaimOrder(c *tc) {
 	now := c.now()
-	mk := func(prio int, runAt time.Time) *leasehold.InsertParams {
+	mk := func(prio int, runAt time.Time) *driver.InsertParams {
 		p := job("q", "k")
 		p.Priority, p.RunAt = prio, runAt
 		return p
@@ -45,7 +46,7 @@ func testClaimFilters(c *tc) {
 	rows := c.insert(a1, a2, b1, c1, o1)
 	claimKinds := func(queue string, limit int, kinds ...string) []*leasehold.JobRow {
 		c.Helper()
-		got, err := c.d.Claim(c.ctx, &leasehold.ClaimParams{
+		got, err := c.d.Claim(c.ctx, &driver.ClaimParams{
 			Queue: queue, Kinds: kinds, Owner: "w", TTL: liveTTL, Limit: limit, TakeOver: true,
 		})
 		if err != nil {

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // nilTxs returns the nil transactions a caller may pass by mistake: an
 // untyped nil (a nil pgx.Tx interface becomes one), a nil *sql.Tx, and a
 // nil pointer of kind's own transaction type (such as a *pgxpool.Tx).
-func nilTxs(t *testing.T, d leasehold.Driver, kind TxKind) []any {
+func nilTxs(t *testing.T, d driver.Driver, kind TxKind) []any {
 	t.Helper()
 	tx, _, rollback := kind.Begin(t, d)
 	if err := rollback(); err != nil {
@@ -119,7 +120,7 @@ func testSecondCompleteTxSameTx(e *clientEnv) {
 // completeTwiceThenAgain completes job twice in one transaction (the
 // second must be ErrAlreadyCompleted), rolls it back, then completes it
 // in a new transaction and commits.
-func completeTwiceThenAgain(ctx context.Context, c *leasehold.Client, kind TxKind, t *testing.T, d leasehold.Driver, job *leasehold.JobRow) error {
+func completeTwiceThenAgain(ctx context.Context, c *leasehold.Client, kind TxKind, t *testing.T, d driver.Driver, job *leasehold.JobRow) error {
 	tx, _, rollback := kind.Begin(t, d)
 	if err := c.CompleteTx(ctx, tx, job); err != nil {
 		_ = rollback()

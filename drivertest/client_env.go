@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // RunClient runs the client-level invariants (workers, heartbeats, the
@@ -64,7 +65,7 @@ var clientTests = []struct {
 type clientEnv struct {
 	*testing.T
 	h   Harness
-	d   leasehold.Driver
+	d   driver.Driver
 	ctx context.Context
 }
 
@@ -79,7 +80,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // newClient builds a client on d with fast test timings, applies tweak,
 // starts it when it has workers, and stops it at cleanup.
-func (e *clientEnv) newClient(d leasehold.Driver, ws *leasehold.Workers, tweak func(*leasehold.Config)) *leasehold.Client {
+func (e *clientEnv) newClient(d driver.Driver, ws *leasehold.Workers, tweak func(*leasehold.Config)) *leasehold.Client {
 	e.Helper()
 	cfg := leasehold.Config{
 		Driver: d, Workers: ws, LeaseTTL: 2 * time.Second, PollInterval: 20 * time.Millisecond,
@@ -170,7 +171,7 @@ func (e *clientEnv) workers(fn func(ctx context.Context, job *leasehold.Job[test
 // Finish batch that holds the first attempt of job refuse, as a database
 // refuses an outcome it cannot store.
 type faultDriver struct {
-	leasehold.Driver
+	driver.Driver
 	cutOff  atomic.Bool
 	refuse  atomic.Int64
 	refused atomic.Int64 // Finish calls refused
@@ -179,7 +180,7 @@ type faultDriver struct {
 var errRefused = errors.New("test: the database refuses this outcome")
 
 // Finish refuses batches that hold the first attempt of job refuse.
-func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParams) ([]int64, error) {
+func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	for _, p := range ps {
 		if p.ID == f.refuse.Load() && p.Attempt == 1 {
 			f.refused.Add(1)
@@ -192,7 +193,7 @@ func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*leasehold.Finish
 var errCutOff = errors.New("test: worker cut off from the database")
 
 // Heartbeat fails while the driver is cut off.
-func (f *faultDriver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+func (f *faultDriver) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	if f.cutOff.Load() {
 		return nil, errCutOff
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // oneWorker limits a client's default queue to one running job.
@@ -157,13 +158,13 @@ func testLostLeaseCancelsHandler(e *clientEnv) {
 	e.waitGate(started, "the handler to start")
 	// Another party ends A's lease (a fenced release with A's token), and a
 	// second worker claims the job: A's lease is gone from the database.
-	ids, err := e.d.Finish(e.ctx, nil, []*leasehold.FinishParams{{
+	ids, err := e.d.Finish(e.ctx, nil, []*driver.FinishParams{{
 		ID: res.Job.ID, Owner: a.Owner(), Attempt: 1, Outcome: leasehold.OutcomeReleased,
 	}})
 	if err != nil || len(ids) != 1 {
 		e.Fatalf("release A's lease: %v %v", ids, err)
 	}
-	if got, err := e.d.ClaimByID(e.ctx, &leasehold.ClaimByIDParams{ID: res.Job.ID, Owner: "other", TTL: time.Minute}); err != nil || got == nil {
+	if got, err := e.d.ClaimByID(e.ctx, &driver.ClaimByIDParams{ID: res.Job.ID, Owner: "other", TTL: time.Minute}); err != nil || got == nil {
 		e.Fatalf("ClaimByID = %v, %v; want the released job", got, err)
 	}
 	select {

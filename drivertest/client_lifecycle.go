@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testWatcher: jobs whose worker died (a claim with a short lease that
@@ -22,7 +23,7 @@ func testWatcher(e *clientEnv) {
 	flag := e.insertOpts(c, &leasehold.InsertOpts{Queue: "flagged", MaxAttempts: 3})
 	exhaust := e.insertOpts(c, &leasehold.InsertOpts{MaxAttempts: 1})
 	for _, id := range []int64{requeue, flag, exhaust} {
-		if _, err := e.d.ClaimByID(e.ctx, &leasehold.ClaimByIDParams{ID: id, Owner: "dead-worker", TTL: 100 * time.Millisecond}); err != nil {
+		if _, err := e.d.ClaimByID(e.ctx, &driver.ClaimByIDParams{ID: id, Owner: "dead-worker", TTL: 100 * time.Millisecond}); err != nil {
 			e.Fatalf("ClaimByID: %v", err)
 		}
 	}
@@ -83,7 +84,7 @@ func testShutdownReleases(e *clientEnv) {
 	if h := e.history(slow.Job.ID); len(h) != 1 || h[0].Outcome != leasehold.OutcomeReleased {
 		e.Fatalf("history = %s; want released", fmtHistory(h))
 	}
-	got, err := e.d.ClaimByID(e.ctx, &leasehold.ClaimByIDParams{ID: slow.Job.ID, Owner: "next", TTL: time.Minute})
+	got, err := e.d.ClaimByID(e.ctx, &driver.ClaimByIDParams{ID: slow.Job.ID, Owner: "next", TTL: time.Minute})
 	if err != nil || got == nil {
 		e.Fatalf("released job not claimable at once: %v %v", got, err)
 	}

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testNotifyWakesIdleWorkers: on a driver with LISTEN/NOTIFY, a job
 // inserted by another client is picked up by an idle worker whose poll
 // interval is an hour: only the wake-up hint can have woken it.
 func testNotifyWakesIdleWorkers(e *clientEnv) {
-	if _, ok := e.d.(leasehold.Notifier); !ok {
+	if _, ok := e.d.(driver.Notifier); !ok {
 		e.Skip("driver has no wake-up notifications; workers poll")
 	}
 	picked := make(chan int64, 100)

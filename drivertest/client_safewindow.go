@@ -7,20 +7,21 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // lateDriver wraps a real driver and delays the reply of its next claim
 // that leases a job, after that claim has committed: the reply of a slow
 // network, a GC pause or a frozen process.
 type lateDriver struct {
-	leasehold.Driver
+	driver.Driver
 	delayNext atomic.Int64 // nanoseconds; taken by the next non-empty claim
 	delayed   atomic.Int64 // claim replies delayed so far
 }
 
 // Claim claims through the real driver, then holds a non-empty reply back
 // for the delay set in delayNext, once.
-func (d *lateDriver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+func (d *lateDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	rows, err := d.Driver.Claim(ctx, p)
 	if err != nil || len(rows) == 0 {
 		return rows, err

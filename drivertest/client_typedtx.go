@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // typedKinds runs fn for each transaction kind with a typed completion
@@ -57,7 +58,7 @@ func testTypedCompleteTx(e *clientEnv) {
 // returns the business job's id.
 func (e *clientEnv) completeTyped(ctx context.Context, kind TxKind, row *leasehold.JobRow) (int64, error) {
 	tx, commit, rollback := kind.Begin(e.T, e.d)
-	res, err := e.d.Insert(ctx, tx, []*leasehold.InsertParams{job("business", "ledger")})
+	res, err := e.d.Insert(ctx, tx, []*driver.InsertParams{job("business", "ledger")})
 	if err != nil {
 		_ = rollback()
 		return 0, fmt.Errorf("business write: %w", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // refused checks that Finish of each outcome with the token (id, owner,
@@ -11,7 +12,7 @@ import (
 func (c *tc) refused(what string, id int64, owner string, attempt int) {
 	c.Helper()
 	for _, o := range []leasehold.Outcome{leasehold.OutcomeCompleted, leasehold.OutcomeFailed, leasehold.OutcomeRetried} {
-		got := c.finish(&leasehold.FinishParams{ID: id, Owner: owner, Attempt: attempt, Outcome: o, Error: "late"})
+		got := c.finish(&driver.FinishParams{ID: id, Owner: owner, Attempt: attempt, Outcome: o, Error: "late"})
 		if len(got) != 0 {
 			c.Errorf("%s: Finish %s with (owner %q, attempt %d) accepted %v, want refused", what, o, owner, attempt, got)
 		}
@@ -33,7 +34,7 @@ func testFencingWrongToken(c *tc) {
 	for _, tk := range tokens {
 		what := fmt.Sprintf("wrong token (%q, %d)", tk.owner, tk.attempt)
 		c.refused(what, j.ID, tk.owner, tk.attempt)
-		if hb := c.heartbeat(tk.owner, 2*liveTTL, leasehold.LeaseRef{ID: j.ID, Attempt: tk.attempt}); len(hb) != 0 {
+		if hb := c.heartbeat(tk.owner, 2*liveTTL, driver.LeaseRef{ID: j.ID, Attempt: tk.attempt}); len(hb) != 0 {
 			c.Errorf("%s: Heartbeat renewed %v, want nothing", what, hb)
 		}
 	}
@@ -42,7 +43,7 @@ func testFencingWrongToken(c *tc) {
 	never := c.snap(rows[1].ID)
 	c.refused("job never claimed", rows[1].ID, "", 0)
 	c.refused("job never claimed", rows[1].ID, "owner-a", 1)
-	if hb := c.heartbeat("", liveTTL, leasehold.LeaseRef{ID: rows[1].ID}); len(hb) != 0 {
+	if hb := c.heartbeat("", liveTTL, driver.LeaseRef{ID: rows[1].ID}); len(hb) != 0 {
 		c.Errorf("Heartbeat of a pending job renewed %v", hb)
 	}
 	c.unchanged("Finish/Heartbeat of a job never claimed", never)
@@ -108,7 +109,7 @@ func testFencingSameOwner(c *tc) {
 
 	s := c.snap(a.ID)
 	c.refused("same owner, stale attempt", a.ID, "w", 1)
-	if hb := c.heartbeat("w", liveTTL, leasehold.LeaseRef{ID: a.ID, Attempt: 1}); len(hb) != 0 {
+	if hb := c.heartbeat("w", liveTTL, driver.LeaseRef{ID: a.ID, Attempt: 1}); len(hb) != 0 {
 		c.Errorf("Heartbeat with the stale attempt renewed %v", hb)
 	}
 	c.unchanged("same owner's stale writes", s)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // finishCase is one outcome and the job state it must produce.
@@ -46,7 +47,7 @@ func testFinishOutcomes(c *tc) {
 	retry.Error = "old"
 	c.eqIDs("Finish retried", c.finish(retry), []int64{extra.ID})
 
-	var leases []leasehold.LeaseRef
+	var leases []driver.LeaseRef
 	held := map[int64]*leasehold.JobRow{}
 	for _, r := range rows {
 		j := c.claimID(c.d, r.ID, "w", liveTTL, false)
@@ -55,15 +56,15 @@ func testFinishOutcomes(c *tc) {
 	if hb := c.heartbeat("w", liveTTL, leases...); len(hb) != len(rows) {
 		c.Fatalf("Heartbeat renewed %d of %d leases", len(hb), len(rows))
 	}
-	var ps []*leasehold.FinishParams
+	var ps []*driver.FinishParams
 	for i, tcase := range cases {
 		held[rows[i].ID] = c.get(rows[i].ID)
-		ps = append(ps, &leasehold.FinishParams{
+		ps = append(ps, &driver.FinishParams{
 			ID: rows[i].ID, Owner: "w", Attempt: 1, Outcome: tcase.outcome, Delay: tcase.delay, Error: tcase.err,
 		})
 	}
 	held[extra.ID] = c.get(extra.ID)
-	ps = append(ps, &leasehold.FinishParams{ID: extra.ID, Owner: "w", Attempt: 2, Outcome: leasehold.OutcomeCancelled})
+	ps = append(ps, &driver.FinishParams{ID: extra.ID, Owner: "w", Attempt: 2, Outcome: leasehold.OutcomeCancelled})
 
 	before := c.now()
 	got := c.finish(ps...)
@@ -127,7 +128,7 @@ func testFinishUnknownOutcome(c *tc) {
 	h := c.claimID(c.d, j.ID, "w", liveTTL, false)
 	s := c.snap(j.ID)
 	for _, o := range []leasehold.Outcome{"bogus", leasehold.OutcomeRunning} {
-		got, err := c.d.Finish(c.ctx, nil, []*leasehold.FinishParams{fin(h, o)})
+		got, err := c.d.Finish(c.ctx, nil, []*driver.FinishParams{fin(h, o)})
 		if err == nil {
 			c.Errorf("Finish with outcome %q = %v, nil; want an error", o, got)
 		}

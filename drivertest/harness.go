@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // Harness tells the suite how to open the driver under test.
@@ -23,22 +24,22 @@ type Harness struct {
 	Name string
 	// Open returns a fresh, migrated driver on an empty database, closed at
 	// test cleanup.
-	Open func(t *testing.T) leasehold.Driver
+	Open func(t *testing.T) driver.Driver
 	// OpenSecond returns another driver on the SAME database as d (another
 	// pool / another *sql.DB), for racing-process tests. It is closed at
 	// test cleanup.
-	OpenSecond func(t *testing.T, d leasehold.Driver) leasehold.Driver
+	OpenSecond func(t *testing.T, d driver.Driver) driver.Driver
 	// TxKinds lists ways to begin a caller transaction on d's database.
 	TxKinds []TxKind
 	// ResetIDs restarts d's job id sequence, so that the next insert
 	// reuses the lowest id no job has, as a new primary can after an
 	// asynchronous failover lost jobs. Tests that need it are skipped when
 	// it is nil.
-	ResetIDs func(t *testing.T, d leasehold.Driver)
+	ResetIDs func(t *testing.T, d driver.Driver)
 	// RecordMigration records version as applied in d's
 	// leasehold_migrations without changing the schema, as a newer
 	// leasehold would. Tests that need it are skipped when it is nil.
-	RecordMigration func(t *testing.T, d leasehold.Driver, version int)
+	RecordMigration func(t *testing.T, d driver.Driver, version int)
 }
 
 // TxKind is one kind of caller transaction a driver accepts (such as a
@@ -49,7 +50,7 @@ type TxKind struct {
 	// Begin begins a transaction on d's database and returns the value to
 	// pass as the driver's tx argument, with funcs that commit and roll it
 	// back. A transaction left open is rolled back at test cleanup.
-	Begin func(t *testing.T, d leasehold.Driver) (tx any, commit, rollback func() error)
+	Begin func(t *testing.T, d driver.Driver) (tx any, commit, rollback func() error)
 	// Complete calls the driver package's typed completion function for
 	// this kind (such as pgdriver.CompleteTx for a pgx.Tx) with tx, which
 	// Begin returned or is nil: it asserts tx to the function's parameter

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testHeartbeat checks that one Heartbeat call renews every lease it is
@@ -22,7 +23,7 @@ func testHeartbeat(c *tc) {
 	untouched := []snapshot{c.snap(other.ID), c.snap(done.ID), c.snap(rows[5].ID)}
 
 	const ttl = 10 * time.Minute
-	leases := []leasehold.LeaseRef{
+	leases := []driver.LeaseRef{
 		ref(mine[0]), ref(mine[1]), ref(mine[2]),
 		ref(other),                          // another owner's lease
 		ref(done),                           // finished
@@ -77,7 +78,7 @@ func testHeartbeatKeepsLease(c *tc) {
 	if got := c.claim("q", "thief", 10, true); len(got) != 0 {
 		c.Errorf("Claim with TakeOver took renewed lease(s) %v", ids(got))
 	}
-	if got, err := c.d.ClaimByID(c.ctx, &leasehold.ClaimByIDParams{ID: j.ID, Owner: "thief", TTL: liveTTL, TakeOver: true}); err != nil || got != nil {
+	if got, err := c.d.ClaimByID(c.ctx, &driver.ClaimByIDParams{ID: j.ID, Owner: "thief", TTL: liveTTL, TakeOver: true}); err != nil || got != nil {
 		c.Errorf("ClaimByID with TakeOver of a renewed lease = %v, %v; want nil, nil", got, err)
 	}
 	if hb := c.heartbeat("w", liveTTL, ref(h)); len(hb) != 1 {

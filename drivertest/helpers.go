@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 const (
@@ -29,7 +30,7 @@ type tc struct {
 	*testing.T
 	ctx context.Context
 	h   Harness
-	d   leasehold.Driver
+	d   driver.Driver
 }
 
 func newTC(t *testing.T, h Harness) *tc {
@@ -44,19 +45,19 @@ func (c *tc) with(t *testing.T) *tc {
 }
 
 // second opens another driver on c's database.
-func (c *tc) second() leasehold.Driver {
+func (c *tc) second() driver.Driver {
 	c.Helper()
 	return c.h.OpenSecond(c.T, c.d)
 }
 
 // job returns insert params for a job of kind in queue, with a retry
 // budget of 3.
-func job(queue, kind string) *leasehold.InsertParams {
-	return &leasehold.InsertParams{Kind: kind, Queue: queue, Args: []byte(`{"n":1}`), MaxAttempts: 3}
+func job(queue, kind string) *driver.InsertParams {
+	return &driver.InsertParams{Kind: kind, Queue: queue, Args: []byte(`{"n":1}`), MaxAttempts: 3}
 }
 
 // insert inserts ps without a transaction and returns the new rows.
-func (c *tc) insert(ps ...*leasehold.InsertParams) []*leasehold.JobRow {
+func (c *tc) insert(ps ...*driver.InsertParams) []*leasehold.JobRow {
 	c.Helper()
 	res, err := c.d.Insert(c.ctx, nil, ps)
 	if err != nil {
@@ -78,7 +79,7 @@ func (c *tc) insert(ps ...*leasehold.InsertParams) []*leasehold.JobRow {
 // insertN inserts n jobs of kind in queue.
 func (c *tc) insertN(n int, queue, kind string) []*leasehold.JobRow {
 	c.Helper()
-	ps := make([]*leasehold.InsertParams, n)
+	ps := make([]*driver.InsertParams, n)
 	for i := range ps {
 		ps[i] = job(queue, kind)
 		ps[i].Args = fmt.Appendf(nil, `{"n":%d}`, i)
@@ -118,9 +119,9 @@ func (c *tc) attempts(id int64) []*leasehold.Attempt {
 
 // claimID leases job id for owner through d and fails the test when it is
 // not claimable.
-func (c *tc) claimID(d leasehold.Driver, id int64, owner string, ttl time.Duration, takeOver bool) *leasehold.JobRow {
+func (c *tc) claimID(d driver.Driver, id int64, owner string, ttl time.Duration, takeOver bool) *leasehold.JobRow {
 	c.Helper()
-	j, err := d.ClaimByID(c.ctx, &leasehold.ClaimByIDParams{ID: id, Owner: owner, TTL: ttl, TakeOver: takeOver})
+	j, err := d.ClaimByID(c.ctx, &driver.ClaimByIDParams{ID: id, Owner: owner, TTL: ttl, TakeOver: takeOver})
 	if err != nil {
 		c.Fatalf("ClaimByID(%d, %s): %v", id, owner, err)
 	}
@@ -133,7 +134,7 @@ func (c *tc) claimID(d leasehold.Driver, id int64, owner string, ttl time.Durati
 // claim runs one Claim of up to limit jobs of queue with kind "k".
 func (c *tc) claim(queue, owner string, limit int, takeOver bool) []*leasehold.JobRow {
 	c.Helper()
-	rows, err := c.d.Claim(c.ctx, &leasehold.ClaimParams{
+	rows, err := c.d.Claim(c.ctx, &driver.ClaimParams{
 		Queue: queue, Kinds: []string{"k"}, Owner: owner, TTL: liveTTL, Limit: limit, TakeOver: takeOver,
 	})
 	if err != nil {
@@ -143,7 +144,7 @@ func (c *tc) claim(queue, owner string, limit int, takeOver bool) []*leasehold.J
 }
 
 // finish applies ps without a transaction and returns the accepted ids.
-func (c *tc) finish(ps ...*leasehold.FinishParams) []int64 {
+func (c *tc) finish(ps ...*driver.FinishParams) []int64 {
 	c.Helper()
 	ids, err := c.d.Finish(c.ctx, nil, ps)
 	if err != nil {
@@ -153,9 +154,9 @@ func (c *tc) finish(ps ...*leasehold.FinishParams) []int64 {
 }
 
 // heartbeat renews leases of owner and returns the result by id.
-func (c *tc) heartbeat(owner string, ttl time.Duration, leases ...leasehold.LeaseRef) map[int64]bool {
+func (c *tc) heartbeat(owner string, ttl time.Duration, leases ...driver.LeaseRef) map[int64]bool {
 	c.Helper()
-	res, err := c.d.Heartbeat(c.ctx, &leasehold.HeartbeatParams{Owner: owner, TTL: ttl, Leases: leases})
+	res, err := c.d.Heartbeat(c.ctx, &driver.HeartbeatParams{Owner: owner, TTL: ttl, Leases: leases})
 	if err != nil {
 		c.Fatalf("Heartbeat(%s): %v", owner, err)
 	}
@@ -170,13 +171,13 @@ func (c *tc) heartbeat(owner string, ttl time.Duration, leases ...leasehold.Leas
 }
 
 // ref returns the fencing token of a claimed job.
-func ref(j *leasehold.JobRow) leasehold.LeaseRef {
-	return leasehold.LeaseRef{ID: j.ID, Attempt: j.Attempt}
+func ref(j *leasehold.JobRow) driver.LeaseRef {
+	return driver.LeaseRef{ID: j.ID, Attempt: j.Attempt}
 }
 
 // fin returns the finish params of outcome for the lease j.
-func fin(j *leasehold.JobRow, o leasehold.Outcome) *leasehold.FinishParams {
-	return &leasehold.FinishParams{ID: j.ID, Owner: j.LeaseOwner, Attempt: j.Attempt, Outcome: o}
+func fin(j *leasehold.JobRow, o leasehold.Outcome) *driver.FinishParams {
+	return &driver.FinishParams{ID: j.ID, Owner: j.LeaseOwner, Attempt: j.Attempt, Outcome: o}
 }
 
 // waitFor polls cond until it returns true, failing the test after

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // checkUUID reports an error unless j.UUID is a canonical RFC 4122
@@ -36,13 +37,13 @@ func testUUIDPerJob(c *tc) {
 	keyed.UniqueKey = "u"
 	rows := c.insert(job("q", "k"), given, keyed)
 	c.eq("UUID of a job inserted with one (canonical form)", rows[1].UUID, strings.ToLower(given.UUID))
-	if _, err := c.d.Insert(c.ctx, nil, []*leasehold.InsertParams{{Kind: "k", Queue: "q", Args: []byte(`{}`),
+	if _, err := c.d.Insert(c.ctx, nil, []*driver.InsertParams{{Kind: "k", Queue: "q", Args: []byte(`{}`),
 		MaxAttempts: 1, UUID: "not-a-uuid"}}); err == nil {
 		c.Errorf("Insert with UUID %q succeeded, want an error", "not-a-uuid")
 	}
 	for _, tk := range c.h.TxKinds {
 		tx, commit, _ := tk.Begin(c.T, c.d)
-		res, err := c.d.Insert(c.ctx, tx, []*leasehold.InsertParams{job("q", "k")})
+		res, err := c.d.Insert(c.ctx, tx, []*driver.InsertParams{job("q", "k")})
 		if err != nil || len(res) != 1 {
 			c.Fatalf("Insert in %s = %v, %v", tk.Name, res, err)
 		}
@@ -51,7 +52,7 @@ func testUUIDPerJob(c *tc) {
 		}
 		rows = append(rows, res[0].Job)
 	}
-	bulk := []*leasehold.InsertParams{job("bulk", "k"), job("bulk", "k"), job("bulk", "k")}
+	bulk := []*driver.InsertParams{job("bulk", "k"), job("bulk", "k"), job("bulk", "k")}
 	bulk[2].UniqueKey = "b" // PostgreSQL: INSERT instead of COPY
 	if n, err := c.d.InsertBulk(c.ctx, bulk); err != nil || n != 3 {
 		c.Fatalf("InsertBulk = %d, %v; want 3", n, err)
@@ -72,7 +73,7 @@ func testUUIDPerJob(c *tc) {
 
 	again := job("q", "k")
 	again.UniqueKey = "u"
-	res, err := c.d.Insert(c.ctx, nil, []*leasehold.InsertParams{again})
+	res, err := c.d.Insert(c.ctx, nil, []*driver.InsertParams{again})
 	if err != nil || len(res) != 1 || !res[0].Duplicate {
 		c.Fatalf("duplicate Insert = %v, %v; want the existing job", res, err)
 	}

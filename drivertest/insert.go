@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testInsertFields checks the rows Insert returns and stores: results in
@@ -20,7 +21,7 @@ func testInsertFields(c *tc) {
 	before := c.now()
 	rows := c.insert(p1, p2)
 	after := c.now()
-	for i, p := range []*leasehold.InsertParams{p1, p2} {
+	for i, p := range []*driver.InsertParams{p1, p2} {
 		meta := p.Metadata
 		if meta == nil {
 			meta = []byte(`{}`)
@@ -55,7 +56,7 @@ func testUniqueKey(c *tc) {
 	again.UniqueKey, again.Args = "k1", []byte(`{"v":"second"}`)
 	k2, k3a, k3b := job("q", "k"), job("q", "k"), job("q", "k")
 	k2.UniqueKey, k3a.UniqueKey, k3b.UniqueKey = "k2", "k3", "k3"
-	res, err := c.d.Insert(c.ctx, nil, []*leasehold.InsertParams{k2, again, job("q", "k"), k3a, k3b})
+	res, err := c.d.Insert(c.ctx, nil, []*driver.InsertParams{k2, again, job("q", "k"), k3a, k3b})
 	if err != nil || len(res) != 5 {
 		c.Fatalf("Insert = %d results, %v; want 5", len(res), err)
 	}
@@ -84,7 +85,7 @@ func testUniqueKeyScope(c *tc, orig *leasehold.JobRow) {
 	otherQueue.UniqueKey = "k1"
 	otherKind := job("q", "sleep")
 	otherKind.UniqueKey = "k1"
-	res, err := c.d.Insert(c.ctx, nil, []*leasehold.InsertParams{otherQueue, otherKind})
+	res, err := c.d.Insert(c.ctx, nil, []*driver.InsertParams{otherQueue, otherKind})
 	if err != nil || len(res) != 2 {
 		c.Fatalf("Insert of key k1 in another queue and of another kind = %v, %v; want 2 results", res, err)
 	}
@@ -95,7 +96,7 @@ func testUniqueKeyScope(c *tc, orig *leasehold.JobRow) {
 		c.Errorf("same key, other kind: %+v, want a new job of kind sleep", res[1])
 	}
 	c.finish(fin(c.claimID(c.d, orig.ID, "w", liveTTL, false), leasehold.OutcomeCompleted))
-	pair := []*leasehold.InsertParams{job("q2", "k"), job("q2", "charge")}
+	pair := []*driver.InsertParams{job("q2", "k"), job("q2", "charge")}
 	pair[0].UniqueKey, pair[1].UniqueKey = "k1", "k1"
 	res, err = c.d.Insert(c.ctx, nil, pair)
 	if err != nil || len(res) != 2 {
@@ -112,7 +113,7 @@ func testUniqueKeyScope(c *tc, orig *leasehold.JobRow) {
 	}
 	bulk := job("q", "bulk-kind")
 	bulk.UniqueKey = "k1"
-	if n, err := c.d.InsertBulk(c.ctx, []*leasehold.InsertParams{bulk}); err != nil || n != 1 {
+	if n, err := c.d.InsertBulk(c.ctx, []*driver.InsertParams{bulk}); err != nil || n != 1 {
 		c.Errorf("InsertBulk of key k1 for a new kind = %d, %v; want 1", n, err)
 	}
 }
@@ -145,7 +146,7 @@ func testUniqueKeyRace(c *tc) {
 			<-start
 			p := job(queue, kind)
 			p.UniqueKey = "race"
-			res, err := d.Insert(c.ctx, nil, []*leasehold.InsertParams{p})
+			res, err := d.Insert(c.ctx, nil, []*driver.InsertParams{p})
 			if err != nil || len(res) != 1 || res[0].Job == nil {
 				c.Errorf("inserter %d: Insert = %v, %v; want one result", i, res, err)
 				return
@@ -173,7 +174,7 @@ func testUniqueKeyRace(c *tc) {
 // fields, and skips existing unique keys.
 func testInsertBulk(c *tc) {
 	const n = 200
-	ps := make([]*leasehold.InsertParams, n)
+	ps := make([]*driver.InsertParams, n)
 	for i := range ps {
 		ps[i] = job("bulk", "k")
 		ps[i].Args, ps[i].Priority, ps[i].MaxAttempts = fmt.Appendf(nil, `{"i":%d}`, i), i%3, 4
@@ -201,7 +202,7 @@ func testInsertBulk(c *tc) {
 	k := job("uq", "k")
 	k.UniqueKey, k.Args = "b-1", []byte(`{"v":"orig"}`)
 	orig := c.insert(k)[0]
-	var ups []*leasehold.InsertParams
+	var ups []*driver.InsertParams
 	for i := 1; i <= 3; i++ {
 		p := job("uq", "k")
 		p.UniqueKey = fmt.Sprintf("b-%d", i)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // list runs ListJobs.
@@ -21,7 +22,7 @@ func (c *tc) list(p *leasehold.ListParams) []*leasehold.JobRow {
 // expired), their combination, the id order ascending and with Desc
 // descending, AfterID and BeforeID paging and the default limit of 100.
 func testListJobs(c *tc) {
-	mk := func(queue, kind string) *leasehold.InsertParams { return job(queue, kind) }
+	mk := func(queue, kind string) *driver.InsertParams { return job(queue, kind) }
 	r := rawIDs(c.insert(mk("q1", "a"), mk("q1", "a"), mk("q1", "b"), mk("q2", "a"), mk("q1", "a"), mk("q2", "a"), mk("q1", "b")))
 	c.claimID(c.d, r[4], "owner-A", liveTTL, false)
 	expired := c.claimID(c.d, r[5], "owner-B", shortTTL, false)
@@ -61,7 +62,7 @@ func testListJobs(c *tc) {
 		}
 	}
 
-	var many []*leasehold.InsertParams
+	var many []*driver.InsertParams
 	for i := range 120 {
 		p := job("many", "k")
 		p.Args = fmt.Appendf(nil, `{"i":%d}`, i)

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // Locations remembers where each driver of a harness was opened (a
@@ -12,21 +12,21 @@ import (
 // same database. The zero value is ready to use.
 type Locations struct {
 	mu sync.Mutex
-	m  map[leasehold.Driver]string
+	m  map[driver.Driver]string
 }
 
 // Set records that d was opened on loc.
-func (l *Locations) Set(d leasehold.Driver, loc string) {
+func (l *Locations) Set(d driver.Driver, loc string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
-		l.m = map[leasehold.Driver]string{}
+		l.m = map[driver.Driver]string{}
 	}
 	l.m[d] = loc
 }
 
 // Get returns where d was opened, failing t when it was not recorded.
-func (l *Locations) Get(t *testing.T, d leasehold.Driver) string {
+func (l *Locations) Get(t *testing.T, d driver.Driver) string {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // schemaVersion reads d's schema version.
-func (c *tc) schemaVersion(d leasehold.Driver) *leasehold.SchemaVersion {
+func (c *tc) schemaVersion(d driver.Driver) *driver.SchemaVersion {
 	c.Helper()
 	v, err := d.SchemaVersion(c.ctx)
 	if err != nil {
@@ -30,7 +31,7 @@ func testMigrate(c *tc) {
 	if v.Known < 1 || v.Database != v.Known {
 		c.Fatalf("SchemaVersion of a migrated database = %+v, want Database = Known >= 1", *v)
 	}
-	want := leasehold.MigrateResult{From: v.Known, To: v.Known, Applied: 0}
+	want := driver.MigrateResult{From: v.Known, To: v.Known, Applied: 0}
 	for i := range 2 {
 		res, err := c.d.Migrate(c.ctx)
 		if err != nil {
@@ -40,7 +41,7 @@ func testMigrate(c *tc) {
 	}
 	d2 := c.second()
 	var wg sync.WaitGroup
-	for _, d := range []leasehold.Driver{c.d, d2, c.d, d2} {
+	for _, d := range []driver.Driver{c.d, d2, c.d, d2} {
 		wg.Go(func() {
 			if res, err := d.Migrate(c.ctx); err != nil {
 				c.Errorf("concurrent Migrate: %v", err)
@@ -65,7 +66,7 @@ func testSchemaTooNewRefused(c *tc) {
 	d2 := c.second()
 	const newer = 99
 	c.h.RecordMigration(c.T, c.d, newer)
-	c.eq("SchemaVersion after a newer migration", *c.schemaVersion(c.d), leasehold.SchemaVersion{Database: newer, Known: known})
+	c.eq("SchemaVersion after a newer migration", *c.schemaVersion(c.d), driver.SchemaVersion{Database: newer, Known: known})
 
 	check := func(what string, err error) {
 		c.Helper()

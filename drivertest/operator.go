@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testRetryJob checks that RetryJob makes failed, completed, cancelled and
@@ -119,7 +120,7 @@ func testNotFound(c *tc) {
 	if got, err := c.d.GetJob(c.ctx, missing); !errors.Is(err, leasehold.ErrJobNotFound) {
 		c.Errorf("GetJob(missing) = %v, %v; want ErrJobNotFound", got, err)
 	}
-	if got, err := c.d.ClaimByID(c.ctx, &leasehold.ClaimByIDParams{ID: missing, Owner: "w", TTL: liveTTL, TakeOver: true}); !errors.Is(err, leasehold.ErrJobNotFound) {
+	if got, err := c.d.ClaimByID(c.ctx, &driver.ClaimByIDParams{ID: missing, Owner: "w", TTL: liveTTL, TakeOver: true}); !errors.Is(err, leasehold.ErrJobNotFound) {
 		c.Errorf("ClaimByID(missing) = %v, %v; want ErrJobNotFound", got, err)
 	}
 	if got := c.get(j.ID); got.ID != j.ID {

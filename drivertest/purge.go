@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // purge runs Purge.
 func (c *tc) purge(olderThan time.Duration, limit int) int64 {
 	c.Helper()
-	n, err := c.d.Purge(c.ctx, &leasehold.PurgeParams{OlderThan: olderThan, Limit: limit})
+	n, err := c.d.Purge(c.ctx, &driver.PurgeParams{OlderThan: olderThan, Limit: limit})
 	if err != nil {
 		c.Fatalf("Purge(%v, %d): %v", olderThan, limit, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // rescueCase is one expired lease and the state the watcher must give it.
@@ -32,7 +33,7 @@ func testRescueExpired(c *tc) {
 		{"flagq", 1, false, leasehold.StateFailed},
 		{"flagq", 1, true, leasehold.StateCancelled},
 	}
-	var ps []*leasehold.InsertParams
+	var ps []*driver.InsertParams
 	for _, rc := range cases {
 		p := job(rc.queue, "k")
 		p.MaxAttempts = rc.maxAttempts
@@ -62,7 +63,7 @@ func testRescueExpired(c *tc) {
 	untouched := []snapshot{c.snap(live.ID), c.snap(rows[len(cases)+1].ID)}
 
 	before := c.now()
-	res, err := c.d.RescueExpired(c.ctx, &leasehold.RescueParams{FlagQueues: []string{"flagq"}, Limit: 100})
+	res, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{FlagQueues: []string{"flagq"}, Limit: 100})
 	after := c.now()
 	if err != nil {
 		c.Fatalf("RescueExpired: %v", err)
@@ -83,7 +84,7 @@ func testRescueExpired(c *tc) {
 	for _, s := range untouched {
 		c.unchanged("RescueExpired on a live lease or pending job", s)
 	}
-	if again, err := c.d.RescueExpired(c.ctx, &leasehold.RescueParams{FlagQueues: []string{"flagq"}, Limit: 100}); err != nil || len(again) != 0 {
+	if again, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{FlagQueues: []string{"flagq"}, Limit: 100}); err != nil || len(again) != 0 {
 		c.Errorf("second RescueExpired = %d jobs, %v; want none", len(again), err)
 	}
 	c.operateOnStuck(rows[1].ID, rows[2].ID)
@@ -152,7 +153,7 @@ func testRescueConcurrent(c *tc) {
 		wg.Go(func() {
 			<-start
 			for {
-				res, err := d.RescueExpired(c.ctx, &leasehold.RescueParams{Limit: limit})
+				res, err := d.RescueExpired(c.ctx, &driver.RescueParams{Limit: limit})
 				if err != nil {
 					c.Errorf("watcher %d: RescueExpired: %v", i, err)
 					return

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testTakeOver checks that an expired lease (db clock) is taken over by
@@ -13,7 +14,7 @@ import (
 // TakeOver, nor when the lease is live, the budget is exhausted (counting
 // free attempts) or a cancel was requested.
 func testTakeOver(c *tc) {
-	mk := func(queue string, maxAttempts int) *leasehold.InsertParams {
+	mk := func(queue string, maxAttempts int) *driver.InsertParams {
 		p := job(queue, "k")
 		p.MaxAttempts = maxAttempts
 		return p
@@ -58,7 +59,7 @@ func testTakeOver(c *tc) {
 	if got := c.claim("take", "new", 10, false); len(got) != 0 {
 		c.Errorf("Claim without TakeOver took %v, want none", ids(got))
 	}
-	if j, err := c.d.ClaimByID(c.ctx, &leasehold.ClaimByIDParams{ID: rows[1].ID, Owner: "new", TTL: liveTTL}); err != nil || j != nil {
+	if j, err := c.d.ClaimByID(c.ctx, &driver.ClaimByIDParams{ID: rows[1].ID, Owner: "new", TTL: liveTTL}); err != nil || j != nil {
 		c.Errorf("ClaimByID without TakeOver of an expired lease = %v, %v; want nil, nil", j, err)
 	}
 	c.unchanged("claims without TakeOver", snaps[0])
@@ -93,7 +94,7 @@ func testTakeOver(c *tc) {
 
 	why := map[int]string{2: "live lease", 3: "budget exhausted", 4: "cancel requested", 5: "budget exhausted (free attempts counted)"}
 	for i, reason := range why {
-		if j, err := c.d.ClaimByID(c.ctx, &leasehold.ClaimByIDParams{ID: rows[i].ID, Owner: "new", TTL: liveTTL, TakeOver: true}); err != nil || j != nil {
+		if j, err := c.d.ClaimByID(c.ctx, &driver.ClaimByIDParams{ID: rows[i].ID, Owner: "new", TTL: liveTTL, TakeOver: true}); err != nil || j != nil {
 			c.Errorf("ClaimByID with TakeOver of job with %s = %v, %v; want nil, nil", reason, j, err)
 		}
 		c.unchanged("takeover of a job with "+reason, snaps[i])
@@ -126,7 +127,7 @@ func testTakeOverRace(c *tc) {
 		wg.Go(func() {
 			<-start
 			for {
-				got, err := d.Claim(c.ctx, &leasehold.ClaimParams{
+				got, err := d.Claim(c.ctx, &driver.ClaimParams{
 					Queue: "q", Kinds: []string{"k"}, Owner: name, TTL: liveTTL, Limit: 3, TakeOver: true,
 				})
 				if err != nil {

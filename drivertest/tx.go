@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // testTransactions checks, for each caller transaction kind, that Insert
@@ -25,7 +26,7 @@ func testTxKind(c *tc, k TxKind) {
 	insertTx := func() (id int64, commit, rollback func() error) {
 		c.Helper()
 		tx, commit, rollback := k.Begin(c.T, c.d)
-		res, err := c.d.Insert(c.ctx, tx, []*leasehold.InsertParams{job(queue, "k")})
+		res, err := c.d.Insert(c.ctx, tx, []*driver.InsertParams{job(queue, "k")})
 		if err != nil || len(res) != 1 || res[0].Job == nil || res[0].Job.ID == 0 {
 			_ = rollback()
 			c.Fatalf("Insert in %s = %v, %v; want one new job", k.Name, res, err)
@@ -54,10 +55,10 @@ func testTxKind(c *tc, k TxKind) {
 	h := c.claimID(c.d, id, "w", liveTTL, false)
 	held := c.snap(id)
 
-	finishTx := func(p *leasehold.FinishParams) ([]int64, func() error, func() error) {
+	finishTx := func(p *driver.FinishParams) ([]int64, func() error, func() error) {
 		c.Helper()
 		tx, commit, rollback := k.Begin(c.T, c.d)
-		got, err := c.d.Finish(c.ctx, tx, []*leasehold.FinishParams{p})
+		got, err := c.d.Finish(c.ctx, tx, []*driver.FinishParams{p})
 		if err != nil {
 			_ = rollback()
 			c.Fatalf("Finish in %s: %v", k.Name, err)
@@ -101,10 +102,10 @@ func testUnsupportedTx(c *tc) {
 		bad = append(bad, nilTxs(c.T, c.d, k)[1:]...) // all but the untyped nil
 	}
 	for _, tx := range bad {
-		if _, err := c.d.Insert(c.ctx, tx, []*leasehold.InsertParams{job("other", "k")}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
+		if _, err := c.d.Insert(c.ctx, tx, []*driver.InsertParams{job("other", "k")}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			c.Errorf("Insert with tx %T: err %v, want ErrUnsupportedTx", tx, err)
 		}
-		if _, err := c.d.Finish(c.ctx, tx, []*leasehold.FinishParams{fin(h, leasehold.OutcomeCompleted)}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
+		if _, err := c.d.Finish(c.ctx, tx, []*driver.FinishParams{fin(h, leasehold.OutcomeCompleted)}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			c.Errorf("Finish with tx %T: err %v, want ErrUnsupportedTx", tx, err)
 		}
 	}

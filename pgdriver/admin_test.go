@@ -6,19 +6,20 @@ import (
 	"time"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestRescueExpired(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
-	ps := []*leasehold.InsertParams{job("q"), job("flag"), job("q"), job("q"), job("q")}
+	ps := []*driver.InsertParams{job("q"), job("flag"), job("q"), job("q"), job("q")}
 	ps[2].MaxAttempts = 1
 	res, err := d.Insert(ctx, nil, ps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range res[:4] {
-		got, err := d.ClaimByID(ctx, &leasehold.ClaimByIDParams{ID: r.Job.ID, Owner: "gone", TTL: -time.Second})
+		got, err := d.ClaimByID(ctx, &driver.ClaimByIDParams{ID: r.Job.ID, Owner: "gone", TTL: -time.Second})
 		if err != nil || got == nil {
 			t.Fatalf("ClaimByID: %v", err)
 		}
@@ -26,11 +27,11 @@ func TestRescueExpired(t *testing.T) {
 	if _, err := d.CancelJob(ctx, res[3].Job.ID); err != nil {
 		t.Fatal(err)
 	}
-	live, err := d.ClaimByID(ctx, &leasehold.ClaimByIDParams{ID: res[4].Job.ID, Owner: "alive", TTL: leaseTTL})
+	live, err := d.ClaimByID(ctx, &driver.ClaimByIDParams{ID: res[4].Job.ID, Owner: "alive", TTL: leaseTTL})
 	if err != nil || live == nil {
 		t.Fatalf("ClaimByID: %v", err)
 	}
-	rescued, err := d.RescueExpired(ctx, &leasehold.RescueParams{FlagQueues: []string{"flag"}})
+	rescued, err := d.RescueExpired(ctx, &driver.RescueParams{FlagQueues: []string{"flag"}})
 	if err != nil || len(rescued) != 4 {
 		t.Fatalf("RescueExpired: %+v, %v", rescued, err)
 	}
@@ -47,7 +48,7 @@ func TestRescueExpired(t *testing.T) {
 	if j := getJob(t, d, live.ID); j.State != leasehold.StateProcessing {
 		t.Fatalf("live lease rescued: %+v", j)
 	}
-	if again, err := d.RescueExpired(ctx, &leasehold.RescueParams{}); err != nil || len(again) != 0 {
+	if again, err := d.RescueExpired(ctx, &driver.RescueParams{}); err != nil || len(again) != 0 {
 		t.Fatalf("second RescueExpired: %+v, %v", again, err)
 	}
 }
@@ -64,7 +65,7 @@ func TestRetryAndCancel(t *testing.T) {
 	if err != nil || c.State != leasehold.StateProcessing || !c.CancelRequested {
 		t.Fatalf("CancelJob(processing): %+v, %v", c, err)
 	}
-	if !finish(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeFailed, Error: "x"}) {
+	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeFailed, Error: "x"}) {
 		t.Fatal("Finish refused")
 	}
 	if c, err := d.CancelJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobFinished) || c == nil || c.ID != j.ID {
@@ -120,13 +121,13 @@ func TestListJobsStatsPurge(t *testing.T) {
 	if a.Counts[leasehold.StatePending] != 2 || a.Counts[leasehold.StateProcessing] != 1 || a.ExpiredLeases != 1 || a.LiveLeases != 0 || a.OldestPending < 0 {
 		t.Fatalf("stats of a: %+v", a)
 	}
-	if !finish(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
+	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
 		t.Fatal("Finish refused")
 	}
-	if n, err := d.Purge(ctx, &leasehold.PurgeParams{OlderThan: time.Hour}); err != nil || n != 0 {
+	if n, err := d.Purge(ctx, &driver.PurgeParams{OlderThan: time.Hour}); err != nil || n != 0 {
 		t.Fatalf("Purge(old) = %d, %v", n, err)
 	}
-	if n, err := d.Purge(ctx, &leasehold.PurgeParams{OlderThan: -time.Second}); err != nil || n != 1 {
+	if n, err := d.Purge(ctx, &driver.PurgeParams{OlderThan: -time.Second}); err != nil || n != 1 {
 		t.Fatalf("Purge = %d, %v", n, err)
 	}
 	if as, err := d.ListAttempts(ctx, j.ID); err != nil || len(as) != 0 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -25,7 +26,7 @@ func openBench(b *testing.B) *Driver {
 // BenchmarkInsertBulk measures COPY insertion; b.N is the number of jobs.
 func BenchmarkInsertBulk(b *testing.B) {
 	d := openBench(b)
-	ps := make([]*leasehold.InsertParams, b.N)
+	ps := make([]*driver.InsertParams, b.N)
 	for i := range ps {
 		ps[i] = job("bench")
 	}
@@ -41,7 +42,7 @@ func BenchmarkInsertBulk(b *testing.B) {
 func BenchmarkClaimFinish(b *testing.B) {
 	d := openBench(b)
 	ctx := b.Context()
-	ps := make([]*leasehold.InsertParams, b.N)
+	ps := make([]*driver.InsertParams, b.N)
 	for i := range ps {
 		ps[i] = job("bench")
 	}
@@ -49,15 +50,15 @@ func BenchmarkClaimFinish(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	claim := &leasehold.ClaimParams{Queue: "bench", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: 100, TakeOver: true}
+	claim := &driver.ClaimParams{Queue: "bench", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: 100, TakeOver: true}
 	for done := 0; done < b.N; {
 		jobs, err := d.Claim(ctx, claim)
 		if err != nil {
 			b.Fatal(err)
 		}
-		fs := make([]*leasehold.FinishParams, len(jobs))
+		fs := make([]*driver.FinishParams, len(jobs))
 		for i, j := range jobs {
-			fs[i] = &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted}
+			fs[i] = &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted}
 		}
 		ids, err := d.Finish(ctx, nil, fs)
 		if err != nil || len(ids) != len(jobs) {

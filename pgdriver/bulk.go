@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	leasehold "github.com/leasehold/leasehold"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // copyColumns are the leasehold_jobs columns InsertBulk copies; created_at
@@ -18,7 +19,7 @@ var copyColumns = []string{"kind", "queue", "priority", "max_attempts", "args", 
 // one INSERT ... ON CONFLICT DO NOTHING otherwise, and returns how many jobs
 // it inserted. Afterwards the notifier sends one notification per distinct
 // queue of the jobs with Notify set.
-func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParams) (int64, error) {
+func (d *Driver) InsertBulk(ctx context.Context, params []*driver.InsertParams) (int64, error) {
 	if len(params) == 0 {
 		return 0, nil
 	}
@@ -44,7 +45,7 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParam
 
 // copyJobs copies params into leasehold_jobs. A run_at relative to now is
 // computed from one reading of the database clock.
-func (d *Driver) copyJobs(ctx context.Context, params []*leasehold.InsertParams) (int64, error) {
+func (d *Driver) copyJobs(ctx context.Context, params []*driver.InsertParams) (int64, error) {
 	cols := copyColumns
 	var now time.Time
 	switch {
@@ -77,7 +78,7 @@ func (d *Driver) copyJobs(ctx context.Context, params []*leasehold.InsertParams)
 	return d.pool.CopyFrom(ctx, pgx.Identifier{"leasehold_jobs"}, cols, src)
 }
 
-func hasUniqueKey(params []*leasehold.InsertParams) bool {
+func hasUniqueKey(params []*driver.InsertParams) bool {
 	for _, p := range params {
 		if p.UniqueKey != "" {
 			return true
@@ -87,7 +88,7 @@ func hasUniqueKey(params []*leasehold.InsertParams) bool {
 }
 
 // needsRunAt reports whether some job does not simply run now.
-func needsRunAt(params []*leasehold.InsertParams) bool {
+func needsRunAt(params []*driver.InsertParams) bool {
 	for _, p := range params {
 		if !p.RunAt.IsZero() || p.RunIn != 0 {
 			return true
@@ -97,7 +98,7 @@ func needsRunAt(params []*leasehold.InsertParams) bool {
 }
 
 // needsNow reports whether some job's run_at is relative to now.
-func needsNow(params []*leasehold.InsertParams) bool {
+func needsNow(params []*driver.InsertParams) bool {
 	for _, p := range params {
 		if p.RunAt.IsZero() {
 			return true

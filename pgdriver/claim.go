@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // claimTail leases the rows of the picked CTE to $1 for $2 microseconds,
@@ -68,7 +70,7 @@ const claimByIDSQL = `WITH picked AS (
 
 // Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
 // p.Kinds, in one statement that also records their history rows.
-func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
@@ -82,7 +84,7 @@ func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leaseh
 
 // ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when
 // the job is not claimable and ErrJobNotFound when it does not exist.
-func (d *Driver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*leasehold.JobRow, error) {
+func (d *Driver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*leasehold.JobRow, error) {
 	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, claimByIDSQL,
 		p.Owner, micros(p.TTL), p.ID, p.TakeOver)
 	if err != nil {
@@ -118,11 +120,11 @@ RETURNING j.id, j.cancel_requested`
 
 // Heartbeat renews all of p.Leases in one fenced statement on the dedicated
 // heartbeat pool, and returns the leases still held.
-func (d *Driver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+func (d *Driver) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	if len(p.Leases) == 0 {
 		return nil, nil
 	}
-	ids, leases := leaseSet(len(p.Leases), func(i int) leasehold.LeaseRef { return p.Leases[i] })
+	ids, leases := leaseSet(len(p.Leases), func(i int) driver.LeaseRef { return p.Leases[i] })
 	res, err := collect(ctx, pgxQuerier{d.hbPool}, scanHeartbeat, heartbeatSQL,
 		ids, leases, p.Owner, micros(p.TTL))
 	if err != nil {
@@ -131,8 +133,8 @@ func (d *Driver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([
 	return res, nil
 }
 
-func scanHeartbeat(r scanner) (*leasehold.HeartbeatResult, error) {
-	var h leasehold.HeartbeatResult
+func scanHeartbeat(r scanner) (*driver.HeartbeatResult, error) {
+	var h driver.HeartbeatResult
 	err := r.Scan(&h.ID, &h.CancelRequested)
 	return &h, err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestClaimRace(t *testing.T) {
@@ -26,7 +27,7 @@ func TestClaimRace(t *testing.T) {
 		owner := fmt.Sprintf("worker-%d", w)
 		wg.Go(func() {
 			for {
-				got, err := d.Claim(ctx, &leasehold.ClaimParams{
+				got, err := d.Claim(ctx, &driver.ClaimParams{
 					Queue: "race", Kinds: []string{"k"}, Owner: owner, TTL: leaseTTL, Limit: 7, TakeOver: true,
 				})
 				if err != nil {
@@ -69,7 +70,7 @@ func TestClaimRace(t *testing.T) {
 func TestClaimOrderKindsAndDelay(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
-	ps := []*leasehold.InsertParams{job("q"), job("q"), job("q"), job("q")}
+	ps := []*driver.InsertParams{job("q"), job("q"), job("q"), job("q")}
 	ps[1].Priority = -1
 	ps[2].Kind = "other"
 	ps[3].RunIn = time.Hour
@@ -77,7 +78,7 @@ func TestClaimOrderKindsAndDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := d.Claim(ctx, &leasehold.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: 10})
+	got, err := d.Claim(ctx, &driver.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestClaimTakeOverExpired(t *testing.T) {
 	ctx := testCtx(t)
 	insertJobs(t, d, "q", 1)
 	first := claimOne(t, d, "q", "old", -time.Second) // already expired
-	params := &leasehold.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "new", TTL: leaseTTL, Limit: 1}
+	params := &driver.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "new", TTL: leaseTTL, Limit: 1}
 	if got, err := d.Claim(ctx, params); err != nil || len(got) != 0 {
 		t.Fatalf("Claim without TakeOver: %d jobs, %v", len(got), err)
 	}
@@ -114,7 +115,7 @@ func TestClaimTakeOverExpired(t *testing.T) {
 		t.Fatalf("attempts after takeover: %+v %+v", as[0], as[1])
 	}
 	// The old owner is fenced out.
-	if finish(t, d, nil, &leasehold.FinishParams{ID: first.ID, Owner: "old", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
+	if finish(t, d, nil, &driver.FinishParams{ID: first.ID, Owner: "old", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
 		t.Fatal("old owner's Finish was accepted after takeover")
 	}
 }
@@ -123,7 +124,7 @@ func TestClaimByID(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
 	j := insertJobs(t, d, "q", 1)[0]
-	p := &leasehold.ClaimByIDParams{ID: j.ID, Owner: "w", TTL: leaseTTL}
+	p := &driver.ClaimByIDParams{ID: j.ID, Owner: "w", TTL: leaseTTL}
 	got, err := d.ClaimByID(ctx, p)
 	if err != nil || got == nil || got.Attempt != 1 || got.LeaseOwner != "w" {
 		t.Fatalf("ClaimByID: %+v, %v", got, err)
@@ -133,7 +134,7 @@ func TestClaimByID(t *testing.T) {
 	}
 	// An expired lease is taken over only with TakeOver.
 	expired := insertJobs(t, d, "q", 1)[0]
-	p = &leasehold.ClaimByIDParams{ID: expired.ID, Owner: "old", TTL: -time.Second}
+	p = &driver.ClaimByIDParams{ID: expired.ID, Owner: "old", TTL: -time.Second}
 	if got, err := d.ClaimByID(ctx, p); err != nil || got == nil {
 		t.Fatalf("ClaimByID: %+v, %v", got, err)
 	}
@@ -164,7 +165,7 @@ func TestHeartbeat(t *testing.T) {
 	if _, err := d.CancelJob(ctx, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Heartbeat(ctx, &leasehold.HeartbeatParams{Owner: "w", TTL: leaseTTL, Leases: []leasehold.LeaseRef{
+	res, err := d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: "w", TTL: leaseTTL, Leases: []driver.LeaseRef{
 		{ID: a.ID, Attempt: a.Attempt}, {ID: b.ID, Attempt: b.Attempt}, {ID: a.ID, Attempt: a.Attempt + 1},
 	}})
 	if err != nil || len(res) != 2 {
@@ -179,7 +180,7 @@ func TestHeartbeat(t *testing.T) {
 	if !renewed.LeaseUntil.After(a.LeaseUntil) || renewed.HeartbeatAt.IsZero() {
 		t.Fatalf("lease not renewed: %v -> %v", a.LeaseUntil, renewed.LeaseUntil)
 	}
-	res, err = d.Heartbeat(ctx, &leasehold.HeartbeatParams{Owner: "intruder", TTL: leaseTTL, Leases: []leasehold.LeaseRef{{ID: a.ID, Attempt: a.Attempt}}})
+	res, err = d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: "intruder", TTL: leaseTTL, Leases: []driver.LeaseRef{{ID: a.ID, Attempt: a.Attempt}}})
 	if err != nil || len(res) != 0 {
 		t.Fatalf("Heartbeat by another owner: %+v, %v", res, err)
 	}

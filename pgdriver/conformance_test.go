@@ -10,6 +10,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/drivertest"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/pgdriver"
@@ -26,7 +27,7 @@ func pgHarness() drivertest.Harness {
 	urls := &drivertest.Locations{}
 	return drivertest.Harness{
 		Name: "postgres",
-		Open: func(t *testing.T) leasehold.Driver {
+		Open: func(t *testing.T) driver.Driver {
 			url := testdb.PostgresURL(t)
 			d := openPG(t, url)
 			if _, err := d.Migrate(t.Context()); err != nil {
@@ -35,19 +36,19 @@ func pgHarness() drivertest.Harness {
 			urls.Set(d, url)
 			return d
 		},
-		OpenSecond: func(t *testing.T, d leasehold.Driver) leasehold.Driver {
+		OpenSecond: func(t *testing.T, d driver.Driver) driver.Driver {
 			d2 := openPG(t, urls.Get(t, d))
 			urls.Set(d2, urls.Get(t, d))
 			return d2
 		},
-		ResetIDs: func(t *testing.T, d leasehold.Driver) {
+		ResetIDs: func(t *testing.T, d driver.Driver) {
 			pgExec(t, d, "ALTER TABLE leasehold_jobs ALTER COLUMN id RESTART")
 		},
-		RecordMigration: func(t *testing.T, d leasehold.Driver, version int) {
+		RecordMigration: func(t *testing.T, d driver.Driver, version int) {
 			pgExec(t, d, "INSERT INTO leasehold_migrations (version) VALUES ($1)", version)
 		},
 		TxKinds: []drivertest.TxKind{
-			{Name: "pgx.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
+			{Name: "pgx.Tx", Begin: func(t *testing.T, d driver.Driver) (any, func() error, func() error) {
 				ctx := context.Background()
 				pool, err := pgxpool.New(ctx, urls.Get(t, d))
 				if err != nil {
@@ -65,7 +66,7 @@ func pgHarness() drivertest.Harness {
 				ptx, _ := tx.(pgx.Tx)
 				return pgdriver.CompleteTx(ctx, ptx, job)
 			}},
-			{Name: "sql.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
+			{Name: "sql.Tx", Begin: func(t *testing.T, d driver.Driver) (any, func() error, func() error) {
 				db, err := sql.Open("pgx", urls.Get(t, d))
 				if err != nil {
 					t.Fatalf("sql.Open(pgx): %v", err)
@@ -89,7 +90,7 @@ func completeSQLTx(ctx context.Context, tx any, job *leasehold.JobRow) error {
 }
 
 // pgExec runs one statement on d's pool.
-func pgExec(t *testing.T, d leasehold.Driver, query string, args ...any) {
+func pgExec(t *testing.T, d driver.Driver, query string, args ...any) {
 	t.Helper()
 	if _, err := d.(*pgdriver.Driver).Pool().Exec(t.Context(), query, args...); err != nil {
 		t.Fatalf("%s: %v", query, err)

@@ -53,7 +53,7 @@
 // when there is one, else just after the driver's own commit, coalesced (a
 // notifying commit takes a database-wide lock through its WAL flush, so one
 // NOTIFY per insert would make inserts wait for each other). Listen (the
-// leasehold.Notifier
+// driver.Notifier
 // implementation) wakes workers on those hints over a dedicated connection,
 // reconnecting with a capped backoff. NOTIFY is only a hint: notifications
 // sent while a listener is disconnected are lost, they are shared by every

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	leasehold "github.com/leasehold/leasehold"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // heartbeatPoolSize is the connection budget reserved for Heartbeat.
@@ -15,12 +16,12 @@ const heartbeatPoolSize = 2
 
 // Compile-time checks.
 var (
-	_ leasehold.Driver   = (*Driver)(nil)
-	_ leasehold.Notifier = (*Driver)(nil)
+	_ driver.Driver   = (*Driver)(nil)
+	_ driver.Notifier = (*Driver)(nil)
 )
 
-// Driver is the PostgreSQL implementation of leasehold.Driver and
-// leasehold.Notifier. It is safe for concurrent use. Create it with New or
+// Driver is the PostgreSQL implementation of driver.Driver and
+// driver.Notifier. It is safe for concurrent use. Create it with New or
 // Open and release it with Close.
 type Driver struct {
 	pool      *pgxpool.Pool // main pool: every statement but Heartbeat

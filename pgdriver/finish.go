@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // finishSQL applies fenced outcomes ($1 ids; $2 an object keyed by lease,
@@ -79,7 +80,7 @@ SELECT id FROM done ORDER BY id`
 // Finish applies fenced outcomes in one statement, in tx when it is non-nil
 // (see the package documentation for accepted types), and ends their
 // history rows. It returns the ids whose fence matched.
-func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParams) ([]int64, error) {
+func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParam
 
 // allCompleted reports whether every outcome of ps is completed, by one
 // owner.
-func allCompleted(ps []*leasehold.FinishParams) bool {
+func allCompleted(ps []*driver.FinishParams) bool {
 	for _, p := range ps {
 		if p.Outcome != leasehold.OutcomeCompleted || p.Owner != ps[0].Owner {
 			return false
@@ -118,9 +119,9 @@ func allCompleted(ps []*leasehold.FinishParams) bool {
 }
 
 // finishCompleted runs finishCompletedSQL.
-func (d *Driver) finishCompleted(ctx context.Context, q querier, ps []*leasehold.FinishParams) ([]int64, error) {
-	ids, leases := leaseSet(len(ps), func(i int) leasehold.LeaseRef {
-		return leasehold.LeaseRef{ID: ps[i].ID, Attempt: ps[i].Attempt}
+func (d *Driver) finishCompleted(ctx context.Context, q querier, ps []*driver.FinishParams) ([]int64, error) {
+	ids, leases := leaseSet(len(ps), func(i int) driver.LeaseRef {
+		return driver.LeaseRef{ID: ps[i].ID, Attempt: ps[i].Attempt}
 	})
 	done, err := collect(ctx, q, newIDScan().scan, finishCompletedSQL, ids, leases, ps[0].Owner)
 	if err != nil {
@@ -177,7 +178,7 @@ SELECT id, queue, kind, attempt, coalesce(old_owner, ''), status FROM moved ORDE
 // RescueExpired moves up to p.Limit (default 1000) processing jobs whose
 // lease expired to cancelled, failed, stuck or pending, and ends their
 // history rows with OutcomeLeaseExpired.
-func (d *Driver) RescueExpired(ctx context.Context, p *leasehold.RescueParams) ([]*leasehold.RescuedJob, error) {
+func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = defaultRescueLimit

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestFinishFencing(t *testing.T) {
 	d, _ := newTestDriver(t)
 	insertJobs(t, d, "q", 1)
 	j := claimOne(t, d, "q", "w1", leaseTTL)
-	refused := []*leasehold.FinishParams{
+	refused := []*driver.FinishParams{
 		{ID: j.ID, Owner: "w2", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted},     // wrong owner
 		{ID: j.ID, Owner: "w1", Attempt: j.Attempt + 1, Outcome: leasehold.OutcomeCompleted}, // wrong attempt
 		{ID: j.ID, Owner: "w1", Attempt: j.Attempt - 1, Outcome: leasehold.OutcomeFailed},    // stale attempt
@@ -24,7 +25,7 @@ func TestFinishFencing(t *testing.T) {
 	if got := getJob(t, d, j.ID); got.State != leasehold.StateProcessing || got.LeaseOwner != "w1" {
 		t.Fatalf("refused Finish changed the job: %+v", got)
 	}
-	ok := &leasehold.FinishParams{ID: j.ID, Owner: "w1", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted}
+	ok := &driver.FinishParams{ID: j.ID, Owner: "w1", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted}
 	if !finish(t, d, nil, ok) {
 		t.Fatal("right fence refused")
 	}
@@ -57,13 +58,13 @@ func TestFinishOutcomes(t *testing.T) {
 		{leasehold.OutcomeLeaseLost, leasehold.StatePending, 0, "boom", false, false},
 	}
 	insertJobs(t, d, "q", len(cases))
-	jobs, err := d.Claim(ctx, &leasehold.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: len(cases)})
+	jobs, err := d.Claim(ctx, &driver.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: len(cases)})
 	if err != nil || len(jobs) != len(cases) {
 		t.Fatalf("Claim: %d, %v", len(jobs), err)
 	}
-	ps := make([]*leasehold.FinishParams, len(cases))
+	ps := make([]*driver.FinishParams, len(cases))
 	for i, c := range cases {
-		ps[i] = &leasehold.FinishParams{ID: jobs[i].ID, Owner: "w", Attempt: 1, Outcome: c.outcome, Delay: time.Hour}
+		ps[i] = &driver.FinishParams{ID: jobs[i].ID, Owner: "w", Attempt: 1, Outcome: c.outcome, Delay: time.Hour}
 		if c.lastErr != "" {
 			ps[i].Error = c.lastErr
 		}
@@ -85,7 +86,7 @@ func TestFinishOutcomes(t *testing.T) {
 			t.Errorf("%s: attempts %+v, %v", c.outcome, as, err)
 		}
 	}
-	_, err = d.Finish(ctx, nil, []*leasehold.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Outcome: "exploded"}})
+	_, err = d.Finish(ctx, nil, []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Outcome: "exploded"}})
 	if err == nil {
 		t.Fatal("Finish accepted an unknown outcome")
 	}
@@ -96,10 +97,10 @@ func TestFinishCopiesHeartbeat(t *testing.T) {
 	ctx := testCtx(t)
 	insertJobs(t, d, "q", 1)
 	j := claimOne(t, d, "q", "w", leaseTTL)
-	if _, err := d.Heartbeat(ctx, &leasehold.HeartbeatParams{Owner: "w", TTL: leaseTTL, Leases: []leasehold.LeaseRef{{ID: j.ID, Attempt: 1}}}); err != nil {
+	if _, err := d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: "w", TTL: leaseTTL, Leases: []driver.LeaseRef{{ID: j.ID, Attempt: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !finish(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
+	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
 		t.Fatal("Finish refused")
 	}
 	as, err := d.ListAttempts(ctx, j.ID)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -38,14 +39,14 @@ func newTestDriver(t *testing.T) (*Driver, string) {
 }
 
 // job returns insert params for one job of kind "k" in queue.
-func job(queue string) *leasehold.InsertParams {
-	return &leasehold.InsertParams{Kind: "k", Queue: queue, Args: []byte(`{"n":1}`), MaxAttempts: 3}
+func job(queue string) *driver.InsertParams {
+	return &driver.InsertParams{Kind: "k", Queue: queue, Args: []byte(`{"n":1}`), MaxAttempts: 3}
 }
 
 // insertJobs inserts n jobs in queue and returns them.
 func insertJobs(t *testing.T, d *Driver, queue string, n int) []*leasehold.JobRow {
 	t.Helper()
-	ps := make([]*leasehold.InsertParams, n)
+	ps := make([]*driver.InsertParams, n)
 	for i := range ps {
 		ps[i] = job(queue)
 	}
@@ -63,7 +64,7 @@ func insertJobs(t *testing.T, d *Driver, queue string, n int) []*leasehold.JobRo
 // claimOne claims one job of queue for owner and fails unless it gets one.
 func claimOne(t *testing.T, d *Driver, queue, owner string, ttl time.Duration) *leasehold.JobRow {
 	t.Helper()
-	jobs, err := d.Claim(testCtx(t), &leasehold.ClaimParams{
+	jobs, err := d.Claim(testCtx(t), &driver.ClaimParams{
 		Queue: queue, Kinds: []string{"k"}, Owner: owner, TTL: ttl, Limit: 1, TakeOver: true,
 	})
 	if err != nil {
@@ -86,9 +87,9 @@ func getJob(t *testing.T, d *Driver, id int64) *leasehold.JobRow {
 }
 
 // finish applies one outcome and reports whether its fence matched.
-func finish(t *testing.T, d *Driver, tx any, p *leasehold.FinishParams) bool {
+func finish(t *testing.T, d *Driver, tx any, p *driver.FinishParams) bool {
 	t.Helper()
-	ids, err := d.Finish(testCtx(t), tx, []*leasehold.FinishParams{p})
+	ids, err := d.Finish(testCtx(t), tx, []*driver.FinishParams{p})
 	if err != nil {
 		t.Fatalf("Finish: %v", err)
 	}

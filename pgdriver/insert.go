@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
+
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // notifyChannel is the LISTEN/NOTIFY channel of insert hints; the payload
@@ -63,7 +65,7 @@ const selectByUniqueKeySQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs
 // already are returned as duplicates. Results are in the order of params.
 // The hints for jobs with Notify are sent at tx's commit, or, without tx,
 // by the notifier just after the insert commits.
-func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
 		return nil, err
@@ -115,7 +117,7 @@ func (ks uniqueKeys) columns() (kinds, keys []string) {
 // matchInserted pairs the inserted rows with params: by kind and unique
 // key, else in order (ids are assigned in params order). It returns the
 // unique keys of params that were not inserted.
-func matchInserted(params []*leasehold.InsertParams, rows []*leasehold.JobRow) ([]*leasehold.InsertResult, uniqueKeys, error) {
+func matchInserted(params []*driver.InsertParams, rows []*leasehold.JobRow) ([]*leasehold.InsertResult, uniqueKeys, error) {
 	byKey := make(map[uniqueKey]*leasehold.JobRow)
 	var plain []*leasehold.JobRow
 	for _, j := range rows {
@@ -148,7 +150,7 @@ func matchInserted(params []*leasehold.InsertParams, rows []*leasehold.JobRow) (
 }
 
 // fillDuplicates completes res with the existing jobs of duplicate keys.
-func fillDuplicates(params []*leasehold.InsertParams, res []*leasehold.InsertResult, existing []*leasehold.JobRow) error {
+func fillDuplicates(params []*driver.InsertParams, res []*leasehold.InsertResult, existing []*leasehold.JobRow) error {
 	byKey := make(map[uniqueKey]*leasehold.JobRow, len(existing))
 	for _, j := range existing {
 		byKey[uniqueKey{j.Kind, j.UniqueKey}] = j
@@ -177,7 +179,7 @@ type insertArrays struct {
 	uuids                               []pgtype.UUID
 }
 
-func newInsertArrays(params []*leasehold.InsertParams) (*insertArrays, error) {
+func newInsertArrays(params []*driver.InsertParams) (*insertArrays, error) {
 	n := len(params)
 	a := &insertArrays{
 		kinds: make([]string, n), queues: make([]string, n), args: make([]string, n),
@@ -208,7 +210,7 @@ func (a *insertArrays) params() []any {
 }
 
 // jobUUID returns p.UUID, or a new random UUID when it is empty.
-func jobUUID(p *leasehold.InsertParams) (pgtype.UUID, error) {
+func jobUUID(p *driver.InsertParams) (pgtype.UUID, error) {
 	if p.UUID == "" {
 		return pgtype.UUID{Bytes: uuid.New(), Valid: true}, nil
 	}
@@ -229,7 +231,7 @@ func jsonOrEmpty(b []byte) string {
 }
 
 // notifyQueues returns the distinct queues of params with Notify set.
-func notifyQueues(params []*leasehold.InsertParams) []string {
+func notifyQueues(params []*driver.InsertParams) []string {
 	seen := make(map[string]bool)
 	var queues []string
 	for _, p := range params {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestInsertRowsAndOrder(t *testing.T) {
@@ -15,7 +16,7 @@ func TestInsertRowsAndOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := now.Add(time.Hour).Truncate(time.Microsecond)
-	ps := []*leasehold.InsertParams{
+	ps := []*driver.InsertParams{
 		{Kind: "a", Queue: "q", Args: []byte(`{"x":1}`), MaxAttempts: 5, Priority: 2},
 		{Kind: "b", Queue: "q", Args: []byte(`{"x":2}`), Metadata: []byte(`{"m":true}`), MaxAttempts: 1, RunAt: at},
 		{Kind: "c", Queue: "q2", MaxAttempts: 1, RunIn: time.Hour},
@@ -49,11 +50,11 @@ func TestInsertUniqueKeyDuplicate(t *testing.T) {
 	ctx := testCtx(t)
 	p := job("q")
 	p.UniqueKey = "pay-42"
-	first, err := d.Insert(ctx, nil, []*leasehold.InsertParams{p})
+	first, err := d.Insert(ctx, nil, []*driver.InsertParams{p})
 	if err != nil {
 		t.Fatalf("Insert: %v", err)
 	}
-	again, err := d.Insert(ctx, nil, []*leasehold.InsertParams{job("q"), p, p})
+	again, err := d.Insert(ctx, nil, []*driver.InsertParams{job("q"), p, p})
 	if err != nil {
 		t.Fatalf("Insert duplicate: %v", err)
 	}
@@ -69,7 +70,7 @@ func TestInsertUniqueKeyDuplicate(t *testing.T) {
 	// of the first.
 	q := job("q")
 	q.UniqueKey = "pay-43"
-	res, err := d.Insert(ctx, nil, []*leasehold.InsertParams{q, q})
+	res, err := d.Insert(ctx, nil, []*driver.InsertParams{q, q})
 	if err != nil {
 		t.Fatalf("Insert: %v", err)
 	}
@@ -82,7 +83,7 @@ func TestInsertBulk(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
 	const n = 1000
-	ps := make([]*leasehold.InsertParams, n)
+	ps := make([]*driver.InsertParams, n)
 	for i := range ps {
 		ps[i] = job("bulk")
 	}
@@ -91,11 +92,11 @@ func TestInsertBulk(t *testing.T) {
 	if err != nil || got != n {
 		t.Fatalf("InsertBulk (COPY) = %d, %v; want %d", got, err, n)
 	}
-	plain := []*leasehold.InsertParams{job("bulk"), job("bulk")} // run now: run_at default
+	plain := []*driver.InsertParams{job("bulk"), job("bulk")} // run now: run_at default
 	if got, err := d.InsertBulk(ctx, plain); err != nil || got != 2 {
 		t.Fatalf("InsertBulk (COPY, default run_at) = %d, %v", got, err)
 	}
-	keyed := []*leasehold.InsertParams{job("bulk"), job("bulk"), job("bulk")}
+	keyed := []*driver.InsertParams{job("bulk"), job("bulk"), job("bulk")}
 	keyed[0].UniqueKey, keyed[1].UniqueKey = "u1", "u1"
 	if got, err := d.InsertBulk(ctx, keyed); err != nil || got != 2 {
 		t.Fatalf("InsertBulk (unique) = %d, %v; want 2", got, err)
@@ -110,7 +111,7 @@ func TestInsertBulk(t *testing.T) {
 	if c := stats[0].Counts[leasehold.StatePending]; c != n+4 {
 		t.Fatalf("pending = %d, want %d", c, n+4)
 	}
-	jobs, err := d.Claim(ctx, &leasehold.ClaimParams{Queue: "bulk", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: 2 * n})
+	jobs, err := d.Claim(ctx, &driver.ClaimParams{Queue: "bulk", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: 2 * n})
 	if err != nil || len(jobs) != n+3 {
 		t.Fatalf("Claim after bulk = %d jobs, %v; want %d (one is delayed)", len(jobs), err, n+3)
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // The statements that write for a batch of leases (Heartbeat, Finish) find
@@ -37,7 +37,7 @@ func appendLeaseKey(b []byte, id int64, attempt int) []byte {
 
 // leaseSet encodes leases as an object whose keys are the leases and whose
 // values are all 1, with their ids for the index scan.
-func leaseSet(n int, lease func(i int) leasehold.LeaseRef) (ids []int64, set []byte) {
+func leaseSet(n int, lease func(i int) driver.LeaseRef) (ids []int64, set []byte) {
 	ids = make([]int64, n)
 	set = make([]byte, 0, 2+n*16)
 	set = append(set, '{')
@@ -63,7 +63,7 @@ type finishInput struct {
 
 // finishInputs encodes the outcomes of ps as an object keyed by lease,
 // with their ids for the index scan.
-func finishInputs(ps []*leasehold.FinishParams) (ids []int64, in []byte, err error) {
+func finishInputs(ps []*driver.FinishParams) (ids []int64, in []byte, err error) {
 	ids = make([]int64, len(ps))
 	in = append(make([]byte, 0, 64*len(ps)), '{')
 	for i, p := range ps {

@@ -13,7 +13,7 @@ const (
 	listenMaxBackoff = 10 * time.Second
 )
 
-// Listen implements leasehold.Notifier: on a dedicated connection (not from
+// Listen implements driver.Notifier: on a dedicated connection (not from
 // the pools) it LISTENs on leasehold_insert and calls wake with the queue
 // name of each hint. It reconnects with a capped exponential backoff after
 // any error and returns only when ctx is done, with ctx.Err(). Hints sent

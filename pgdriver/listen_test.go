@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -34,7 +34,7 @@ func TestListenWakesOnInsert(t *testing.T) {
 	p.Notify = true
 	deadline := time.After(20 * time.Second)
 	for got := false; !got; {
-		if _, err := d.Insert(ctx, nil, []*leasehold.InsertParams{p}); err != nil {
+		if _, err := d.Insert(ctx, nil, []*driver.InsertParams{p}); err != nil {
 			t.Fatalf("Insert: %v", err)
 		}
 		select {
@@ -47,7 +47,7 @@ func TestListenWakesOnInsert(t *testing.T) {
 	}
 	// InsertBulk notifies too.
 	for got := false; !got; {
-		if _, err := d.InsertBulk(ctx, []*leasehold.InsertParams{p}); err != nil {
+		if _, err := d.InsertBulk(ctx, []*driver.InsertParams{p}); err != nil {
 			t.Fatalf("InsertBulk: %v", err)
 		}
 		select {
@@ -93,7 +93,7 @@ func TestListenReconnects(t *testing.T) {
 		t.Helper()
 		deadline := time.After(20 * time.Second)
 		for {
-			if _, err := d.Insert(ctx, nil, []*leasehold.InsertParams{p}); err != nil {
+			if _, err := d.Insert(ctx, nil, []*driver.InsertParams{p}); err != nil {
 				t.Fatalf("Insert: %v", err)
 			}
 			select {

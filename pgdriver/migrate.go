@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 //go:embed migrations/*.sql
@@ -41,13 +43,13 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasehold_migrations (
 // several processes run it at once. A database with a migration newer than
 // the embedded ones is refused before anything is applied, with a
 // *leasehold.SchemaVersionError matching leasehold.ErrSchemaTooNew.
-func (d *Driver) Migrate(ctx context.Context) (*leasehold.MigrateResult, error) {
+func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 	ms, err := loadMigrations()
 	if err != nil {
 		return nil, err
 	}
 	known := latestVersion(ms)
-	res := &leasehold.MigrateResult{}
+	res := &driver.MigrateResult{}
 	for i, m := range ms {
 		var (
 			current int
@@ -109,12 +111,12 @@ func applyMigration(ctx context.Context, tx pgx.Tx, m migration, known int) (int
 // SchemaVersion returns the highest migration applied to the database in
 // the current schema (0 when leasehold_migrations does not exist) and the
 // highest one this driver embeds.
-func (d *Driver) SchemaVersion(ctx context.Context) (*leasehold.SchemaVersion, error) {
+func (d *Driver) SchemaVersion(ctx context.Context) (*driver.SchemaVersion, error) {
 	ms, err := loadMigrations()
 	if err != nil {
 		return nil, err
 	}
-	v := &leasehold.SchemaVersion{Known: latestVersion(ms)}
+	v := &driver.SchemaVersion{Known: latestVersion(ms)}
 	var exists bool
 	if err := d.pool.QueryRow(ctx, "SELECT to_regclass('leasehold_migrations') IS NOT NULL").Scan(&exists); err != nil {
 		return nil, fmt.Errorf("pgdriver: schema version: %w", err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // TestBatchWritesUsePrimaryKey checks the plans of the statements that
@@ -21,7 +22,7 @@ func testBatchWritesUsePrimaryKey(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
 	const pending, leased = 20_000, 1000
-	ps := make([]*leasehold.InsertParams, pending)
+	ps := make([]*driver.InsertParams, pending)
 	for i := range ps {
 		ps[i] = job("q")
 	}
@@ -31,17 +32,17 @@ func testBatchWritesUsePrimaryKey(t *testing.T) {
 	if _, err := d.pool.Exec(ctx, "ANALYZE leasehold_jobs"); err != nil {
 		t.Fatalf("ANALYZE: %v", err)
 	}
-	jobs, err := d.Claim(ctx, &leasehold.ClaimParams{
+	jobs, err := d.Claim(ctx, &driver.ClaimParams{
 		Queue: "q", Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: leased,
 	})
 	if err != nil || len(jobs) != leased {
 		t.Fatalf("Claim: %d jobs, %v; want %d", len(jobs), err, leased)
 	}
-	lease := func(i int) leasehold.LeaseRef { return leasehold.LeaseRef{ID: jobs[i].ID, Attempt: jobs[i].Attempt} }
+	lease := func(i int) driver.LeaseRef { return driver.LeaseRef{ID: jobs[i].ID, Attempt: jobs[i].Attempt} }
 	ids, leases := leaseSet(leased, lease)
-	mixed := make([]*leasehold.FinishParams, leased)
+	mixed := make([]*driver.FinishParams, leased)
 	for i, j := range jobs {
-		mixed[i] = &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Outcome: leasehold.OutcomeRetried}
+		mixed[i] = &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Outcome: leasehold.OutcomeRetried}
 	}
 	_, inputs, err := finishInputs(mixed)
 	if err != nil {

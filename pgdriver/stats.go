@@ -6,6 +6,7 @@ import (
 	"time"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // defaultPurgeLimit is Purge's limit when PurgeParams.Limit is 0.
@@ -29,7 +30,7 @@ SELECT count(*) FROM doomed`
 
 // Purge deletes up to p.Limit (default 10000) terminal jobs finished more
 // than p.OlderThan ago, with their history, and returns how many it deleted.
-func (d *Driver) Purge(ctx context.Context, p *leasehold.PurgeParams) (int64, error) {
+func (d *Driver) Purge(ctx context.Context, p *driver.PurgeParams) (int64, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = defaultPurgeLimit

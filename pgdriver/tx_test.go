@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // txKind begins, commits and rolls back one kind of caller transaction.
@@ -52,7 +54,7 @@ func TestInsertInCallerTx(t *testing.T) {
 				tx, commitFn, rollbackFn := k.begin(t, d, url)
 				p := job("q")
 				p.UniqueKey = "key-1"
-				res, err := d.Insert(ctx, tx, []*leasehold.InsertParams{p, job("q")})
+				res, err := d.Insert(ctx, tx, []*driver.InsertParams{p, job("q")})
 				if err != nil {
 					t.Fatalf("Insert: %v", err)
 				}
@@ -90,7 +92,7 @@ func TestFinishInCallerTx(t *testing.T) {
 				insertJobs(t, d, "q", 1)
 				j := claimOne(t, d, "q", "w1", leaseTTL)
 				tx, commitFn, rollbackFn := k.begin(t, d, url)
-				if !finish(t, d, tx, &leasehold.FinishParams{
+				if !finish(t, d, tx, &driver.FinishParams{
 					ID: j.ID, Owner: "w1", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted,
 				}) {
 					t.Fatal("Finish in tx: fence did not match")
@@ -130,11 +132,11 @@ func TestUnsupportedTx(t *testing.T) {
 	}
 	defer conn.Release()
 	for _, tx := range []any{"tx", conn.Conn(), (*sql.Tx)(nil), context.Background()} {
-		_, err := d.Insert(ctx, tx, []*leasehold.InsertParams{job("q")})
+		_, err := d.Insert(ctx, tx, []*driver.InsertParams{job("q")})
 		if !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Insert(%T): err = %v, want ErrUnsupportedTx", tx, err)
 		}
-		_, err = d.Finish(ctx, tx, []*leasehold.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}})
+		_, err = d.Finish(ctx, tx, []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}})
 		if !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Finish(%T): err = %v, want ErrUnsupportedTx", tx, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // retrySQL makes a non-processing job ?2 pending now (?1) with a fresh
@@ -103,7 +104,7 @@ RETURNING id`
 
 // Purge deletes up to p.Limit (0 means 10000) terminal jobs finished more
 // than p.OlderThan ago, and their attempts, in one transaction.
-func (d *Driver) Purge(ctx context.Context, p *leasehold.PurgeParams) (int64, error) {
+func (d *Driver) Purge(ctx context.Context, p *driver.PurgeParams) (int64, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 10000

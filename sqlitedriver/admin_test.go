@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestNowIsDatabaseClock(t *testing.T) {
@@ -29,7 +30,7 @@ func TestRetryJob(t *testing.T) {
 	if _, err := d.RetryJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobRunning) {
 		t.Errorf("RetryJob(processing) err = %v, want ErrJobRunning", err)
 	}
-	finishOne(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
+	finishOne(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
 		Outcome: leasehold.OutcomeFailed, Error: "x"})
 	got, err := d.RetryJob(ctx, j.ID)
 	if err != nil || got.State != leasehold.StatePending || got.FreeAttempts != 1 ||
@@ -69,16 +70,16 @@ func TestPurge(t *testing.T) {
 	insertN(t, d, 5)
 	js := claim(t, d, "w", 3, time.Minute, false)
 	for _, j := range js {
-		finishOne(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
+		finishOne(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
 			Outcome: leasehold.OutcomeCompleted})
 	}
-	if n, err := d.Purge(ctx, &leasehold.PurgeParams{OlderThan: time.Hour}); err != nil || n != 0 {
+	if n, err := d.Purge(ctx, &driver.PurgeParams{OlderThan: time.Hour}); err != nil || n != 0 {
 		t.Errorf("Purge(1h) = %d, %v; want 0", n, err)
 	}
-	if n, err := d.Purge(ctx, &leasehold.PurgeParams{OlderThan: -time.Second, Limit: 2}); err != nil || n != 2 {
+	if n, err := d.Purge(ctx, &driver.PurgeParams{OlderThan: -time.Second, Limit: 2}); err != nil || n != 2 {
 		t.Errorf("Purge(limit 2) = %d, %v; want 2", n, err)
 	}
-	if n, err := d.Purge(ctx, &leasehold.PurgeParams{OlderThan: -time.Second}); err != nil || n != 1 {
+	if n, err := d.Purge(ctx, &driver.PurgeParams{OlderThan: -time.Second}); err != nil || n != 1 {
 		t.Errorf("Purge = %d, %v; want 1", n, err)
 	}
 	for _, j := range js {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // BenchmarkDrain measures claiming and completing no-op jobs in batches of
@@ -24,7 +25,7 @@ func BenchmarkDrain(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for {
-				js, err := d.Claim(ctx, &leasehold.ClaimParams{Queue: "q", Kinds: []string{"k"},
+				js, err := d.Claim(ctx, &driver.ClaimParams{Queue: "q", Kinds: []string{"k"},
 					Owner: owner, TTL: time.Minute, Limit: 100})
 				if err != nil {
 					b.Error(err)
@@ -33,9 +34,9 @@ func BenchmarkDrain(b *testing.B) {
 				if len(js) == 0 {
 					return
 				}
-				ps := make([]*leasehold.FinishParams, len(js))
+				ps := make([]*driver.FinishParams, len(js))
 				for i, j := range js {
-					ps[i] = &leasehold.FinishParams{ID: j.ID, Owner: owner, Attempt: j.Attempt,
+					ps[i] = &driver.FinishParams{ID: j.ID, Owner: owner, Attempt: j.Attempt,
 						Outcome: leasehold.OutcomeCompleted}
 				}
 				if _, err := d.Finish(ctx, nil, ps); err != nil {
@@ -52,7 +53,7 @@ func BenchmarkDrain(b *testing.B) {
 // BenchmarkInsertBulk measures InsertBulk of 1000 jobs per call.
 func BenchmarkInsertBulk(b *testing.B) {
 	d := openTest(b)
-	ps := make([]*leasehold.InsertParams, 1000)
+	ps := make([]*driver.InsertParams, 1000)
 	for i := range ps {
 		ps[i] = job(`{"amount":1234,"currency":"EUR"}`)
 	}

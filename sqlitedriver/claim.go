@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // claimSet is the SET clause of every claim. ?1 now, ?2 TTL (µs), ?3 owner.
@@ -80,7 +81,7 @@ SELECT value->>0, value->>1, ?2, ?1 FROM json_each(?3)`
 // Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
 // p.Kinds with one UPDATE ... RETURNING, and records their attempts in the
 // same transaction. Jobs are returned in claim order.
-func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
@@ -112,7 +113,7 @@ func (d *Driver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leaseh
 
 // ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when
 // the job is not claimable and ErrJobNotFound when it does not exist.
-func (d *Driver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*leasehold.JobRow, error) {
+func (d *Driver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*leasehold.JobRow, error) {
 	var job *leasehold.JobRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		var err error

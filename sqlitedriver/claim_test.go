@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
 func TestClaimOrderAndFields(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)
-	ps := []*leasehold.InsertParams{job(`{"n":0}`), job(`{"n":1}`), job(`{"n":2}`), job(`{"n":3}`)}
+	ps := []*driver.InsertParams{job(`{"n":0}`), job(`{"n":1}`), job(`{"n":2}`), job(`{"n":3}`)}
 	ps[1].Priority = -1
 	ps[2].RunIn = time.Hour // not ready
 	ps[3].Kind = "other"    // no handler
@@ -65,7 +66,7 @@ func TestClaimTakeOver(t *testing.T) {
 		as[1].Owner != "w2" || !as[1].EndedAt.IsZero() {
 		t.Errorf("attempts after takeover = %+v %+v", as[0], as[1])
 	}
-	if finishOne(t, d, nil, &leasehold.FinishParams{ID: ins.ID, Owner: "w1", Attempt: 1,
+	if finishOne(t, d, nil, &driver.FinishParams{ID: ins.ID, Owner: "w1", Attempt: 1,
 		Outcome: leasehold.OutcomeCompleted}) {
 		t.Error("old owner's completion accepted after takeover")
 	}
@@ -78,7 +79,7 @@ func TestClaimByID(t *testing.T) {
 	later := job(`{}`)
 	later.RunIn = time.Hour
 	future := insert(t, d, later)[0]
-	p := &leasehold.ClaimByIDParams{ID: ready.ID, Owner: "w", TTL: time.Minute}
+	p := &driver.ClaimByIDParams{ID: ready.ID, Owner: "w", TTL: time.Minute}
 	j, err := d.ClaimByID(ctx, p)
 	if err != nil || j == nil || j.Attempt != 1 || j.LeaseOwner != "w" {
 		t.Fatalf("ClaimByID = %+v, %v", j, err)
@@ -119,7 +120,7 @@ func TestRacingClaimsTwoDrivers(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for {
-				got, err := d.Claim(testCtx(t), &leasehold.ClaimParams{Queue: "q",
+				got, err := d.Claim(testCtx(t), &driver.ClaimParams{Queue: "q",
 					Kinds: []string{"k"}, Owner: owner, TTL: time.Minute, Limit: 7})
 				if err != nil {
 					t.Errorf("Claim: %v", err)

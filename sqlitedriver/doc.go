@@ -49,7 +49,7 @@
 // serialized by SQLite's write lock, so each claim is still atomic and each
 // job is leased by exactly one of them. The file must be on a local file
 // system (WAL needs shared memory; not NFS). There is no cross-process
-// wake-up (the driver does not implement leasehold.Notifier): a client
+// wake-up (the driver does not implement driver.Notifier): a client
 // signals its own inserts in-process and other processes poll.
 //
 // # Transactions

@@ -11,9 +11,10 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
-var _ leasehold.Driver = (*Driver)(nil)
+var _ driver.Driver = (*Driver)(nil)
 
 // BusyTimeout is the busy_timeout Open sets: how long a statement waits for
 // another connection's (or process's) write lock before SQLITE_BUSY.
@@ -27,7 +28,7 @@ const busyRetries = 4
 // resolution, the resolution of SQLite's 'now').
 const nowExpr = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000`
 
-// Driver is the SQLite implementation of leasehold.Driver. It is safe for
+// Driver is the SQLite implementation of driver.Driver. It is safe for
 // concurrent use. See the package documentation for the single-writer model
 // and the transaction type Insert and Finish accept.
 type Driver struct {

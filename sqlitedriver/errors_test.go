@@ -17,12 +17,13 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
 // bigJob returns insert params with about 8 KiB of arguments, so a few
 // inserts fill a page-limited database.
-func bigJob(i int) *leasehold.InsertParams {
+func bigJob(i int) *driver.InsertParams {
 	return job(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", 8<<10)))
 }
 
@@ -36,7 +37,7 @@ func fillUntilFull(t *testing.T, d *Driver, tx *sql.Tx) ([]int64, error) {
 		if tx != nil {
 			txArg = tx
 		}
-		res, err := d.Insert(testCtx(t), txArg, []*leasehold.InsertParams{bigJob(i)})
+		res, err := d.Insert(testCtx(t), txArg, []*driver.InsertParams{bigJob(i)})
 		if err != nil {
 			return ids, err
 		}
@@ -168,8 +169,8 @@ func TestStarvedWriteConnectionSaysSo(t *testing.T) {
 	d := openTest(t)
 	insertN(t, d, 1)
 	lease := claim(t, d, "w", 1, time.Minute, false)[0]
-	hb := &leasehold.HeartbeatParams{Owner: "w", TTL: time.Minute,
-		Leases: []leasehold.LeaseRef{{ID: lease.ID, Attempt: lease.Attempt}}}
+	hb := &driver.HeartbeatParams{Owner: "w", TTL: time.Minute,
+		Leases: []driver.LeaseRef{{ID: lease.ID, Attempt: lease.Attempt}}}
 
 	// An application transaction on DB() holds the single connection.
 	tx, err := d.DB().BeginTx(testCtx(t), nil)
@@ -212,8 +213,8 @@ func TestStarvedWriteLockSaysSo(t *testing.T) {
 	defer func() { _ = tx.Rollback() }()
 	ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
 	defer cancel()
-	_, err = d.Heartbeat(ctx, &leasehold.HeartbeatParams{Owner: "w", TTL: time.Minute,
-		Leases: []leasehold.LeaseRef{{ID: lease.ID, Attempt: lease.Attempt}}})
+	_, err = d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: "w", TTL: time.Minute,
+		Leases: []driver.LeaseRef{{ID: lease.ID, Attempt: lease.Attempt}}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("heartbeat while another connection writes = %v; want context.DeadlineExceeded", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // finishSQL applies the fenced outcomes in ?2, a JSON array of
@@ -56,7 +57,7 @@ var finishOutcomes = map[leasehold.Outcome]bool{
 // A batch may hold several entries for one job (a stale attempt and the
 // current one): only the entry whose fence matches is applied; of entries
 // with the same fence, the first.
-func (d *Driver) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParams) ([]int64, error) {
+func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	t, err := asTx(tx)
 	if err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ type fence struct {
 }
 
 // finishEntries validates ps and returns one JSON entry per distinct fence.
-func finishEntries(ps []*leasehold.FinishParams) ([][]any, error) {
+func finishEntries(ps []*driver.FinishParams) ([][]any, error) {
 	seen := make(map[fence]bool, len(ps))
 	entries := make([][]any, 0, len(ps))
 	for _, p := range ps {
@@ -113,7 +114,7 @@ func finishEntries(ps []*leasehold.FinishParams) ([][]any, error) {
 // most one entry per job can match its fence, so the job ids and attempts
 // finishSQL returns, with the owner recorded in the attempt row, identify
 // the entries applied.
-func (d *Driver) finish(ctx context.Context, tx *sql.Tx, now int64, arr string, entries [][]any, ps []*leasehold.FinishParams) ([]int64, error) {
+func (d *Driver) finish(ctx context.Context, tx *sql.Tx, now int64, arr string, entries [][]any, ps []*driver.FinishParams) ([]int64, error) {
 	matched, err := d.finishJobs(ctx, tx, finishSQL, now, arr)
 	if err != nil || len(matched) == 0 {
 		return nil, err
@@ -159,7 +160,7 @@ func (d *Driver) finishJobs(ctx context.Context, tx *sql.Tx, query string, args 
 
 // appliedIDs returns the ids of ps whose (id, attempt) is in matched, once
 // each, in the order of ps.
-func appliedIDs(ps []*leasehold.FinishParams, matched map[int64]int) []int64 {
+func appliedIDs(ps []*driver.FinishParams, matched map[int64]int) []int64 {
 	done := make([]int64, 0, len(matched))
 	reported := make(map[int64]bool, len(matched))
 	for _, p := range ps {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // finishCompletedSQL is finishSQL for the common batch: every outcome
@@ -30,7 +31,7 @@ WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt
 
 // allCompleted reports whether every outcome of ps is completed, by one
 // owner.
-func allCompleted(ps []*leasehold.FinishParams) bool {
+func allCompleted(ps []*driver.FinishParams) bool {
 	for _, p := range ps {
 		if p.Outcome != leasehold.OutcomeCompleted || p.Owner != ps[0].Owner {
 			return false
@@ -41,7 +42,7 @@ func allCompleted(ps []*leasehold.FinishParams) bool {
 
 // leasePairs encodes the leases of ps that keep(id, attempt) accepts as a
 // JSON array of [id, attempt].
-func leasePairs(ps []*leasehold.FinishParams, keep func(id int64, attempt int) bool) string {
+func leasePairs(ps []*driver.FinishParams, keep func(id int64, attempt int) bool) string {
 	b := make([]byte, 0, 2+24*len(ps))
 	b = append(b, '[')
 	for _, p := range ps {
@@ -61,7 +62,7 @@ func leasePairs(ps []*leasehold.FinishParams, keep func(id int64, attempt int) b
 }
 
 // finishCompleted is Finish for a batch allCompleted accepts.
-func (d *Driver) finishCompleted(ctx context.Context, t *sql.Tx, ps []*leasehold.FinishParams) ([]int64, error) {
+func (d *Driver) finishCompleted(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams) ([]int64, error) {
 	all := leasePairs(ps, func(int64, int) bool { return true })
 	var done []int64
 	err := d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {

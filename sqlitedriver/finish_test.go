@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // claimOne inserts one job and claims it for "w".
@@ -41,15 +42,15 @@ func TestFinishOutcomes(t *testing.T) {
 		t.Run(string(c.outcome), func(t *testing.T) {
 			d := openTest(t)
 			j := claimOne(t, d, 3)
-			if _, err := d.Heartbeat(testCtx(t), &leasehold.HeartbeatParams{Owner: "w", TTL: time.Minute,
-				Leases: []leasehold.LeaseRef{{ID: j.ID, Attempt: j.Attempt}}}); err != nil {
+			if _, err := d.Heartbeat(testCtx(t), &driver.HeartbeatParams{Owner: "w", TTL: time.Minute,
+				Leases: []driver.LeaseRef{{ID: j.ID, Attempt: j.Attempt}}}); err != nil {
 				t.Fatal(err)
 			}
 			errText := ""
 			if c.lastError != "" {
 				errText = "boom"
 			}
-			if !finishOne(t, d, nil, &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
+			if !finishOne(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
 				Outcome: c.outcome, Delay: time.Hour, Error: errText}) {
 				t.Fatal("fence did not match")
 			}
@@ -74,7 +75,7 @@ func TestFinishOutcomes(t *testing.T) {
 func TestFinishFencing(t *testing.T) {
 	d := openTest(t)
 	j := claimOne(t, d, 3)
-	for _, p := range []*leasehold.FinishParams{
+	for _, p := range []*driver.FinishParams{
 		{ID: j.ID, Owner: "intruder", Attempt: 1, Outcome: leasehold.OutcomeCompleted},
 		{ID: j.ID, Owner: "w", Attempt: 2, Outcome: leasehold.OutcomeCompleted},
 		{ID: j.ID, Owner: "w", Attempt: 0, Outcome: leasehold.OutcomeFailed},
@@ -89,14 +90,14 @@ func TestFinishFencing(t *testing.T) {
 	if a := attempts(t, d, j.ID)[0]; !a.EndedAt.IsZero() {
 		t.Fatalf("refused finishes ended the attempt: %+v", a)
 	}
-	ok := &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}
+	ok := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}
 	if !finishOne(t, d, nil, ok) {
 		t.Fatal("right fence refused")
 	}
 	if finishOne(t, d, nil, ok) {
 		t.Fatal("second completion accepted")
 	}
-	if _, err := d.Finish(testCtx(t), nil, []*leasehold.FinishParams{{ID: j.ID, Outcome: "exploded"}}); err == nil {
+	if _, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{{ID: j.ID, Outcome: "exploded"}}); err == nil {
 		t.Error("unknown outcome accepted")
 	}
 }
@@ -105,7 +106,7 @@ func TestFinishBatchPartial(t *testing.T) {
 	d := openTest(t)
 	insertN(t, d, 3)
 	js := claim(t, d, "w", 3, time.Minute, false)
-	ids, err := d.Finish(testCtx(t), nil, []*leasehold.FinishParams{
+	ids, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{
 		{ID: js[0].ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted},
 		{ID: js[1].ID, Owner: "x", Attempt: 1, Outcome: leasehold.OutcomeCompleted},
 		{ID: js[2].ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeRetried, Error: "e"},
@@ -125,7 +126,7 @@ func TestFinishInTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := claimOne(t, d, 3)
-	p := &leasehold.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}
+	p := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}
 	for _, commit := range []bool{false, true} {
 		tx, err := d.DB().BeginTx(ctx, nil)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -43,12 +44,12 @@ func openTest(t testing.TB) *Driver {
 }
 
 // job returns insert params for a ready job of kind "k" in queue "q".
-func job(args string) *leasehold.InsertParams {
-	return &leasehold.InsertParams{Kind: "k", Queue: "q", Args: []byte(args), MaxAttempts: 3}
+func job(args string) *driver.InsertParams {
+	return &driver.InsertParams{Kind: "k", Queue: "q", Args: []byte(args), MaxAttempts: 3}
 }
 
 // insert inserts ps without a transaction and returns the jobs.
-func insert(t testing.TB, d *Driver, ps ...*leasehold.InsertParams) []*leasehold.JobRow {
+func insert(t testing.TB, d *Driver, ps ...*driver.InsertParams) []*leasehold.JobRow {
 	t.Helper()
 	res, err := d.Insert(testCtx(t), nil, ps)
 	if err != nil {
@@ -64,7 +65,7 @@ func insert(t testing.TB, d *Driver, ps ...*leasehold.InsertParams) []*leasehold
 // insertN inserts n ready jobs.
 func insertN(t testing.TB, d *Driver, n int) {
 	t.Helper()
-	ps := make([]*leasehold.InsertParams, n)
+	ps := make([]*driver.InsertParams, n)
 	for i := range ps {
 		ps[i] = job(fmt.Sprintf(`{"n":%d}`, i))
 	}
@@ -76,7 +77,7 @@ func insertN(t testing.TB, d *Driver, n int) {
 // claim claims up to limit jobs of queue "q" for owner with ttl.
 func claim(t testing.TB, d *Driver, owner string, limit int, ttl time.Duration, takeOver bool) []*leasehold.JobRow {
 	t.Helper()
-	jobs, err := d.Claim(testCtx(t), &leasehold.ClaimParams{
+	jobs, err := d.Claim(testCtx(t), &driver.ClaimParams{
 		Queue: "q", Kinds: []string{"k"}, Owner: owner, TTL: ttl, Limit: limit, TakeOver: takeOver,
 	})
 	if err != nil {
@@ -106,9 +107,9 @@ func attempts(t testing.TB, d *Driver, id int64) []*leasehold.Attempt {
 }
 
 // finishOne finishes one lease and reports whether its fence matched.
-func finishOne(t testing.TB, d *Driver, tx any, p *leasehold.FinishParams) bool {
+func finishOne(t testing.TB, d *Driver, tx any, p *driver.FinishParams) bool {
 	t.Helper()
-	ids, err := d.Finish(testCtx(t), tx, []*leasehold.FinishParams{p})
+	ids, err := d.Finish(testCtx(t), tx, []*driver.FinishParams{p})
 	if err != nil {
 		t.Fatalf("Finish: %v", err)
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 const insertCols = `kind, queue, status, priority, max_attempts, args, metadata, unique_key, run_at, created_at, uuid`
@@ -28,7 +30,7 @@ const selectByUniqueKeySQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE k
 // inserted: the existing job is returned with Duplicate set. Notify is
 // ignored: SQLite has no cross-process notification, the client signals its
 // own inserts and other processes poll.
-func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	t, err := asTx(tx)
 	if err != nil {
 		return nil, err
@@ -48,7 +50,7 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*leasehold.InsertP
 }
 
 // insertAll inserts params one by one with a prepared statement.
-func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	stmt, err := d.txStmt(ctx, tx, insertJobSQL)
 	if err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 // InsertBulk inserts params in one transaction with a prepared statement and
 // returns how many rows it inserted (jobs with an existing UniqueKey are
 // skipped).
-func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParams) (int64, error) {
+func (d *Driver) InsertBulk(ctx context.Context, params []*driver.InsertParams) (int64, error) {
 	if len(params) == 0 {
 		return 0, nil
 	}
@@ -114,7 +116,7 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*leasehold.InsertParam
 }
 
 // insertArgs returns the parameters of insertValues for p.
-func insertArgs(p *leasehold.InsertParams, now int64) ([]any, error) {
+func insertArgs(p *driver.InsertParams, now int64) ([]any, error) {
 	runAt := now + micros(p.RunIn)
 	if !p.RunAt.IsZero() {
 		runAt = p.RunAt.UnixMicro()
@@ -132,7 +134,7 @@ func insertArgs(p *leasehold.InsertParams, now int64) ([]any, error) {
 
 // jobUUID returns p.UUID in canonical form, or a new random UUID when it
 // is empty.
-func jobUUID(p *leasehold.InsertParams) (string, error) {
+func jobUUID(p *driver.InsertParams) (string, error) {
 	if p.UUID == "" {
 		return uuid.NewString(), nil
 	}

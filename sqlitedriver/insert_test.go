@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestInsertFields(t *testing.T) {
@@ -18,9 +19,9 @@ func TestInsertFields(t *testing.T) {
 	}
 	at := time.Date(2030, 1, 2, 3, 4, 5, 123456000, time.UTC)
 	jobs := insert(t, d,
-		&leasehold.InsertParams{Kind: "k", Queue: "q", Args: []byte(`{"a":1}`),
+		&driver.InsertParams{Kind: "k", Queue: "q", Args: []byte(`{"a":1}`),
 			Metadata: []byte(`{"m":true}`), Priority: 2, MaxAttempts: 5, UniqueKey: "u1", RunAt: at},
-		&leasehold.InsertParams{Kind: "k2", Queue: "q2", Args: []byte(`{}`), MaxAttempts: 1, RunIn: time.Hour},
+		&driver.InsertParams{Kind: "k2", Queue: "q2", Args: []byte(`{}`), MaxAttempts: 1, RunIn: time.Hour},
 	)
 	a, b := jobs[0], jobs[1]
 	if a.Kind != "k" || a.Queue != "q" || a.State != leasehold.StatePending || a.Priority != 2 ||
@@ -49,7 +50,7 @@ func TestInsertUniqueDuplicate(t *testing.T) {
 	first := insert(t, d, p)[0]
 	q := job(`{"x":2}`)
 	q.UniqueKey = "pay-42"
-	res, err := d.Insert(testCtx(t), nil, []*leasehold.InsertParams{job(`{}`), q, q})
+	res, err := d.Insert(testCtx(t), nil, []*driver.InsertParams{job(`{}`), q, q})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestInsertUniqueDuplicate(t *testing.T) {
 			t.Errorf("duplicate = %+v, job %+v; want existing job %d", r, r.Job, first.ID)
 		}
 	}
-	n, err := d.InsertBulk(testCtx(t), []*leasehold.InsertParams{q, job(`{}`)})
+	n, err := d.InsertBulk(testCtx(t), []*driver.InsertParams{q, job(`{}`)})
 	if err != nil || n != 1 {
 		t.Errorf("InsertBulk with a duplicate = %d, %v; want 1", n, err)
 	}
@@ -88,7 +89,7 @@ func TestInsertInTx(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := d.Insert(ctx, tx, []*leasehold.InsertParams{job(`{}`)})
+		res, err := d.Insert(ctx, tx, []*driver.InsertParams{job(`{}`)})
 		if err != nil {
 			t.Fatalf("Insert in tx: %v", err)
 		}
@@ -115,10 +116,10 @@ func TestUnsupportedTx(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)
 	for _, tx := range []any{"tx", &sql.DB{}, struct{}{}} {
-		if _, err := d.Insert(ctx, tx, []*leasehold.InsertParams{job(`{}`)}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
+		if _, err := d.Insert(ctx, tx, []*driver.InsertParams{job(`{}`)}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Insert(%T) err = %v, want ErrUnsupportedTx", tx, err)
 		}
-		_, err := d.Finish(ctx, tx, []*leasehold.FinishParams{{ID: 1, Outcome: leasehold.OutcomeCompleted}})
+		_, err := d.Finish(ctx, tx, []*driver.FinishParams{{ID: 1, Outcome: leasehold.OutcomeCompleted}})
 		if !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Finish(%T) err = %v, want ErrUnsupportedTx", tx, err)
 		}
@@ -127,7 +128,7 @@ func TestUnsupportedTx(t *testing.T) {
 
 func TestInsertInvalidJSON(t *testing.T) {
 	d := openTest(t)
-	if _, err := d.Insert(testCtx(t), nil, []*leasehold.InsertParams{job(`{nope`)}); err == nil {
+	if _, err := d.Insert(testCtx(t), nil, []*driver.InsertParams{job(`{nope`)}); err == nil {
 		t.Fatal("Insert with invalid JSON args succeeded")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // heartbeatSQL renews the fenced leases in ?4 (JSON array of [id, attempt])
@@ -20,7 +21,7 @@ RETURNING id, cancel_requested`
 
 // Heartbeat renews p.Leases of p.Owner in one fenced UPDATE and returns
 // those still held.
-func (d *Driver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+func (d *Driver) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	if len(p.Leases) == 0 {
 		return nil, nil
 	}
@@ -32,7 +33,7 @@ func (d *Driver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([
 	if err != nil {
 		return nil, err
 	}
-	var held []*leasehold.HeartbeatResult
+	var held []*driver.HeartbeatResult
 	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		held = nil
 		rows, err := d.query(ctx, tx, heartbeatSQL, now, micros(p.TTL), p.Owner, arr)
@@ -41,7 +42,7 @@ func (d *Driver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var h leasehold.HeartbeatResult
+			var h driver.HeartbeatResult
 			if err := rows.Scan(&h.ID, &h.CancelRequested); err != nil {
 				return fmt.Errorf("sqlitedriver: heartbeat: %w", err)
 			}
@@ -89,7 +90,7 @@ WHERE j.id IN (SELECT value FROM json_each(?2)) AND leasehold_attempts.job_id = 
 // pending, stuck, failed or cancelled and ends their attempts, in one
 // BEGIN IMMEDIATE transaction (which also makes the read of the old owners
 // atomic with the update).
-func (d *Driver) RescueExpired(ctx context.Context, p *leasehold.RescueParams) ([]*leasehold.RescuedJob, error) {
+func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 1000

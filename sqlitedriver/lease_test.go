@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestHeartbeat(t *testing.T) {
@@ -15,7 +16,7 @@ func TestHeartbeat(t *testing.T) {
 	if _, err := d.CancelJob(ctx, js[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	held, err := d.Heartbeat(ctx, &leasehold.HeartbeatParams{Owner: "w", TTL: time.Hour, Leases: []leasehold.LeaseRef{
+	held, err := d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: "w", TTL: time.Hour, Leases: []driver.LeaseRef{
 		{ID: js[0].ID, Attempt: 1}, {ID: js[1].ID, Attempt: 1}, {ID: 12345, Attempt: 1},
 	}})
 	if err != nil || len(held) != 2 {
@@ -30,8 +31,8 @@ func TestHeartbeat(t *testing.T) {
 	if got.HeartbeatAt.IsZero() || got.LeaseUntil.Sub(got.HeartbeatAt) != time.Hour {
 		t.Errorf("after heartbeat: heartbeat_at %v lease_until %v", got.HeartbeatAt, got.LeaseUntil)
 	}
-	held, err = d.Heartbeat(ctx, &leasehold.HeartbeatParams{Owner: "other", TTL: time.Hour,
-		Leases: []leasehold.LeaseRef{{ID: js[0].ID, Attempt: 1}}})
+	held, err = d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: "other", TTL: time.Hour,
+		Leases: []driver.LeaseRef{{ID: js[0].ID, Attempt: 1}}})
 	if err != nil || len(held) != 0 {
 		t.Errorf("Heartbeat by another owner = %v, %v; want none", held, err)
 	}
@@ -40,28 +41,28 @@ func TestHeartbeat(t *testing.T) {
 func TestRescueExpired(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)
-	mk := func(queue string, maxAttempts int) *leasehold.InsertParams {
+	mk := func(queue string, maxAttempts int) *driver.InsertParams {
 		p := job(`{}`)
 		p.Queue, p.MaxAttempts = queue, maxAttempts
 		return p
 	}
 	ins := insert(t, d, mk("q", 3), mk("q", 1), mk("flag", 3), mk("q", 3), mk("q", 3))
 	claimQ := func(queue string, ttl time.Duration) {
-		_, err := d.Claim(ctx, &leasehold.ClaimParams{Queue: queue, Kinds: []string{"k"}, Owner: "w",
+		_, err := d.Claim(ctx, &driver.ClaimParams{Queue: queue, Kinds: []string{"k"}, Owner: "w",
 			TTL: ttl, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	claimQ("flag", -time.Second)
-	if _, err := d.ClaimByID(ctx, &leasehold.ClaimByIDParams{ID: ins[4].ID, Owner: "live", TTL: time.Hour}); err != nil {
+	if _, err := d.ClaimByID(ctx, &driver.ClaimByIDParams{ID: ins[4].ID, Owner: "live", TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	claimQ("q", -time.Second)
 	if _, err := d.CancelJob(ctx, ins[3].ID); err != nil {
 		t.Fatal(err)
 	}
-	rescued, err := d.RescueExpired(ctx, &leasehold.RescueParams{FlagQueues: []string{"flag"}})
+	rescued, err := d.RescueExpired(ctx, &driver.RescueParams{FlagQueues: []string{"flag"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestRescueExpired(t *testing.T) {
 			t.Errorf("attempt after rescue = %+v", a)
 		}
 	}
-	if again, err := d.RescueExpired(ctx, &leasehold.RescueParams{}); err != nil || len(again) != 0 {
+	if again, err := d.RescueExpired(ctx, &driver.RescueParams{}); err != nil || len(again) != 0 {
 		t.Errorf("second rescue = %v, %v", again, err)
 	}
 	if j := mustGet(t, d, ins[4].ID); j.State != leasehold.StateProcessing {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 //go:embed migrations/*.sql
@@ -64,13 +65,13 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasehold_migrations (
 // and skips it. A database with a migration newer than the embedded ones is
 // refused before anything is applied, with a *leasehold.SchemaVersionError
 // matching leasehold.ErrSchemaTooNew.
-func (d *Driver) Migrate(ctx context.Context) (*leasehold.MigrateResult, error) {
+func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 	ms, err := loadMigrations()
 	if err != nil {
 		return nil, err
 	}
 	known := latestVersion(ms)
-	res := &leasehold.MigrateResult{}
+	res := &driver.MigrateResult{}
 	for i, m := range ms {
 		var (
 			current int
@@ -126,12 +127,12 @@ func applyMigration(ctx context.Context, tx *sql.Tx, now int64, m migration, kno
 // SchemaVersion returns the highest migration applied to the database (0
 // when leasehold_migrations does not exist) and the highest one this
 // driver embeds.
-func (d *Driver) SchemaVersion(ctx context.Context) (*leasehold.SchemaVersion, error) {
+func (d *Driver) SchemaVersion(ctx context.Context) (*driver.SchemaVersion, error) {
 	ms, err := loadMigrations()
 	if err != nil {
 		return nil, err
 	}
-	v := &leasehold.SchemaVersion{Known: latestVersion(ms)}
+	v := &driver.SchemaVersion{Known: latestVersion(ms)}
 	var tables int
 	err = d.db.QueryRowContext(ctx,
 		`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'leasehold_migrations'`).Scan(&tables)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -87,7 +88,7 @@ func TestHelperWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for {
-		js, err := d.Claim(ctx, &leasehold.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: owner,
+		js, err := d.Claim(ctx, &driver.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: owner,
 			TTL: time.Minute, Limit: 10})
 		if err != nil {
 			t.Fatalf("Claim: %v", err)
@@ -95,9 +96,9 @@ func TestHelperWorker(t *testing.T) {
 		if len(js) == 0 {
 			return
 		}
-		ps := make([]*leasehold.FinishParams, len(js))
+		ps := make([]*driver.FinishParams, len(js))
 		for i, j := range js {
-			ps[i] = &leasehold.FinishParams{ID: j.ID, Owner: owner, Attempt: j.Attempt,
+			ps[i] = &driver.FinishParams{ID: j.ID, Owner: owner, Attempt: j.Attempt,
 				Outcome: leasehold.OutcomeCompleted}
 		}
 		ids, err := d.Finish(ctx, nil, ps)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func TestOpenPathNeedingEscapes(t *testing.T) {
@@ -47,11 +48,11 @@ func TestNewCallerDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Insert(ctx, tx, []*leasehold.InsertParams{job(`{}`)})
+	res, err := d.Insert(ctx, tx, []*driver.InsertParams{job(`{}`)})
 	if err != nil {
 		t.Fatalf("Insert in the caller's tx: %v", err)
 	}
-	ids, err := d.Finish(ctx, tx, []*leasehold.FinishParams{{ID: res[0].Job.ID, Owner: "w", Attempt: 1,
+	ids, err := d.Finish(ctx, tx, []*driver.FinishParams{{ID: res[0].Job.ID, Owner: "w", Attempt: 1,
 		Outcome: leasehold.OutcomeCompleted}})
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("Finish of an unclaimed job in tx = %v, %v; want refused", ids, err)
@@ -79,7 +80,7 @@ func TestFinishStaleAndCurrentInOneBatch(t *testing.T) {
 	if cur.ID != first.ID || cur.Attempt != 2 {
 		t.Fatalf("takeover = %+v", cur)
 	}
-	ids, err := d.Finish(ctx, nil, []*leasehold.FinishParams{
+	ids, err := d.Finish(ctx, nil, []*driver.FinishParams{
 		{ID: cur.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeLeaseLost},
 		{ID: cur.ID, Owner: "x", Attempt: 2, Outcome: leasehold.OutcomeFailed},
 		{ID: cur.ID, Owner: "w", Attempt: 2, Outcome: leasehold.OutcomeCompleted},

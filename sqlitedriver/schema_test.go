@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -53,7 +54,7 @@ func TestSchemaUpgradeFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Migrate from version 1: %v", err)
 	}
-	if want := (leasehold.MigrateResult{From: 1, To: len(ms), Applied: len(ms) - 1}); *res != want {
+	if want := (driver.MigrateResult{From: 1, To: len(ms), Applied: len(ms) - 1}); *res != want {
 		t.Fatalf("Migrate from version 1 = %+v, want %+v", *res, want)
 	}
 	jobs, err := d.ListJobs(ctx, &leasehold.ListParams{})
@@ -68,7 +69,7 @@ func TestSchemaUpgradeFromVersion1(t *testing.T) {
 	}
 	other := job(`{}`)
 	other.Kind, other.UniqueKey = "other", "a"
-	got, err := d.Insert(ctx, nil, []*leasehold.InsertParams{other})
+	got, err := d.Insert(ctx, nil, []*driver.InsertParams{other})
 	if err != nil || got[0].Duplicate {
 		t.Fatalf("Insert of key a for another kind after the upgrade = %+v, %v; want a new job", got, err)
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func (a *app) migrateCommand() *cobra.Command {
@@ -43,7 +43,7 @@ processes at once. With the default SQLite database it creates ./leasehold.db.`,
 }
 
 // migrateMessage says what Migrate did to the database named target.
-func migrateMessage(target string, res *leasehold.MigrateResult) string {
+func migrateMessage(target string, res *driver.MigrateResult) string {
 	if res.Applied == 0 {
 		return fmt.Sprintf("%s already at version %d", target, res.To)
 	}

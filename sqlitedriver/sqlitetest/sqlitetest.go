@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/drivertest"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/sqlitedriver"
@@ -35,26 +36,26 @@ func Harness() drivertest.Harness {
 	paths := &drivertest.Locations{}
 	return drivertest.Harness{
 		Name: "sqlite",
-		Open: func(t *testing.T) leasehold.Driver {
+		Open: func(t *testing.T) driver.Driver {
 			path := testdb.SQLitePath(t)
 			d := openPath(t, path)
 			paths.Set(d, path)
 			return d
 		},
-		OpenSecond: func(t *testing.T, d leasehold.Driver) leasehold.Driver {
+		OpenSecond: func(t *testing.T, d driver.Driver) driver.Driver {
 			path := paths.Get(t, d)
 			d2 := openPath(t, path)
 			paths.Set(d2, path)
 			return d2
 		},
-		ResetIDs: func(t *testing.T, d leasehold.Driver) {
+		ResetIDs: func(t *testing.T, d driver.Driver) {
 			exec(t, d, `DELETE FROM sqlite_sequence WHERE name = 'leasehold_jobs'`)
 		},
-		RecordMigration: func(t *testing.T, d leasehold.Driver, version int) {
+		RecordMigration: func(t *testing.T, d driver.Driver, version int) {
 			exec(t, d, `INSERT INTO leasehold_migrations (version, applied_at) VALUES (?, 0)`, version)
 		},
 		TxKinds: []drivertest.TxKind{
-			{Name: "sql.Tx", Begin: func(t *testing.T, d leasehold.Driver) (any, func() error, func() error) {
+			{Name: "sql.Tx", Begin: func(t *testing.T, d driver.Driver) (any, func() error, func() error) {
 				tx, err := d.(*sqlitedriver.Driver).DB().BeginTx(t.Context(), nil)
 				if err != nil {
 					t.Fatalf("sqlitetest: BeginTx: %v", err)
@@ -84,7 +85,7 @@ func openPath(t testing.TB, path string) *sqlitedriver.Driver {
 }
 
 // exec runs one statement on d's database.
-func exec(t *testing.T, d leasehold.Driver, query string, args ...any) {
+func exec(t *testing.T, d driver.Driver, query string, args ...any) {
 	t.Helper()
 	if _, err := d.(*sqlitedriver.Driver).DB().ExecContext(t.Context(), query, args...); err != nil {
 		t.Fatalf("sqlitetest: %s: %v", query, err)

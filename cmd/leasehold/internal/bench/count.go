@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // callCounts counts the driver calls of one client, by method. On
@@ -23,16 +24,16 @@ func (c *callCounts) total() int64 {
 		c.rescue.Load() + c.other.Load()
 }
 
-// countingDriver wraps a leasehold.Driver and counts its calls.
+// countingDriver wraps a driver.Driver and counts its calls.
 type countingDriver struct {
-	leasehold.Driver
+	driver.Driver
 	n *callCounts
 }
 
-// notifyingDriver is a countingDriver whose driver is a leasehold.Notifier.
+// notifyingDriver is a countingDriver whose driver is a driver.Notifier.
 type notifyingDriver struct {
 	countingDriver
-	notifier leasehold.Notifier
+	notifier driver.Notifier
 }
 
 // Listen forwards to the wrapped driver.
@@ -42,46 +43,46 @@ func (d notifyingDriver) Listen(ctx context.Context, wake func(queue string)) er
 
 // counted wraps d so that its calls are counted in n, keeping its
 // Notifier implementation when it has one.
-func counted(d leasehold.Driver, n *callCounts) leasehold.Driver {
+func counted(d driver.Driver, n *callCounts) driver.Driver {
 	c := countingDriver{Driver: d, n: n}
-	if nt, ok := d.(leasehold.Notifier); ok {
+	if nt, ok := d.(driver.Notifier); ok {
 		return notifyingDriver{countingDriver: c, notifier: nt}
 	}
 	return c
 }
 
-func (d countingDriver) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+func (d countingDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	d.n.claim.Add(1)
 	return d.Driver.Claim(ctx, p)
 }
 
-func (d countingDriver) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+func (d countingDriver) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	d.n.heartbeat.Add(1)
 	d.n.heartbeatRows.Add(int64(len(p.Leases)))
 	return d.Driver.Heartbeat(ctx, p)
 }
 
-func (d countingDriver) Finish(ctx context.Context, tx any, p []*leasehold.FinishParams) ([]int64, error) {
+func (d countingDriver) Finish(ctx context.Context, tx any, p []*driver.FinishParams) ([]int64, error) {
 	d.n.finish.Add(1)
 	return d.Driver.Finish(ctx, tx, p)
 }
 
-func (d countingDriver) Insert(ctx context.Context, tx any, p []*leasehold.InsertParams) ([]*leasehold.InsertResult, error) {
+func (d countingDriver) Insert(ctx context.Context, tx any, p []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	d.n.insert.Add(1)
 	return d.Driver.Insert(ctx, tx, p)
 }
 
-func (d countingDriver) InsertBulk(ctx context.Context, p []*leasehold.InsertParams) (int64, error) {
+func (d countingDriver) InsertBulk(ctx context.Context, p []*driver.InsertParams) (int64, error) {
 	d.n.insert.Add(1)
 	return d.Driver.InsertBulk(ctx, p)
 }
 
-func (d countingDriver) RescueExpired(ctx context.Context, p *leasehold.RescueParams) ([]*leasehold.RescuedJob, error) {
+func (d countingDriver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	d.n.rescue.Add(1)
 	return d.Driver.RescueExpired(ctx, p)
 }
 
-func (d countingDriver) ClaimByID(ctx context.Context, p *leasehold.ClaimByIDParams) (*leasehold.JobRow, error) {
+func (d countingDriver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*leasehold.JobRow, error) {
 	d.n.other.Add(1)
 	return d.Driver.ClaimByID(ctx, p)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // noopArgs is the kind of the drained jobs: a handler that does nothing.
@@ -63,7 +64,7 @@ func (n *callCounts) snapshot() Calls {
 }
 
 // insertJobs bulk-inserts n no-op jobs in chunks and returns the time taken.
-func insertJobs(ctx context.Context, drv leasehold.Driver, n int) (time.Duration, error) {
+func insertJobs(ctx context.Context, drv driver.Driver, n int) (time.Duration, error) {
 	c, err := leasehold.NewClient(leasehold.Config{Driver: drv})
 	if err != nil {
 		return 0, err

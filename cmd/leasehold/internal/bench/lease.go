@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // LeaseResult is one lease overhead measurement: InFlight jobs held at
@@ -152,7 +153,7 @@ func heartbeatMillis(top []Statement) float64 {
 }
 
 // insertSleepers inserts n sleeping jobs.
-func insertSleepers(ctx context.Context, drv leasehold.Driver, n int) error {
+func insertSleepers(ctx context.Context, drv driver.Driver, n int) error {
 	c, err := leasehold.NewClient(leasehold.Config{Driver: drv})
 	if err != nil {
 		return err

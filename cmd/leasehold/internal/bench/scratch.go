@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/pgdriver"
 	"github.com/leasehold/leasehold/sqlitedriver"
 )
@@ -28,7 +28,7 @@ type scratch struct {
 	schema string // PostgreSQL
 	url    string // PostgreSQL URL whose search_path is schema
 	path   string // SQLite file
-	drv    leasehold.Driver
+	drv    driver.Driver
 	pool   *pgxpool.Pool // PostgreSQL: the driver's pool
 	sqlDB  *sql.DB       // SQLite: a second handle for bare SQL (opened on demand)
 	dir    string
@@ -102,9 +102,9 @@ func (s *scratch) openSQLite(suffix string) error {
 
 // secondDriver opens another driver on the scratch database, with its own
 // pool or connection, as another process would.
-func (s *scratch) secondDriver(ctx context.Context) (leasehold.Driver, func(), error) {
+func (s *scratch) secondDriver(ctx context.Context) (driver.Driver, func(), error) {
 	var (
-		d   leasehold.Driver
+		d   driver.Driver
 		err error
 	)
 	if s.pool != nil {

@@ -7,8 +7,8 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // Unfenced reports whether this build completes jobs without the fence.
@@ -28,7 +28,7 @@ const (
 // refusedInTx ignores the fence's refusal: it marks the job completed with
 // plain SQL in the handler's transaction and reports the completion as
 // applied, so the handler commits its ledger row.
-func (r *recorder) refusedInTx(ctx context.Context, tx *sql.Tx, p *leasehold.FinishParams) ([]int64, error) {
+func (r *recorder) refusedInTx(ctx context.Context, tx *sql.Tx, p *driver.FinishParams) ([]int64, error) {
 	q := pgUnfencedSQL
 	if r.dialect == cli.SQLite {
 		q = sqliteUnfencedSQL

@@ -6,7 +6,7 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // Unfenced reports whether this build completes jobs without the fence
@@ -15,7 +15,7 @@ const Unfenced = false
 
 // refusedInTx handles a CompleteTx the fence refused: it reports the
 // refusal and leaves it refused, so the handler rolls its ledger row back.
-func (r *recorder) refusedInTx(_ context.Context, _ *sql.Tx, p *leasehold.FinishParams) ([]int64, error) {
+func (r *recorder) refusedInTx(_ context.Context, _ *sql.Tx, p *driver.FinishParams) ([]int64, error) {
 	r.reportRefusal(p)
 	return nil, nil
 }

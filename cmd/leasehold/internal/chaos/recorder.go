@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // emitter writes a worker's messages, one JSON line each, straight to its
@@ -35,7 +36,7 @@ func (e *emitter) emit(m message) {
 // changes nothing the client sees, except in a chaos_unfenced build (see
 // refusedInTx).
 type recorder struct {
-	leasehold.Driver
+	driver.Driver
 	dialect cli.Dialect
 	out     *emitter
 	// clock is the latest database time (Unix µs) read by sampleClock: a
@@ -48,11 +49,11 @@ type recorder struct {
 	refused                                              atomic.Int64
 }
 
-// wrap returns the recording driver for d, a leasehold.Notifier too when d
+// wrap returns the recording driver for d, a driver.Notifier too when d
 // is one (so LISTEN/NOTIFY wake-ups keep working).
-func wrap(d leasehold.Driver, dialect cli.Dialect, out *emitter) (leasehold.Driver, *recorder) {
+func wrap(d driver.Driver, dialect cli.Dialect, out *emitter) (driver.Driver, *recorder) {
 	r := &recorder{Driver: d, dialect: dialect, out: out}
-	if n, ok := d.(leasehold.Notifier); ok {
+	if n, ok := d.(driver.Notifier); ok {
 		return &notifyingRecorder{recorder: r, n: n}, r
 	}
 	return r, r
@@ -60,10 +61,10 @@ func wrap(d leasehold.Driver, dialect cli.Dialect, out *emitter) (leasehold.Driv
 
 type notifyingRecorder struct {
 	*recorder
-	n leasehold.Notifier
+	n driver.Notifier
 }
 
-// Listen implements leasehold.Notifier.
+// Listen implements driver.Notifier.
 func (r *notifyingRecorder) Listen(ctx context.Context, wake func(queue string)) error {
 	return r.n.Listen(ctx, wake)
 }
@@ -88,15 +89,15 @@ func (r *recorder) Calls() CallStats {
 	}
 }
 
-// Claim implements leasehold.Driver.
-func (r *recorder) Claim(ctx context.Context, p *leasehold.ClaimParams) ([]*leasehold.JobRow, error) {
+// Claim implements driver.Driver.
+func (r *recorder) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	rows, err := r.Driver.Claim(ctx, p)
 	r.count(ctx, err, &r.claimErrs)
 	return rows, err
 }
 
-// Heartbeat implements leasehold.Driver and reports the renewed leases.
-func (r *recorder) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) ([]*leasehold.HeartbeatResult, error) {
+// Heartbeat implements driver.Driver and reports the renewed leases.
+func (r *recorder) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	atLeast := r.clock.Load()
 	held, err := r.Driver.Heartbeat(ctx, p)
 	r.count(ctx, err, &r.hbErrs)
@@ -115,9 +116,9 @@ func (r *recorder) Heartbeat(ctx context.Context, p *leasehold.HeartbeatParams) 
 	return held, nil
 }
 
-// Finish implements leasehold.Driver. A CompleteTx (one lease, in the
+// Finish implements driver.Driver. A CompleteTx (one lease, in the
 // handler's transaction) that the fence refuses is reported.
-func (r *recorder) Finish(ctx context.Context, tx any, ps []*leasehold.FinishParams) ([]int64, error) {
+func (r *recorder) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	ids, err := r.Driver.Finish(ctx, tx, ps)
 	r.count(ctx, err, &r.finishErrs)
 	if err != nil || tx == nil || len(ids) > 0 || len(ps) != 1 || ps[0].Outcome != leasehold.OutcomeCompleted {
@@ -131,13 +132,13 @@ func (r *recorder) Finish(ctx context.Context, tx any, ps []*leasehold.FinishPar
 }
 
 // reportRefusal reports a CompleteTx the fence refused.
-func (r *recorder) reportRefusal(p *leasehold.FinishParams) {
+func (r *recorder) reportRefusal(p *driver.FinishParams) {
 	r.refused.Add(1)
 	r.out.emit(message{Type: msgRefused, Job: p.ID, Attempt: p.Attempt})
 }
 
-// RescueExpired implements leasehold.Driver.
-func (r *recorder) RescueExpired(ctx context.Context, p *leasehold.RescueParams) ([]*leasehold.RescuedJob, error) {
+// RescueExpired implements driver.Driver.
+func (r *recorder) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	jobs, err := r.Driver.RescueExpired(ctx, p)
 	r.count(ctx, err, &r.rescueErrs)
 	return jobs, err

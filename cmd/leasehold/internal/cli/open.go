@@ -11,7 +11,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	"github.com/leasehold/leasehold"
+
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/pgdriver"
 	"github.com/leasehold/leasehold/sqlitedriver"
 )
@@ -28,7 +29,7 @@ const connectTimeout = "10"
 // on the same database for application tables (opened on demand).
 type DB struct {
 	Target Target
-	Driver leasehold.Driver
+	Driver driver.Driver
 	sqlDB  *sql.DB
 	ownSQL bool
 }
@@ -43,7 +44,7 @@ type OpenOptions struct {
 // Open opens the driver for t and checks the database answers.
 func Open(ctx context.Context, t Target, opts OpenOptions) (*DB, error) {
 	var (
-		drv leasehold.Driver
+		drv driver.Driver
 		err error
 	)
 	switch t.Dialect {

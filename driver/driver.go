@@ -1,8 +1,10 @@
-package leasehold
+package driver
 
 import (
 	"context"
 	"time"
+
+	"github.com/leasehold/leasehold/leasetype"
 )
 
 // Driver is the storage a Client consumes: one implementation per database
@@ -31,7 +33,7 @@ type Driver interface {
 	// otherwise. A job whose UniqueKey already exists is not inserted; the
 	// existing job is returned with Duplicate set. Results are in the order
 	// of params.
-	Insert(ctx context.Context, tx any, params []*InsertParams) ([]*InsertResult, error)
+	Insert(ctx context.Context, tx any, params []*InsertParams) ([]*leasetype.InsertResult, error)
 
 	// InsertBulk inserts many jobs as fast as the database allows (COPY on
 	// PostgreSQL) and returns how many were inserted. Jobs with a UniqueKey
@@ -40,12 +42,12 @@ type Driver interface {
 
 	// Claim leases up to Limit claimable jobs of one queue in one atomic
 	// conditional UPDATE, and records a history row for each claim.
-	Claim(ctx context.Context, p *ClaimParams) ([]*JobRow, error)
+	Claim(ctx context.Context, p *ClaimParams) ([]*leasetype.JobRow, error)
 
 	// ClaimByID leases one known job if it is claimable. It returns
 	// (nil, nil) when the job exists but is not claimable, and
 	// ErrJobNotFound when it does not exist.
-	ClaimByID(ctx context.Context, p *ClaimByIDParams) (*JobRow, error)
+	ClaimByID(ctx context.Context, p *ClaimByIDParams) (*leasetype.JobRow, error)
 
 	// Heartbeat renews the given leases of one owner in one statement and
 	// returns those still held. A lease missing from the result is lost.
@@ -61,27 +63,27 @@ type Driver interface {
 	// of newer work), stuck (queues in FlagQueues), failed (budget exhausted) or
 	// cancelled (cancel requested), and ends their history rows with
 	// OutcomeLeaseExpired.
-	RescueExpired(ctx context.Context, p *RescueParams) ([]*RescuedJob, error)
+	RescueExpired(ctx context.Context, p *RescueParams) ([]*leasetype.RescuedJob, error)
 
 	// GetJob returns one job, or ErrJobNotFound.
-	GetJob(ctx context.Context, id int64) (*JobRow, error)
+	GetJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// ListAttempts returns a job's history, oldest first.
-	ListAttempts(ctx context.Context, jobID int64) ([]*Attempt, error)
+	ListAttempts(ctx context.Context, jobID int64) ([]*leasetype.Attempt, error)
 
 	// ListJobs returns jobs matching the filters, ordered by id
 	// (descending when Desc is set).
-	ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error)
+	ListJobs(ctx context.Context, p *leasetype.ListParams) ([]*leasetype.JobRow, error)
 
 	// RetryJob makes a pending, stuck, failed, completed or cancelled job
 	// pending now with a fresh retry budget (FreeAttempts = Attempt). It
 	// returns ErrJobRunning for a processing job.
-	RetryJob(ctx context.Context, id int64) (*JobRow, error)
+	RetryJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// CancelJob cancels a pending or stuck job at once, and sets
 	// CancelRequested on a processing one. It returns ErrJobFinished, with
 	// the job, for a terminal job.
-	CancelJob(ctx context.Context, id int64) (*JobRow, error)
+	CancelJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// Purge deletes up to Limit terminal jobs (and their history) finished
 	// longer than OlderThan ago, and returns how many it deleted.
@@ -90,7 +92,7 @@ type Driver interface {
 	// QueueStats returns per-queue counts by state, the age of the oldest
 	// claimable pending job, the number of live leases and the due jobs
 	// never claimed, per kind.
-	QueueStats(ctx context.Context) ([]*QueueStats, error)
+	QueueStats(ctx context.Context) ([]*leasetype.QueueStats, error)
 
 	// Now returns the database clock.
 	Now(ctx context.Context) (time.Time, error)
@@ -127,14 +129,6 @@ type InsertParams struct {
 	RunIn time.Duration
 	// Notify asks the driver to send a wake-up hint for the queue.
 	Notify bool
-}
-
-// InsertResult is the outcome of inserting one job.
-type InsertResult struct {
-	Job *JobRow
-	// Duplicate is true when a job with the same UniqueKey existed and Job
-	// is that existing job.
-	Duplicate bool
 }
 
 // ClaimParams selects the jobs a Claim may lease.
@@ -190,7 +184,7 @@ type FinishParams struct {
 	// keeps its place in line; failed -> failed; cancelled -> cancelled.
 	// Snoozed and released also increment free_attempts, so they do not
 	// spend the retry budget.
-	Outcome Outcome
+	Outcome leasetype.Outcome
 	Delay   time.Duration
 	Error   string
 }
@@ -201,69 +195,8 @@ type RescueParams struct {
 	Limit      int
 }
 
-// RescuedJob is one job the watcher moved.
-type RescuedJob struct {
-	ID       int64
-	Queue    string
-	Kind     string
-	Attempt  int
-	Owner    string
-	NewState JobState
-}
-
-// ListParams filters ListJobs. Zero values match everything.
-type ListParams struct {
-	States  []JobState
-	Queue   string
-	Kind    string
-	Owner   string
-	AfterID int64
-	// BeforeID, when positive, selects jobs with an id below it: the
-	// keyset for paging through Desc results (pass the last id seen).
-	BeforeID int64
-	Limit    int
-	// Expired selects processing jobs whose lease has expired.
-	Expired bool
-	// Desc orders the result by id descending, newest first, so that Limit
-	// keeps the newest matches; the default is ascending (oldest first).
-	Desc bool
-}
-
 // PurgeParams selects finished jobs to delete.
 type PurgeParams struct {
 	OlderThan time.Duration
 	Limit     int
-}
-
-// QueueStats summarises one queue.
-type QueueStats struct {
-	Queue  string
-	Counts map[JobState]int64
-	// OldestPending is the age, by the database clock, of the oldest
-	// pending job whose run_at has passed; zero when none.
-	OldestPending time.Duration
-	// LiveLeases counts processing jobs whose lease has not expired.
-	LiveLeases int64
-	// ExpiredLeases counts processing jobs whose lease has expired.
-	ExpiredLeases int64
-	// NeverClaimed lists, per kind (sorted), the pending jobs of the queue
-	// that are due and that no worker ever claimed (attempt 0), with the
-	// kind's live leases. Old never-claimed jobs of a kind with no live
-	// lease usually mean that no running worker handles that kind: there is
-	// no registry of workers, so this is what the jobs themselves show.
-	NeverClaimed []*KindBacklog
-}
-
-// KindBacklog is the never-claimed due work of one kind in one queue.
-type KindBacklog struct {
-	Kind string
-	// Due counts pending jobs of the kind whose run_at has passed and
-	// whose attempt is 0.
-	Due int64
-	// OldestDue is how long, by the database clock, the oldest of them
-	// has been due.
-	OldestDue time.Duration
-	// LiveLeases counts the kind's processing jobs whose lease has not
-	// expired: a worker for the kind is running when it is positive.
-	LiveLeases int64
 }

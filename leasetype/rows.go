@@ -1,0 +1,72 @@
+package leasetype
+
+import "time"
+
+// InsertResult is the outcome of inserting one job.
+type InsertResult struct {
+	Job *JobRow
+	// Duplicate is true when a job with the same UniqueKey existed and Job
+	// is that existing job.
+	Duplicate bool
+}
+
+// ListParams filters ListJobs. Zero values match everything.
+type ListParams struct {
+	States  []JobState
+	Queue   string
+	Kind    string
+	Owner   string
+	AfterID int64
+	// BeforeID, when positive, selects jobs with an id below it: the
+	// keyset for paging through Desc results (pass the last id seen).
+	BeforeID int64
+	Limit    int
+	// Expired selects processing jobs whose lease has expired.
+	Expired bool
+	// Desc orders the result by id descending, newest first, so that Limit
+	// keeps the newest matches; the default is ascending (oldest first).
+	Desc bool
+}
+
+// QueueStats summarises one queue.
+type QueueStats struct {
+	Queue  string
+	Counts map[JobState]int64
+	// OldestPending is the age, by the database clock, of the oldest
+	// pending job whose run_at has passed; zero when none.
+	OldestPending time.Duration
+	// LiveLeases counts processing jobs whose lease has not expired.
+	LiveLeases int64
+	// ExpiredLeases counts processing jobs whose lease has expired.
+	ExpiredLeases int64
+	// NeverClaimed lists, per kind (sorted), the pending jobs of the queue
+	// that are due and that no worker ever claimed (attempt 0), with the
+	// kind's live leases. Old never-claimed jobs of a kind with no live
+	// lease usually mean that no running worker handles that kind: there is
+	// no registry of workers, so this is what the jobs themselves show.
+	NeverClaimed []*KindBacklog
+}
+
+// KindBacklog is the never-claimed due work of one kind in one queue.
+type KindBacklog struct {
+	Kind string
+	// Due counts pending jobs of the kind whose run_at has passed and
+	// whose attempt is 0.
+	Due int64
+	// OldestDue is how long, by the database clock, the oldest of them
+	// has been due.
+	OldestDue time.Duration
+	// LiveLeases counts the kind's processing jobs whose lease has not
+	// expired: a worker for the kind is running when it is positive.
+	LiveLeases int64
+}
+
+// RescuedJob is one job the watcher moved.
+type RescuedJob struct {
+	ID       int64
+	Queue    string
+	Kind     string
+	Attempt  int
+	Owner    string
+	NewState JobState
+}
