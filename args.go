@@ -115,11 +115,17 @@ func encodeArgs(args Args, limit int) (kind string, data []byte, err error) {
 		bad.Cause = err
 		return "", nil, bad
 	}
+	return kind, data, checkArgs(kind, data, limit)
+}
+
+// checkArgs checks encoded arguments: a JSON object every driver can
+// store, at most limit bytes.
+func checkArgs(kind string, data []byte, limit int) error {
 	if len(data) > limit {
-		return "", nil, invalid(ErrPayloadTooLarge, "args", "kind %s: %d bytes, limit %d", kind, len(data), limit)
+		return invalid(ErrPayloadTooLarge, "args", "kind %s: %d bytes, limit %d", kind, len(data), limit)
 	}
 	if p := jsonObjectProblem(data); p != "" {
-		return "", nil, invalid(ErrInvalidArgs, "args", "kind %s: %s", kind, p)
+		return invalid(ErrInvalidArgs, "args", "kind %s: %s", kind, p)
 	}
-	return kind, data, nil
+	return nil
 }

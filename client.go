@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/engine"
+	"github.com/leasehold/leasehold/internal/maintenance"
+	"github.com/leasehold/leasehold/internal/service"
 )
 
 // Client inserts jobs, runs workers under leases, and offers the operator
@@ -20,29 +23,25 @@ type Client struct {
 	cfg    Config
 	driver driver.Driver
 	owner  string
-	stats  stats
-	epoch  time.Time
+	events eventBus
+	clock  *engine.Clock
+	window *engine.Window
+	leases *engine.Leases
+	// rescuer runs the stuck watcher's passes, for the watcher service
+	// and for RescueExpired.
+	rescuer *maintenance.Rescuer
 
-	mu       sync.Mutex
-	state    clientState
-	kinds    []string // kinds with a handler, claimed by the fetchers
-	fetchers map[string]*fetcher
-	running  map[driver.LeaseRef]*runningJob
-	cancel   context.CancelFunc // stops fetchers, listener, watcher
-	bgWG     sync.WaitGroup     // fetchers, listener, watcher
-	jobsWG   sync.WaitGroup     // running handlers
-	hb       *heartbeater
-	comp     *completer
-	pool     *workerPool[*runningJob] // goroutines that run handlers
+	mu    sync.Mutex
+	state clientState
+	// producer claims jobs; set by Start when Workers has handlers (read
+	// by wake without c.mu).
+	producer atomic.Pointer[engine.Producer]
+	executor *engine.Executor
+	// services are the background parts, in the order Stop stops them.
+	services []service.Service
 	// jobBase is the parent of every handler's context: it carries the
 	// client for ClientFromContext.
 	jobBase context.Context
-
-	// claimCtx bounds claim statements, which Stop's cancel does not
-	// reach (a committed claim must be seen); Stop cancels it with
-	// abortClaims when a claim outlasts ShutdownTimeout.
-	claimCtx    context.Context
-	abortClaims context.CancelFunc
 
 	// cancelStart ends a Start still reading the schema version when Stop
 	// is called (cause ErrClientStopped).
@@ -78,15 +77,17 @@ func NewClient(cfg Config) (*Client, error) {
 		cfg:     cfg,
 		driver:  cfg.Driver,
 		owner:   owner,
-		epoch:   time.Now(),
-		running: map[driver.LeaseRef]*runningJob{},
+		clock:   engine.NewClock(),
+		leases:  engine.NewLeases(),
 		stopped: make(chan struct{}),
 	}
+	c.events.init()
+	c.window = &engine.Window{TTL: cfg.LeaseTTL, Margin: cfg.LeaseSafetyMargin, Clock: c.clock}
 	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
-	c.fetchers = make(map[string]*fetcher, len(cfg.Queues))
-	for name, q := range cfg.Queues {
-		c.fetchers[name] = newFetcher(c, name, q)
-	}
+	c.rescuer = maintenance.NewRescuer(maintenance.RescuerConfig{
+		Driver: cfg.Driver, FlagQueues: cfg.flagQueues(), Interval: cfg.WatcherInterval,
+		Emit: c.events.emit, Logger: cfg.Logger,
+	})
 	return c, nil
 }
 
@@ -186,51 +187,73 @@ func (c *Client) abortStart(ctx context.Context, err error) error {
 	}
 }
 
-// launch starts every background part of a client that passed its schema
-// check. c.mu is held.
+// launch builds and starts every background part of a client that passed
+// its schema check, from the one list Stop also uses. c.mu is held.
 func (c *Client) launch() {
-	c.kinds = c.cfg.Workers.freeze() // AddWorker refuses from now on
-	bg, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
-	c.claimCtx, c.abortClaims = context.WithCancel(context.Background())
+	kinds := c.cfg.Workers.freeze() // AddWorker refuses from now on
 	c.state = stateRunning
-	c.hb = newHeartbeater(c)
-	c.comp = newCompleter(c)
-	c.pool = newWorkerPool(c.runClaimed)
-	c.hb.start()
-	c.comp.start()
-	if !c.cfg.DisableWatcher {
-		c.goBackground(func() { c.runWatcher(bg) })
+	c.services = c.buildServices(kinds)
+	// Start in reverse stop order: what others depend on runs first.
+	for i := len(c.services) - 1; i >= 0; i-- {
+		_ = c.services[i].Start(context.Background()) // new services: cannot fail
 	}
-	if len(c.kinds) == 0 {
-		return
+}
+
+// buildServices returns the client's background parts in the order Stop
+// stops them: the maintenance services and the producer first (nothing
+// new is claimed), then the executor (handlers finish or are released),
+// the completer (every outcome and release is written) and last the
+// heartbeater (the leases waiting for the completer stay renewed).
+func (c *Client) buildServices(kinds []string) []service.Service {
+	cfg := &c.cfg
+	log := cfg.Logger
+	completer := engine.NewCompleter(engine.CompleterConfig{
+		Finisher: c.driver, Leases: c.leases, Window: c.window,
+		Batch: DefaultCompleteBatch, Emit: c.events.emit, Logger: log,
+	})
+	c.executor = engine.NewExecutor(engine.ExecutorConfig{
+		Owner: c.owner, Base: c.jobBase, Run: c.runHandler, Classify: c.classify,
+		Leases: c.leases, Window: c.window, Completer: completer, Emit: c.events.emit, Logger: log,
+	})
+	heartbeater := engine.NewHeartbeater(engine.HeartbeaterConfig{
+		Renewer: c.driver, Leases: c.leases, Window: c.window, Owner: c.owner,
+		Interval: cfg.HeartbeatInterval, Emit: c.events.emit, Logger: log,
+	})
+	var svcs []service.Service
+	if !cfg.DisableWatcher {
+		svcs = append(svcs, c.rescuer)
+		if cfg.FinishedRetention > 0 {
+			svcs = append(svcs, maintenance.NewRetainer(c.driver, cfg.FinishedRetention, cfg.WatcherInterval, log))
+		}
 	}
-	for _, f := range c.fetchers {
-		c.goBackground(func() { f.loop(bg) })
+	if len(kinds) > 0 {
+		p := engine.NewProducer(c.producerConfig(kinds))
+		c.producer.Store(p)
+		svcs = append(svcs, p)
+	}
+	return append(svcs, c.executor, completer, heartbeater)
+}
+
+// producerConfig configures the producer to claim kinds.
+func (c *Client) producerConfig(kinds []string) engine.ProducerConfig {
+	queues := make(map[string]engine.QueueConfig, len(c.cfg.Queues))
+	for name, q := range c.cfg.Queues {
+		queues[name] = engine.QueueConfig{MaxWorkers: q.MaxWorkers, TakeOver: !q.FlagStuck}
+	}
+	pc := engine.ProducerConfig{
+		Claimer: c.driver, Queues: queues, Kinds: kinds, Owner: c.owner,
+		TTL: c.cfg.LeaseTTL, PollInterval: c.cfg.PollInterval, FetchBatch: DefaultFetchBatch,
+		Executor: c.executor, Clock: c.clock, Logger: c.cfg.Logger,
 	}
 	if n, ok := c.driver.(driver.Notifier); ok && !c.cfg.PollOnly {
-		c.goBackground(func() { c.listen(bg, n) })
+		pc.Notifier = n
 	}
+	return pc
 }
 
-func (c *Client) goBackground(fn func()) {
-	c.bgWG.Add(1)
-	go func() {
-		defer c.bgWG.Done()
-		fn()
-	}()
-}
-
-func (c *Client) listen(ctx context.Context, n driver.Notifier) {
-	err := n.Listen(ctx, c.wake)
-	if err != nil && ctx.Err() == nil {
-		c.cfg.Logger.Error("leasehold: listener stopped", "err", err)
-	}
-}
-
-// wake pokes the fetcher of queue, if this client works it.
+// wake pokes the producer's loop for queue, if this client works it.
 func (c *Client) wake(queue string) {
-	if f := c.fetchers[queue]; f != nil {
-		f.poke()
+	if p := c.producer.Load(); p != nil {
+		p.Wake(queue)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -106,6 +107,14 @@ type Config struct {
 
 	// Logger receives operational messages. Default slog.Default().
 	Logger *slog.Logger
+
+	// InsertMiddleware sees, and may change, every job before it is
+	// inserted, in the inserting transaction; the first one is outermost.
+	InsertMiddleware []InsertMiddleware
+
+	// WorkMiddleware wraps every handler call with the job and its lease;
+	// the first one is outermost.
+	WorkMiddleware []WorkMiddleware
 }
 
 // QueueConfig configures one queue of a Client.
@@ -215,4 +224,16 @@ func (c Config) validateQueues() error {
 		}
 	}
 	return nil
+}
+
+// flagQueues returns the queues configured with FlagStuck, sorted.
+func (c Config) flagQueues() []string {
+	var qs []string
+	for name, q := range c.Queues {
+		if q.FlagStuck {
+			qs = append(qs, name)
+		}
+	}
+	slices.Sort(qs)
+	return qs
 }

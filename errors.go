@@ -14,11 +14,11 @@ var (
 	// lease expired and was taken over, the job was cancelled, or it was
 	// already finished. The write was refused and changed nothing. It is also
 	// the cause of a handler context cancelled because its lease is gone.
-	ErrLeaseLost = errors.New("leasehold: lease lost")
+	ErrLeaseLost = leasetype.ErrLeaseLost
 
 	// ErrJobCancelled is the cause of a handler context cancelled because an
 	// operator cancelled the job while it ran.
-	ErrJobCancelled = errors.New("leasehold: job cancelled")
+	ErrJobCancelled = leasetype.ErrJobCancelled
 
 	// ErrJobNotFound reports that no job has the given id.
 	ErrJobNotFound = errors.New("leasehold: job not found")

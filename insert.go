@@ -95,29 +95,37 @@ func (c *Client) InsertMany(ctx context.Context, tx any, jobs []InsertManyParams
 // (jobs whose UniqueKey exists are skipped). When one job is refused,
 // nothing is inserted and the *InvalidInputError's Index says which one.
 func (c *Client) InsertBulk(ctx context.Context, jobs []InsertManyParams) (int64, error) {
-	params, err := c.buildInserts(jobs, true)
+	built, err := c.buildInserts(jobs, true)
 	if err != nil {
 		return 0, err
 	}
-	n, err := c.driver.InsertBulk(ctx, params)
-	if err != nil {
-		return n, fmt.Errorf("leasehold: bulk insert: %w", err)
-	}
-	c.wakeQueues(params)
-	return n, nil
+	var n int64
+	_, err = c.intercept(ctx, nil, built, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
+		params := toInsertParams(jobs)
+		n, err = c.driver.InsertBulk(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("leasehold: bulk insert: %w", err)
+		}
+		c.wakeQueues(params)
+		return nil, nil
+	})
+	return n, err
 }
 
 func (c *Client) insert(ctx context.Context, tx any, jobs []InsertManyParams, batch bool) ([]*InsertResult, error) {
-	params, err := c.buildInserts(jobs, batch)
+	built, err := c.buildInserts(jobs, batch)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.driver.Insert(ctx, tx, params)
-	if err != nil {
-		return nil, fmt.Errorf("leasehold: insert: %w", err)
-	}
-	c.wakeQueues(params)
-	return res, nil
+	return c.intercept(ctx, tx, built, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
+		params := toInsertParams(jobs)
+		res, err := c.driver.Insert(ctx, tx, params)
+		if err != nil {
+			return nil, fmt.Errorf("leasehold: insert: %w", err)
+		}
+		c.wakeQueues(params)
+		return res, nil
+	})
 }
 
 func (c *Client) wakeQueues(params []*driver.InsertParams) {
@@ -132,47 +140,58 @@ func (c *Client) wakeQueues(params []*driver.InsertParams) {
 
 // buildInserts validates every job before any SQL; in a batch, a refusal
 // names the job's index.
-func (c *Client) buildInserts(jobs []InsertManyParams, batch bool) ([]*driver.InsertParams, error) {
+func (c *Client) buildInserts(jobs []InsertManyParams, batch bool) ([]*InsertJob, error) {
 	if len(jobs) == 0 {
 		return nil, invalid(ErrInvalidArgs, "jobs", "no jobs to insert")
 	}
-	params := make([]*driver.InsertParams, len(jobs))
+	built := make([]*InsertJob, len(jobs))
 	for i, j := range jobs {
-		p, err := c.buildInsert(j.Args, j.Opts)
+		b, err := c.buildInsert(j.Args, j.Opts)
 		if err != nil && batch {
 			err = atIndex(err, i)
 		}
 		if err != nil {
 			return nil, err
 		}
-		params[i] = p
+		built[i] = b
 	}
-	return params, nil
+	return built, nil
 }
 
-func (c *Client) buildInsert(args Args, opts *InsertOpts) (*driver.InsertParams, error) {
+func (c *Client) buildInsert(args Args, opts *InsertOpts) (*InsertJob, error) {
 	kind, data, err := encodeArgs(args, c.cfg.MaxPayloadBytes)
 	if err != nil {
 		return nil, err
 	}
-	o := InsertOpts{}
+	j := &InsertJob{Kind: kind, Args: data}
 	if opts != nil {
-		o = *opts
+		j.Opts = *opts
 	}
-	if o.Queue == "" {
-		o.Queue = DefaultQueue
+	if j.Opts.Queue == "" {
+		j.Opts.Queue = DefaultQueue
 	}
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = c.cfg.DefaultMaxAttempts
+	if j.Opts.MaxAttempts == 0 {
+		j.Opts.MaxAttempts = c.cfg.DefaultMaxAttempts
 	}
-	if err := validateOpts(&o); err != nil {
+	if err := validateOpts(&j.Opts); err != nil {
 		return nil, err
 	}
-	return &driver.InsertParams{
-		Kind: kind, Queue: o.Queue, Args: data, Metadata: o.Metadata, Priority: o.Priority,
-		MaxAttempts: o.MaxAttempts, UniqueKey: o.UniqueKey, RunAt: o.RunAt, RunIn: o.RunIn, Notify: true,
-		UUID: newJobUUID(),
-	}, nil
+	return j, nil
+}
+
+// toInsertParams returns the driver's parameters for checked jobs, each
+// with a new UUID.
+func toInsertParams(jobs []*InsertJob) []*driver.InsertParams {
+	params := make([]*driver.InsertParams, len(jobs))
+	for i, j := range jobs {
+		o := &j.Opts
+		params[i] = &driver.InsertParams{
+			Kind: j.Kind, Queue: o.Queue, Args: j.Args, Metadata: o.Metadata, Priority: o.Priority,
+			MaxAttempts: o.MaxAttempts, UniqueKey: o.UniqueKey, RunAt: o.RunAt, RunIn: o.RunIn, Notify: true,
+			UUID: newJobUUID(),
+		}
+	}
+	return params
 }
 
 // validateOpts checks options with defaults applied, returning an

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/maintenance"
 )
 
 // JobInfo is a job with its attempt history.
@@ -75,18 +76,7 @@ func (c *Client) PurgeFinished(ctx context.Context, olderThan time.Duration) (in
 	if olderThan < 0 {
 		return 0, fmt.Errorf("%w: negative age %v", ErrInvalidArgs, olderThan)
 	}
-	const batch = 10_000
-	var total int64
-	for {
-		n, err := c.driver.Purge(ctx, &driver.PurgeParams{OlderThan: olderThan, Limit: batch})
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("leasehold: purge: %w", err)
-		}
-		if n < batch {
-			return total, nil
-		}
-	}
+	return maintenance.Purge(ctx, c.driver, olderThan)
 }
 
 // QueueStats returns per-queue counts, the age of the oldest ready job and
@@ -127,11 +117,11 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	if err := checkCallerTx(tx); err != nil {
 		return err
 	}
-	rj := c.lookupRunning(job.ID, job.Attempt)
-	if rj == nil {
+	l := c.leases.Lookup(job.ID, job.Attempt)
+	if l == nil {
 		return fmt.Errorf("%w: job %d attempt %d", ErrNotInHandler, job.ID, job.Attempt)
 	}
-	if rj.completedIn(tx) {
+	if l.CompletedIn(tx) {
 		return fmt.Errorf("%w: job %d attempt %d", ErrAlreadyCompleted, job.ID, job.Attempt)
 	}
 	ids, err := c.driver.Finish(ctx, tx, []*driver.FinishParams{{
@@ -141,10 +131,20 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 		return fmt.Errorf("leasehold: complete job %d in tx: %w", job.ID, err)
 	}
 	if len(ids) == 0 {
-		c.stats.finishRefused.Add(1)
-		rj.lostInDB.Store(true) // nothing more to write for this lease
+		c.events.emit(Event{Kind: EventFenceRefused, Job: l.Row, Outcome: OutcomeCompleted})
+		l.MarkLost() // nothing more to write for this lease
 		return fmt.Errorf("%w: job %d attempt %d owner %s", ErrLeaseLost, job.ID, job.Attempt, c.owner)
 	}
-	rj.markCompletedIn(tx)
+	l.MarkCompletedIn(tx)
 	return nil
+}
+
+// RescueExpired runs one pass of the stuck watcher: every processing job
+// whose lease has expired (database clock) goes back to pending, or to
+// stuck in queues configured with FlagStuck, or to failed when its retry
+// budget is spent, or to cancelled when an operator asked for it. It is a
+// conditional update, so concurrent watchers are harmless. It returns the
+// jobs moved.
+func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
+	return c.rescuer.Pass(ctx)
 }

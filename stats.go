@@ -2,58 +2,97 @@ package leasehold
 
 import "sync/atomic"
 
-// Stats are counters of what a client has done since it was created.
+// Stats are counters of what a client has done since it was created. They
+// are built on the client's events (see Subscribe): each field says which.
 type Stats struct {
-	Claimed   int64 // leases taken by this client's fetchers
-	Completed int64 // jobs completed (fenced write applied)
-	Retried   int64 // failures scheduled for another attempt
-	Failed    int64 // jobs failed for good
-	Snoozed   int64 // jobs snoozed by their handler
-	Cancelled int64 // jobs cancelled (operator or handler)
-	Released  int64 // leases given back unrun: at shutdown, or claimed too late to start
+	Claimed   int64 // leases taken by this client's fetchers (EventClaimed)
+	Completed int64 // jobs completed: fenced write applied (EventFinished, completed)
+	Retried   int64 // failures scheduled for another attempt (EventFinished, retried)
+	Failed    int64 // jobs failed for good (EventFinished, failed)
+	Snoozed   int64 // jobs snoozed by their handler (EventFinished, snoozed)
+	Cancelled int64 // jobs cancelled, operator or handler (EventFinished, cancelled)
+	// Released counts leases given back unrun or given up: at shutdown,
+	// claimed too late to start, or not renewed in time (EventFinished,
+	// released or lease_lost).
+	Released int64
 	// LeaseLost counts handlers cancelled because their lease was gone
-	// (heartbeat found it taken over) or could not be renewed in time.
+	// (heartbeat found it taken over) or could not be renewed in time
+	// (EventLeaseLost).
 	LeaseLost int64
 	// FinishRefused counts fenced writes (completions, retries...) that the
 	// database refused because the lease was no longer this client's: late
-	// completions that changed nothing.
+	// completions that changed nothing (EventFenceRefused, and refused
+	// CompleteTx calls).
 	FinishRefused   int64
-	HeartbeatErrors int64 // heartbeat statements that failed
-	FinishErrors    int64 // finish statements that failed and were retried
+	HeartbeatErrors int64 // heartbeat statements that failed (EventHeartbeatFailed)
+	FinishErrors    int64 // finish statements that failed and were retried (EventFinishFailed)
 	// OutcomesDropped counts outcomes given up unwritten: refused by the
 	// database every time, or still unwritten when Stop's budget ran out.
-	// Their leases expire and the watcher returns their jobs.
+	// Their leases expire and the watcher returns their jobs
+	// (EventOutcomeDropped).
 	OutcomesDropped int64
-	Rescued         int64 // expired leases moved by this client's watcher
-	Panics          int64 // handler panics recovered
-	Running         int64 // handlers running now
+	Rescued         int64 // expired leases moved by this client's watcher (EventRescued)
+	Panics          int64 // handler and work middleware panics recovered
+	Running         int64 // handlers running now, or claimed and about to run
 	// SkippedLate counts claimed jobs whose handler was not started
 	// because LeaseTTL - LeaseSafetyMargin had passed (on the client's
 	// monotonic clock, since the claim was sent) by the time it would have
 	// started, or the lease was already lost: a late claim reply must not
 	// run a handler another worker may already be running. Their leases
-	// are released (fenced: refused if another worker has the job).
+	// are released (fenced: refused if another worker has the job)
+	// (EventNotStarted).
 	SkippedLate int64
+	// EventsDropped counts events a subscriber missed because its channel
+	// was full.
+	EventsDropped int64
 }
 
 type stats struct {
 	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
 	leaseLost, finishRefused, heartbeatErrors, finishErrors, dropped  atomic.Int64
-	rescued, panics, running                                          atomic.Int64
-	skippedLate                                                       atomic.Int64
+	rescued, panics, skippedLate, eventsDropped                       atomic.Int64
 }
 
 // Stats returns a snapshot of the client's counters.
 func (c *Client) Stats() Stats {
-	s := &c.stats
-	return Stats{
+	s := &c.events.stats
+	st := Stats{
 		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
 		Failed: s.failed.Load(), Snoozed: s.snoozed.Load(), Cancelled: s.cancelled.Load(),
 		Released: s.released.Load(), LeaseLost: s.leaseLost.Load(), FinishRefused: s.finishRefused.Load(),
 		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(),
-		OutcomesDropped: s.dropped.Load(),
-		Rescued:         s.rescued.Load(), Panics: s.panics.Load(), Running: s.running.Load(),
-		SkippedLate: s.skippedLate.Load(),
+		OutcomesDropped: s.dropped.Load(), Rescued: s.rescued.Load(), Panics: s.panics.Load(),
+		SkippedLate: s.skippedLate.Load(), EventsDropped: s.eventsDropped.Load(),
+	}
+	c.mu.Lock()
+	if c.executor != nil {
+		st.Running = c.executor.Running()
+	}
+	c.mu.Unlock()
+	return st
+}
+
+// observe counts one event.
+func (s *stats) observe(ev *Event) {
+	switch ev.Kind {
+	case EventClaimed:
+		s.claimed.Add(1)
+	case EventNotStarted:
+		s.skippedLate.Add(1)
+	case EventFinished:
+		s.countApplied(ev.Outcome)
+	case EventFenceRefused:
+		s.finishRefused.Add(1)
+	case EventOutcomeDropped:
+		s.dropped.Add(1)
+	case EventLeaseLost:
+		s.leaseLost.Add(1)
+	case EventHeartbeatFailed:
+		s.heartbeatErrors.Add(1)
+	case EventFinishFailed:
+		s.finishErrors.Add(1)
+	case EventRescued:
+		s.rescued.Add(1)
 	}
 }
 

@@ -1,10 +1,6 @@
 package leasehold
 
-import (
-	"context"
-	"sync"
-	"time"
-)
+import "context"
 
 // Stop shuts the client down gracefully: it stops claiming, lets running
 // handlers finish for up to ShutdownTimeout (or until ctx is done), then
@@ -60,76 +56,15 @@ func (c *Client) Stop(ctx context.Context) error {
 // closes when Stop is called; until then it stays open.
 func (c *Client) Stopped() <-chan struct{} { return c.stopped }
 
-// shutdown stops a running client (see Stop).
+// shutdown stops a running client (see Stop): every service in the
+// order of c.services, the first ones within ShutdownTimeout (claims in
+// flight, then running handlers), the completer within its own release
+// budget.
 func (c *Client) shutdown(ctx context.Context) error {
-	c.cancel()
-	waitCtx, cancelWait := context.WithTimeout(ctx, c.cfg.ShutdownTimeout)
-	defer cancelWait()
-	if !waitGroup(waitCtx, &c.bgWG) {
-		c.abortClaims()
-		c.cfg.Logger.Warn("leasehold: a claim still in flight at shutdown was abandoned; " +
-			"leases it took, if any, expire and their jobs come back")
-		c.bgWG.Wait()
-	}
-	if !waitGroup(waitCtx, &c.jobsWG) {
-		c.releaseRunning()
-	}
-	c.pool.close()
-	// Releasing is quick and spares the next worker a TTL: it gets a
-	// short budget of its own even when ctx is already done.
-	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.releaseBudget())
+	waitCtx, cancel := context.WithTimeout(ctx, c.cfg.ShutdownTimeout)
 	defer cancel()
-	c.comp.close(flushCtx)
-	c.abortClaims()
-	c.hb.stop()
+	for _, s := range c.services {
+		_ = s.Stop(waitCtx) // a service that runs out of time has still stopped
+	}
 	return ctx.Err()
-}
-
-// releaseTimeout bounds the writing of outcomes and releases at Stop.
-const releaseTimeout = 10 * time.Second
-
-// minReleaseBudget is the least time Stop gives its last writes, so that
-// a database that answers gets them even when the leases are about to
-// expire.
-const minReleaseBudget = 500 * time.Millisecond
-
-// waitGroup waits for wg until ctx is done; it reports whether wg finished.
-func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// releaseBudget is how long Stop may spend writing the last outcomes:
-// releaseTimeout, but no later than the newest of the client's leases
-// would expire (by its last renewal, on the monotonic clock), since a
-// release after that spares nobody a wait; at least minReleaseBudget.
-func (c *Client) releaseBudget() time.Duration {
-	running := c.snapshotRunning()
-	if len(running) == 0 {
-		return releaseTimeout
-	}
-	var newest int64
-	for _, rj := range running {
-		newest = max(newest, rj.renewedAt.Load())
-	}
-	left := time.Duration(newest-c.mono()) + c.cfg.LeaseTTL
-	return min(max(left, minReleaseBudget), releaseTimeout)
-}
-
-// releaseRunning cancels the handlers still running and releases their
-// leases. A handler that finishes later writes nothing: its lease is gone.
-func (c *Client) releaseRunning() {
-	for _, rj := range c.snapshotRunning() {
-		if !rj.finalized.CompareAndSwap(false, true) {
-			continue
-		}
-		rj.cancel(errShutdown)
-		c.comp.submit(rj.finish(c.owner, OutcomeReleased))
-	}
 }

@@ -32,33 +32,3 @@ func isNilTx(tx any) bool {
 	}
 	return false
 }
-
-// txIdentity returns a comparable identity for a caller's transaction, so
-// that two calls can tell whether they were given the same one; ok is
-// false when tx's type is not a pointer (then calls cannot be matched).
-func txIdentity(tx any) (id any, ok bool) {
-	if reflect.ValueOf(tx).Kind() != reflect.Pointer {
-		return nil, false
-	}
-	return tx, true
-}
-
-// callerTx is the identity of a caller's transaction (see txIdentity).
-type callerTx struct{ id any }
-
-// completedIn reports whether a CompleteTx of rj already succeeded in tx.
-func (rj *runningJob) completedIn(tx any) bool {
-	id, ok := txIdentity(tx)
-	last := rj.completedTx.Load()
-	return ok && last != nil && last.id == id
-}
-
-// markCompletedIn records that a CompleteTx of rj succeeded in tx. The
-// reference keeps tx alive, so a later transaction cannot share its
-// identity.
-func (rj *runningJob) markCompletedIn(tx any) {
-	rj.completedInTx.Store(true)
-	if id, ok := txIdentity(tx); ok {
-		rj.completedTx.Store(&callerTx{id: id})
-	}
-}

@@ -59,6 +59,9 @@ var clientTests = []struct {
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
 	{"BadInputRefusedBeforeSQL", testBadInputRefused},
+	{"InsertMiddlewareInInsertingTx", testInsertMiddlewareInTx},
+	{"WorkMiddlewareWrapsHandler", testWorkMiddlewareWrapsHandler},
+	{"EventStreamAndStats", testEventStream},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.

@@ -5,6 +5,17 @@ import "errors"
 // Errors shared by the client and its drivers. The root package re-exports
 // each under the same name; branch on them with errors.Is.
 var (
+	// ErrLeaseLost reports that a write made on behalf of a lease found no
+	// row matching (id, status = 'processing', lease_owner, attempt): the
+	// lease expired and was taken over, the job was cancelled, or it was
+	// already finished. The write was refused and changed nothing. It is also
+	// the cause of a handler context cancelled because its lease is gone.
+	ErrLeaseLost = errors.New("leasehold: lease lost")
+
+	// ErrJobCancelled is the cause of a handler context cancelled because an
+	// operator cancelled the job while it ran.
+	ErrJobCancelled = errors.New("leasehold: job cancelled")
+
 	// ErrSchemaTooNew reports a database migrated by a newer leasehold than
 	// this one (a migration version this build does not embed): its
 	// queries may not match the schema, so Start and Migrate refuse it. The

@@ -1,10 +1,11 @@
-package leasehold
+package engine
 
 import (
 	"context"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
 )
 
 // splitAfter is how many times in a row a batch of several outcomes may
@@ -12,8 +13,8 @@ import (
 const splitAfter = 3
 
 // flush writes one batch (params are its items' parameters) and then
-// drops its leases from the running set.
-func (k *completer) flush(batch []*finishItem, params []*driver.FinishParams) {
+// drops its leases from the lease set.
+func (k *Completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 	defer func() {
 		for _, it := range batch {
 			k.forget(it)
@@ -23,7 +24,7 @@ func (k *completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 }
 
 // write writes items, retrying with backoff while the database fails.
-// since is when (Client.mono) the batch they come from first failed; 0
+// since is when (Clock) the batch they come from first failed; 0
 // for a batch not yet tried.
 //
 // A batch that keeps failing may hold one outcome the database refuses
@@ -33,7 +34,7 @@ func (k *completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 // batch first failed, is given up: its lease expires and the watcher
 // returns the job. While every write fails (the database is down), nothing
 // is given up: an outcome is dropped only when Stop gives up on it.
-func (k *completer) write(items []*finishItem, params []*driver.FinishParams, since int64) {
+func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, since int64) {
 	backoff := 10 * time.Millisecond
 	for failures := 1; ; failures++ {
 		err := k.try(items, params, since != 0)
@@ -41,21 +42,23 @@ func (k *completer) write(items []*finishItem, params []*driver.FinishParams, si
 			return
 		}
 		if since == 0 {
-			since = k.c.mono()
+			since = k.cfg.Window.Clock.Now()
 		}
 		if failures >= splitAfter && len(items) > 1 {
 			k.writeHalves(items, params, since)
 			return
 		}
 		if failures >= splitAfter && k.lastOK.Load() > since {
-			k.c.stats.dropped.Add(1)
-			k.c.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
+			k.drop(items[0])
+			k.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
 				"job", params[0].ID, "attempt", params[0].Attempt, "outcome", params[0].Outcome, "err", err)
 			return
 		}
 		select {
 		case <-k.abandon:
-			k.c.stats.dropped.Add(int64(len(items)))
+			for _, it := range items {
+				k.drop(it)
+			}
 			return
 		case <-time.After(backoff):
 		}
@@ -66,7 +69,7 @@ func (k *completer) write(items []*finishItem, params []*driver.FinishParams, si
 // writeHalves tries each half of a failing batch once, then writes (see
 // write) the halves that failed. A half written at once shows that the
 // database is up, which lets write give up an outcome that fails alone.
-func (k *completer) writeHalves(items []*finishItem, params []*driver.FinishParams, since int64) {
+func (k *Completer) writeHalves(items []*finishItem, params []*driver.FinishParams, since int64) {
 	mid := len(items) / 2
 	var failed [][2]int
 	for _, h := range [][2]int{{0, mid}, {mid, len(items)}} {
@@ -81,17 +84,16 @@ func (k *completer) writeHalves(items []*finishItem, params []*driver.FinishPara
 
 // try makes one finish statement for items and counts its outcomes;
 // retried says an earlier statement for them failed (see account).
-func (k *completer) try(items []*finishItem, params []*driver.FinishParams, retried bool) error {
-	c := k.c
-	ctx, cancel := context.WithTimeout(k.tryCtx, claimTimeout)
-	ids, err := c.driver.Finish(ctx, nil, params)
+func (k *Completer) try(items []*finishItem, params []*driver.FinishParams, retried bool) error {
+	ctx, cancel := context.WithTimeout(k.tryCtx, ClaimTimeout)
+	ids, err := k.cfg.Finisher.Finish(ctx, nil, params)
 	cancel()
 	if err != nil {
-		c.stats.finishErrors.Add(1)
-		c.cfg.Logger.Warn("leasehold: finish failed; retrying", "jobs", len(params), "err", err)
+		k.cfg.Emit(leasetype.Event{Kind: leasetype.EventFinishFailed, Leases: len(params), Err: err})
+		k.cfg.Logger.Warn("leasehold: finish failed; retrying", "jobs", len(params), "err", err)
 		return err
 	}
-	k.lastOK.Store(c.mono())
+	k.lastOK.Store(k.cfg.Window.Clock.Now())
 	k.account(items, ids, retried)
 	return nil
 }

@@ -1,4 +1,4 @@
-package leasehold
+package engine
 
 // workerPool runs jobs on goroutines that outlive one job. A fresh
 // goroutine starts with a small stack, and the first job on it (decoding

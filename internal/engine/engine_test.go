@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+func TestClaimedJobsRunAndComplete(t *testing.T) {
+	db := newFakeDB(rows(25)...)
+	r := newRig(t, db, rigOpts{workers: 7}) // fewer slots than jobs: claims refill freed slots
+	waitFor(t, "25 outcomes", func() bool { return len(db.outcomes()) == 25 })
+	for id, p := range db.outcomes() {
+		if p.Outcome != leasetype.OutcomeCompleted || p.Owner != "w1" || p.Attempt != 1 {
+			t.Errorf("job %d: outcome %+v, want completed by w1 attempt 1", id, p)
+		}
+	}
+	want := []leasetype.EventKind{leasetype.EventClaimed, leasetype.EventStarted, leasetype.EventFinished}
+	waitFor(t, "every job's events", func() bool { return slices.Equal(r.rec.kinds(25), want) })
+	if got := r.rec.kinds(1); !slices.Equal(got, want) {
+		t.Fatalf("job 1 events %v, want %v", got, want)
+	}
+	waitFor(t, "lease set drained", func() bool { return r.leas.Len() == 0 })
+	if n := r.exec.Running(); n != 0 {
+		t.Fatalf("Running() = %d after every handler returned", n)
+	}
+}
+
+func TestHandlerErrorIsClassified(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	newRig(t, db, rigOpts{run: func(context.Context, *leasetype.JobRow) error { return errors.New("boom") }})
+	waitFor(t, "outcome", func() bool { return len(db.outcomes()) == 1 })
+	p := db.outcomes()[1]
+	if p.Outcome != leasetype.OutcomeRetried || p.Delay != time.Second || p.Error != "boom" {
+		t.Fatalf("outcome %+v, want the classifier's retry after 1s with the error text", p)
+	}
+}
+
+func TestLateClaimReplyIsNotStarted(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	db.claimDelay = 400 * time.Millisecond // past the 300 ms safe window
+	var ran atomic.Bool
+	r := newRig(t, db, rigOpts{ttl: 600 * time.Millisecond, margin: 300 * time.Millisecond, interval: time.Hour, // no renewal rescues it
+		run: func(context.Context, *leasetype.JobRow) error { ran.Store(true); return nil }})
+	waitFor(t, "release", func() bool { return len(db.outcomes()) == 1 })
+	if ran.Load() {
+		t.Fatal("handler ran on a claim whose reply came back past its safe window")
+	}
+	if p := db.outcomes()[1]; p.Outcome != leasetype.OutcomeReleased {
+		t.Fatalf("outcome %v, want released", p.Outcome)
+	}
+	if got := r.rec.kinds(1); !slices.Contains(got, leasetype.EventNotStarted) || slices.Contains(got, leasetype.EventStarted) {
+		t.Fatalf("events %v, want not_started and no started", got)
+	}
+}
+
+// blockUntilDone is a handler that runs until its context ends and
+// returns the context's cause.
+func blockUntilDone(started chan<- *leasetype.JobRow) func(ctx context.Context, row *leasetype.JobRow) error {
+	return func(ctx context.Context, row *leasetype.JobRow) error {
+		started <- row
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}
+}
+
+func TestHeartbeatFindsLeaseTakenOver(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	started := make(chan *leasetype.JobRow, 1)
+	r := newRig(t, db, rigOpts{run: blockUntilDone(started)})
+	<-started
+	db.mu.Lock()
+	delete(db.held, 1) // another worker took it over
+	db.mu.Unlock()
+	r.hb.Beat(context.Background())
+	waitFor(t, "lease forgotten", func() bool { return r.leas.Len() == 0 })
+	if len(db.outcomes()) != 0 {
+		t.Fatalf("wrote %v for a lease that was taken over", db.outcomes())
+	}
+	if r.rec.count(leasetype.EventLeaseLost) != 1 {
+		t.Fatalf("events %v, want one lease_lost", r.rec.kinds(1))
+	}
+}
+
+func TestHeartbeatCancelRequested(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	started := make(chan *leasetype.JobRow, 1)
+	r := newRig(t, db, rigOpts{run: blockUntilDone(started)})
+	<-started
+	db.mu.Lock()
+	db.cancelAsked[1] = true
+	db.mu.Unlock()
+	r.hb.Beat(context.Background())
+	waitFor(t, "outcome", func() bool { return len(db.outcomes()) == 1 })
+	if p := db.outcomes()[1]; p.Outcome != leasetype.OutcomeCancelled || p.Error != "cancelled by operator" {
+		t.Fatalf("outcome %+v, want cancelled by operator", p)
+	}
+}
+
+func TestWatchdogGivesUpUnrenewedLease(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	db.hbErr = errDown
+	started := make(chan struct{})
+	r := newRig(t, db, rigOpts{ttl: 600 * time.Millisecond, margin: 200 * time.Millisecond, interval: 100 * time.Millisecond,
+		run: func(ctx context.Context, _ *leasetype.JobRow) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err() // a handler that does not look at the cause
+		}})
+	<-started
+	waitFor(t, "outcome", func() bool { return len(db.outcomes()) == 1 })
+	if p := db.outcomes()[1]; p.Outcome != leasetype.OutcomeLeaseLost {
+		t.Fatalf("outcome %v, want lease_lost", p.Outcome)
+	}
+	if r.rec.count(leasetype.EventHeartbeatFailed) == 0 || r.rec.count(leasetype.EventLeaseLost) != 1 {
+		t.Fatalf("want heartbeat_failed events and one lease_lost, got %d and %d",
+			r.rec.count(leasetype.EventHeartbeatFailed), r.rec.count(leasetype.EventLeaseLost))
+	}
+}
+
+func TestRefusedOutcomeIsFenceRefused(t *testing.T) {
+	db := newFakeDB(rows(2)...)
+	db.refuse[2] = true
+	r := newRig(t, db, rigOpts{})
+	waitFor(t, "both outcomes", func() bool {
+		return r.rec.count(leasetype.EventFinished)+r.rec.count(leasetype.EventFenceRefused) == 2
+	})
+	if got := r.rec.kinds(2); got[len(got)-1] != leasetype.EventFenceRefused {
+		t.Fatalf("job 2 events %v, want fence_refused last", got)
+	}
+	waitFor(t, "lease set drained", func() bool { return r.leas.Len() == 0 })
+}
+
+func TestPoisonedOutcomeDoesNotHoldBackItsBatch(t *testing.T) {
+	db := newFakeDB()
+	db.poison[4] = true
+	rec := &recorder{}
+	leases := NewLeases()
+	win := &Window{TTL: time.Minute, Margin: time.Second, Clock: NewClock()}
+	k := NewCompleter(CompleterConfig{Finisher: db, Leases: leases, Window: win, Batch: 100, Emit: rec.emit, Logger: discard})
+	for _, row := range rows(6) {
+		db.held[row.ID] = true
+		l := &Lease{Row: row, window: win}
+		leases.add(l)
+		k.Submit(l.finish("w1", Result{Outcome: leasetype.OutcomeCompleted})) // queued: one batch at Start
+	}
+	if err := k.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop(context.Background())
+	waitFor(t, "five written and one dropped", func() bool {
+		return len(db.outcomes()) == 5 && rec.count(leasetype.EventOutcomeDropped) == 1
+	})
+	if _, ok := db.outcomes()[4]; ok {
+		t.Fatal("the poisoned outcome was written")
+	}
+	waitFor(t, "lease set drained", func() bool { return leases.Len() == 0 })
+}
+
+func TestStopReleasesRunningHandlers(t *testing.T) {
+	db := newFakeDB(rows(3)...)
+	started := make(chan *leasetype.JobRow, 3)
+	r := newRig(t, db, rigOpts{run: blockUntilDone(started)})
+	for range 3 {
+		<-started
+	}
+	r.stop(50 * time.Millisecond) // handlers ignore everything but their context
+	out := db.outcomes()
+	if len(out) != 3 {
+		t.Fatalf("%d outcomes after Stop, want 3 releases", len(out))
+	}
+	for id, p := range out {
+		if p.Outcome != leasetype.OutcomeReleased {
+			t.Errorf("job %d: %v, want released", id, p.Outcome)
+		}
+	}
+}
+
+func TestSubmitAfterStopDrops(t *testing.T) {
+	db := newFakeDB()
+	r := newRig(t, db, rigOpts{})
+	r.stop(time.Second)
+	l := &Lease{Row: rows(1)[0], window: r.win}
+	r.leas.add(l)
+	r.comp.Submit(l.finish("w1", Result{Outcome: leasetype.OutcomeCompleted}))
+	if r.rec.count(leasetype.EventOutcomeDropped) != 1 || r.leas.Len() != 0 {
+		t.Fatal("an outcome submitted after Stop was neither dropped nor forgotten")
+	}
+}
+
+func TestWakeBeforeStartAndAfterStop(t *testing.T) {
+	p := NewProducer(ProducerConfig{Queues: map[string]QueueConfig{"q": {MaxWorkers: 1}}})
+	p.Wake("q")
+	p.Wake("unknown")
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.Wake("q")
+}

@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/service"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// ExecutorConfig is what an Executor needs.
+type ExecutorConfig struct {
+	// Owner is the client's lease owner, written with every outcome.
+	Owner string
+	// Base is the parent of every handler's context.
+	Base context.Context
+	// Run calls the handler of row's kind (through the work middleware)
+	// and returns its error; it recovers a panic into an error.
+	Run func(ctx context.Context, row *leasetype.JobRow) error
+	// Classify turns a handler's error into the attempt's result.
+	Classify  Classify
+	Leases    *Leases
+	Window    *Window
+	Completer *Completer
+	Emit      Emit
+	Logger    *slog.Logger
+}
+
+// Executor runs the handlers of claimed leases on a pool of goroutines,
+// decides each attempt's outcome and submits it to the completer. Stop
+// waits for running handlers until its context is done, then cancels the
+// rest (cause ErrShutdown) and releases their leases.
+type Executor struct {
+	cfg     ExecutorConfig
+	life    service.Lifecycle
+	pool    *workerPool[*Lease]
+	jobs    sync.WaitGroup // handlers started or about to be
+	running atomic.Int64
+}
+
+// NewExecutor returns an executor; Start it before handing it leases.
+func NewExecutor(cfg ExecutorConfig) *Executor {
+	e := &Executor{cfg: cfg}
+	e.pool = newWorkerPool(e.runClaimed)
+	return e
+}
+
+// Start lets the executor accept leases.
+func (e *Executor) Start(context.Context) error {
+	_, err := e.life.Begin()
+	return err
+}
+
+// Stop waits for running handlers until ctx is done, then cancels and
+// releases the rest; the pool's goroutines then exit, each after its
+// current job. The producer must have stopped first.
+func (e *Executor) Stop(ctx context.Context) error {
+	return e.life.Stop(ctx, func(ctx context.Context) {
+		if !service.WaitGroup(ctx, &e.jobs) {
+			e.releaseRunning()
+		}
+		e.pool.close()
+	})
+}
+
+// Running returns how many leases the executor holds whose handler has not
+// returned yet (including ones waiting for a goroutine).
+func (e *Executor) Running() int64 { return e.running.Load() }
+
+// hold adds a lease claimed into q's slots, sent at the Clock reading
+// sent, to the lease set.
+func (e *Executor) hold(q *queue, row *leasetype.JobRow, sent int64) *Lease {
+	l := &Lease{Row: row, slot: q, window: e.cfg.Window}
+	l.ctx, l.cancel = context.WithCancelCause(context.WithValue(e.cfg.Base, leaseKey{}, l))
+	l.renewedAt.Store(sent)
+	e.cfg.Leases.add(l)
+	e.running.Add(1)
+	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventClaimed, Job: row})
+	return l
+}
+
+// run hands a held lease to a goroutine of the pool.
+func (e *Executor) run(l *Lease) {
+	e.jobs.Add(1)
+	e.pool.run(l)
+}
+
+// releaseNow gives back a lease claimed while the client was stopping.
+func (e *Executor) releaseNow(l *Lease) {
+	e.running.Add(-1)
+	l.slot.done()
+	e.release(l)
+}
+
+// release cancels l's handler, if any, and submits its release, unless
+// its outcome was submitted already.
+func (e *Executor) release(l *Lease) {
+	if l.finalized.CompareAndSwap(false, true) {
+		l.cancel(ErrShutdown)
+		e.cfg.Completer.Submit(l.finish(e.cfg.Owner, Result{Outcome: leasetype.OutcomeReleased}))
+	}
+}
+
+// releaseRunning cancels the handlers still running and releases their
+// leases. A handler that finishes later writes nothing: its lease is gone.
+func (e *Executor) releaseRunning() {
+	for _, l := range e.cfg.Leases.Snapshot() {
+		e.release(l)
+	}
+}
+
+// runClaimed runs a claimed lease's handler, then frees its slot. The
+// lease is checked here, on the pool goroutine right before the handler
+// would start, so that a late claim reply and time spent waiting for a
+// goroutine both count.
+func (e *Executor) runClaimed(l *Lease) {
+	defer e.jobs.Done()
+	defer l.slot.done()
+	if e.skipUnsafeStart(l) {
+		return
+	}
+	e.runLease(l)
+}
+
+// runLease runs one lease's handler and submits its fenced outcome. The
+// lease stays in the lease set, and so keeps being renewed, until the
+// completer has written that outcome: a queue of outcomes waiting for a
+// busy database must not let the leases behind them expire.
+func (e *Executor) runLease(l *Lease) {
+	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventStarted, Job: l.Row})
+	start := e.cfg.Window.Clock.Now()
+	err := e.cfg.Run(l.ctx, l.Row)
+	ran := e.cfg.Window.Clock.Now() - start
+	e.running.Add(-1)
+	if !l.finalized.CompareAndSwap(false, true) {
+		l.cancel(context.Canceled)
+		return // Stop already released this lease
+	}
+	item := e.decide(l, err)
+	l.cancel(errHandlerDone) // the watchdog and lost-lease checks skip it now
+	if item == nil {
+		e.cfg.Leases.forget(l)
+		return
+	}
+	item.ran = time.Duration(ran)
+	e.cfg.Completer.Submit(item)
+}
+
+// skipUnsafeStart reports whether l's handler must not start because
+// Usable refuses its lease (a claim reply that arrived late, a wait for a
+// goroutine, a lease already found lost), and if so ends the lease.
+//
+// The lease is released rather than left to expire. The release is a
+// fenced write: if another worker has taken the job over, the database
+// refuses it and changes nothing; if not, the job is pending again at
+// once, keeps its place in line and is not charged to its retry budget
+// (no handler ran, so nothing outside can have happened), instead of
+// waiting out the TTL and the watcher, which could also flag a job that
+// never ran as stuck.
+func (e *Executor) skipUnsafeStart(l *Lease) bool {
+	err := l.Usable()
+	if err == nil {
+		return false
+	}
+	e.running.Add(-1)
+	if !l.finalized.CompareAndSwap(false, true) {
+		return true // Stop has released the lease already
+	}
+	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventNotStarted, Job: l.Row, Err: err})
+	e.cfg.Logger.Warn("leasehold: lease past its safe window before the handler started; not running it",
+		"job", l.Row.ID, "attempt", l.Row.Attempt, "late", e.cfg.Window.Overdue(l, e.cfg.Window.Clock.Now()), "err", err)
+	l.cancel(errNotStarted) // the watchdog and lost-lease checks skip it now
+	if l.lostInDB.Load() {
+		e.cfg.Leases.forget(l) // a heartbeat found it taken over: nothing to write
+		return true
+	}
+	e.cfg.Completer.Submit(l.finish(e.cfg.Owner, Result{Outcome: leasetype.OutcomeReleased}))
+	return true
+}

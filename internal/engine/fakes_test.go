@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// fakeDB stands in for the three driver calls of the engine (Claim,
+// Heartbeat, Finish) so that the parts can be tested without a database;
+// the drivers themselves are tested against real databases by the
+// conformance suite.
+type fakeDB struct {
+	mu sync.Mutex
+	// pending rows are handed out by Claim, oldest first.
+	pending []*leasetype.JobRow
+	// claimDelay delays every Claim reply.
+	claimDelay time.Duration
+	// held are the leases Heartbeat renews; hbErr fails every Heartbeat.
+	held        map[int64]bool
+	cancelAsked map[int64]bool
+	hbErr       error
+	// finished are the outcomes written; refuse ids are refused;
+	// poison ids fail every statement that holds them.
+	finished []driver.FinishParams
+	refuse   map[int64]bool
+	poison   map[int64]bool
+	down     bool
+}
+
+func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
+	db := &fakeDB{held: map[int64]bool{}, cancelAsked: map[int64]bool{}, refuse: map[int64]bool{}, poison: map[int64]bool{}}
+	db.pending = rows
+	return db
+}
+
+func (db *fakeDB) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasetype.JobRow, error) {
+	db.mu.Lock()
+	n := min(p.Limit, len(db.pending))
+	rows := slices.Clone(db.pending[:n])
+	db.pending = db.pending[n:]
+	for _, r := range rows {
+		r.Attempt++
+		r.State, r.LeaseOwner = leasetype.StateProcessing, p.Owner
+		db.held[r.ID] = true
+	}
+	delay := db.claimDelay
+	db.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	return rows, nil
+}
+
+func (db *fakeDB) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.hbErr != nil {
+		return nil, db.hbErr
+	}
+	var out []*driver.HeartbeatResult
+	for _, l := range p.Leases {
+		if db.held[l.ID] {
+			out = append(out, &driver.HeartbeatResult{ID: l.ID, CancelRequested: db.cancelAsked[l.ID]})
+		}
+	}
+	return out, nil
+}
+
+var errDown = errors.New("database down")
+
+func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.down {
+		return nil, errDown
+	}
+	for _, p := range ps {
+		if db.poison[p.ID] {
+			return nil, errors.New("poisoned outcome")
+		}
+	}
+	var ids []int64
+	for _, p := range ps {
+		if db.refuse[p.ID] || !db.held[p.ID] {
+			continue
+		}
+		delete(db.held, p.ID)
+		db.finished = append(db.finished, *p)
+		ids = append(ids, p.ID)
+	}
+	return ids, nil
+}
+
+func (db *fakeDB) outcomes() map[int64]driver.FinishParams {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	m := map[int64]driver.FinishParams{}
+	for _, p := range db.finished {
+		m[p.ID] = p
+	}
+	return m
+}
+
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// recorder collects events.
+type recorder struct {
+	mu  sync.Mutex
+	evs []leasetype.Event
+}
+
+func (r *recorder) emit(ev leasetype.Event) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+// kinds returns the kinds of the events recorded for job id, in order.
+func (r *recorder) kinds(id int64) []leasetype.EventKind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ks []leasetype.EventKind
+	for _, ev := range r.evs {
+		if ev.Job != nil && ev.Job.ID == id {
+			ks = append(ks, ev.Kind)
+		}
+	}
+	return ks
+}
+
+func (r *recorder) count(k leasetype.EventKind) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, ev := range r.evs {
+		if ev.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func rows(n int) []*leasetype.JobRow {
+	out := make([]*leasetype.JobRow, n)
+	for i := range out {
+		out[i] = &leasetype.JobRow{ID: int64(i + 1), Kind: "k", Queue: "q", State: leasetype.StatePending, MaxAttempts: 3}
+	}
+	return out
+}
+
+// rig is an engine wired to a fakeDB: the parts a client builds, in the
+// same order.
+type rig struct {
+	t    *testing.T
+	db   *fakeDB
+	rec  *recorder
+	leas *Leases
+	win  *Window
+	comp *Completer
+	exec *Executor
+	hb   *Heartbeater
+	prod *Producer
+}
+
+type rigOpts struct {
+	ttl, margin, interval time.Duration
+	run                   func(ctx context.Context, row *leasetype.JobRow) error
+	workers               int
+}
+
+func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
+	t.Helper()
+	if o.ttl == 0 {
+		o.ttl, o.margin, o.interval = 3*time.Second, 500*time.Millisecond, time.Second
+	}
+	if o.workers == 0 {
+		o.workers = 10
+	}
+	if o.run == nil {
+		o.run = func(context.Context, *leasetype.JobRow) error { return nil }
+	}
+	log := discard
+	r := &rig{t: t, db: db, rec: &recorder{}, leas: NewLeases()}
+	r.win = &Window{TTL: o.ttl, Margin: o.margin, Clock: NewClock()}
+	r.comp = NewCompleter(CompleterConfig{Finisher: db, Leases: r.leas, Window: r.win, Batch: 100, Emit: r.rec.emit, Logger: log})
+	r.exec = NewExecutor(ExecutorConfig{
+		Owner: "w1", Base: context.Background(), Run: o.run, Classify: classifyRetry,
+		Leases: r.leas, Window: r.win, Completer: r.comp, Emit: r.rec.emit, Logger: log,
+	})
+	r.hb = NewHeartbeater(HeartbeaterConfig{Renewer: db, Leases: r.leas, Window: r.win, Owner: "w1",
+		Interval: o.interval, Emit: r.rec.emit, Logger: log})
+	r.prod = NewProducer(ProducerConfig{
+		Claimer: db, Queues: map[string]QueueConfig{"q": {MaxWorkers: o.workers, TakeOver: true}},
+		Kinds: []string{"k"}, Owner: "w1", TTL: o.ttl, PollInterval: 20 * time.Millisecond, FetchBatch: 100,
+		Executor: r.exec, Clock: r.win.Clock, Logger: log,
+	})
+	for _, s := range []interface{ Start(context.Context) error }{r.hb, r.comp, r.exec, r.prod} {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { r.stop(5 * time.Second) })
+	return r
+}
+
+// stop stops the parts in the client's order, with timeout for the
+// producer and the executor.
+func (r *rig) stop(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, s := range []interface{ Stop(context.Context) error }{r.prod, r.exec, r.comp, r.hb} {
+		_ = s.Stop(ctx)
+	}
+}
+
+// classifyRetry retries every error after a second.
+func classifyRetry(row *leasetype.JobRow, err error) Result {
+	return Result{Outcome: leasetype.OutcomeRetried, Delay: time.Second, Error: err.Error()}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// Causes of a lease's context ending, besides ErrLeaseLost and
+// ErrJobCancelled.
+var (
+	// ErrShutdown is the cause of handler contexts cancelled by Stop.
+	ErrShutdown = errors.New("leasehold: client shutting down")
+	// errHandlerDone is the cause set once the handler has returned.
+	errHandlerDone = errors.New("leasehold: handler returned")
+	// errNotStarted is the cause set on the context of a job whose
+	// handler was not started because its lease could no longer be relied
+	// on.
+	errNotStarted = errors.New("leasehold: lease past its safe window; handler not started")
+)
+
+type leaseKey struct{}
+
+// Lease is one lease held by a client, from its claim until its outcome is
+// written or given up.
+type Lease struct {
+	// Row is the job as claimed. Nothing changes it after the claim.
+	Row    *leasetype.JobRow
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	window *Window
+	// renewedAt is the Clock reading at which the last successful claim or
+	// renewal of this lease was sent.
+	renewedAt atomic.Int64
+	// finalized is set by whoever submits the lease's outcome: the
+	// executor or Stop. Only one of them does.
+	finalized atomic.Bool
+	// lostInDB: a heartbeat found the lease gone from the database, or a
+	// CompleteTx was refused.
+	lostInDB atomic.Bool
+	// expiredLocally: the lease was not renewed in time and the worker
+	// gave it up on its own clock.
+	expiredLocally atomic.Bool
+	// completedInTx: the handler completed the job with CompleteTx.
+	completedInTx atomic.Bool
+	// completedTx is the transaction of the latest successful CompleteTx.
+	completedTx atomic.Pointer[callerTx]
+	// fin is the lease's outcome once submitted (see finish).
+	fin finishItem
+	// slot is the producer's queue whose worker slot the lease holds.
+	slot *queue
+}
+
+// Context returns the handler's context: it carries the lease (see
+// FromContext) and ends when the lease is lost, the job is cancelled or
+// the client stops.
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Ref is the lease's fencing token. The lease set is keyed by it, not by
+// job id: after losing a lease, the same client may claim the job again
+// while the old handler is still winding down.
+func (l *Lease) Ref() driver.LeaseRef { return driver.LeaseRef{ID: l.Row.ID, Attempt: l.Row.Attempt} }
+
+// FromContext returns the lease whose handler received ctx, or nil.
+func FromContext(ctx context.Context) *Lease {
+	l, _ := ctx.Value(leaseKey{}).(*Lease)
+	return l
+}
+
+// Usable returns nil while the client may still act on the lease, and an
+// error wrapping ErrLeaseLost once it was given up, found lost, or its safe
+// window has passed on the client's clock.
+func (l *Lease) Usable() error {
+	lost := func(why string, args ...any) error {
+		return fmt.Errorf("%w: job %d attempt %d: %s", leasetype.ErrLeaseLost, l.Row.ID, l.Row.Attempt, fmt.Sprintf(why, args...))
+	}
+	switch {
+	case l.finalized.Load():
+		return lost("lease given up (handler returned or client stopping)")
+	case l.lostInDB.Load():
+		return lost("lease taken over")
+	case errors.Is(context.Cause(l.ctx), leasetype.ErrLeaseLost):
+		return lost("lease not renewed in time")
+	}
+	if late := l.window.Overdue(l, l.window.Clock.Now()); late >= 0 {
+		return lost("safe window passed %v ago", late)
+	}
+	return nil
+}
+
+// MarkLost records that the database refused a write for the lease: there
+// is nothing more to write for it.
+func (l *Lease) MarkLost() { l.lostInDB.Store(true) }
+
+// callerTx is the identity of a caller's transaction (see txIdentity).
+type callerTx struct{ id any }
+
+// txIdentity returns a comparable identity for a caller's transaction, so
+// that two calls can tell whether they were given the same one; ok is
+// false when tx's type is not a pointer (then calls cannot be matched).
+func txIdentity(tx any) (id any, ok bool) {
+	if reflect.ValueOf(tx).Kind() != reflect.Pointer {
+		return nil, false
+	}
+	return tx, true
+}
+
+// CompletedIn reports whether a CompleteTx of the lease already succeeded
+// in tx.
+func (l *Lease) CompletedIn(tx any) bool {
+	id, ok := txIdentity(tx)
+	last := l.completedTx.Load()
+	return ok && last != nil && last.id == id
+}
+
+// MarkCompletedIn records that a CompleteTx of the lease succeeded in tx.
+// The reference keeps tx alive, so a later transaction cannot share its
+// identity.
+func (l *Lease) MarkCompletedIn(tx any) {
+	l.completedInTx.Store(true)
+	if id, ok := txIdentity(tx); ok {
+		l.completedTx.Store(&callerTx{id: id})
+	}
+}
+
+// Leases is the set of leases a client holds: every lease from its claim
+// until its outcome is written, so the heartbeater keeps renewing a lease
+// whose outcome waits for a busy database.
+type Leases struct {
+	mu sync.Mutex
+	m  map[driver.LeaseRef]*Lease
+}
+
+// NewLeases returns an empty set.
+func NewLeases() *Leases { return &Leases{m: map[driver.LeaseRef]*Lease{}} }
+
+func (s *Leases) add(l *Lease) {
+	s.mu.Lock()
+	s.m[l.Ref()] = l
+	s.mu.Unlock()
+}
+
+// forget drops a lease once nothing more will be written for it: it is no
+// longer renewed.
+func (s *Leases) forget(l *Lease) {
+	s.mu.Lock()
+	delete(s.m, l.Ref())
+	s.mu.Unlock()
+}
+
+// Snapshot returns the leases held now.
+func (s *Leases) Snapshot() []*Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Lease, 0, len(s.m))
+	for _, l := range s.m {
+		out = append(out, l)
+	}
+	return out
+}
+
+// Lookup returns the lease (id, attempt), or nil.
+func (s *Leases) Lookup(id int64, attempt int) *Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[driver.LeaseRef{ID: id, Attempt: attempt}]
+}
+
+// Len returns how many leases the set holds.
+func (s *Leases) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// errNotRenewed is the Err of the EventLeaseLost of a lease the watchdog
+// gave up.
+var errNotRenewed = fmt.Errorf("%w: not renewed within its safe window; the worker gave it up", leasetype.ErrLeaseLost)

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// Result is the outcome of an attempt, before it becomes a fenced write.
+type Result struct {
+	Outcome leasetype.Outcome
+	// Delay is how long after the database's now a retried or snoozed job
+	// becomes claimable again.
+	Delay time.Duration
+	// Error is the attempt's error text.
+	Error string
+}
+
+// Classify turns a handler's error (never nil) into the attempt's result:
+// the client's policy of permanent errors, snoozes, cancels and retries.
+type Classify func(row *leasetype.JobRow, err error) Result
+
+// Emit receives the engine's events. It must not block.
+type Emit func(leasetype.Event)
+
+// ErrCompleteTxRolledBack is the error an attempt is classified with when
+// its handler returned nil after a CompleteTx whose transaction did not
+// commit: the job is not done, and the attempt is charged like any
+// failure.
+var ErrCompleteTxRolledBack = errors.New("handler returned nil but its CompleteTx transaction did not commit")
+
+// finishItem is an outcome waiting for the completer.
+type finishItem struct {
+	p driver.FinishParams
+	// lease is the lease the outcome belongs to, dropped from the lease
+	// set once the outcome is written (or given up).
+	lease *Lease
+	// afterTx: the handler already completed the job with CompleteTx; this
+	// write only reschedules it if that transaction rolled back, so its
+	// refusal is expected and means the completion committed.
+	afterTx bool
+	// ran is how long the handler ran; err what it returned.
+	ran time.Duration
+	err error
+}
+
+// finish returns the lease's outcome item, set to res. Only the caller
+// that set finalized may call it.
+func (l *Lease) finish(owner string, res Result) *finishItem {
+	l.fin = finishItem{lease: l}
+	l.fin.p = driver.FinishParams{ID: l.Row.ID, Owner: owner, Attempt: l.Row.Attempt}
+	l.fin.set(res)
+	return &l.fin
+}
+
+// set makes res the item's fenced write.
+func (it *finishItem) set(res Result) {
+	it.p.Outcome, it.p.Delay, it.p.Error = res.Outcome, res.Delay, res.Error
+}
+
+// event returns the item's outcome event of kind k.
+func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
+	return leasetype.Event{Kind: k, Job: it.lease.Row, Outcome: it.p.Outcome, Duration: it.ran, Err: it.err}
+}
+
+// decide turns a handler's result into the fenced write to make, or nil
+// when there is nothing this client may write.
+func (e *Executor) decide(l *Lease, err error) *finishItem {
+	item := l.finish(e.cfg.Owner, Result{})
+	item.err = err
+	cause := context.Cause(l.ctx)
+	// After a CompleteTx, whatever the handler returned, a refusal of this
+	// write means that transaction committed: the job is completed.
+	item.afterTx = l.completedInTx.Load()
+	switch {
+	case err == nil && item.afterTx:
+		item.set(e.cfg.Classify(l.Row, ErrCompleteTxRolledBack))
+	case err == nil:
+		item.set(Result{Outcome: leasetype.OutcomeCompleted})
+	case l.lostInDB.Load(), errors.Is(err, leasetype.ErrLeaseLost):
+		return nil // the lease is someone else's now: nothing to write
+	case errors.Is(cause, leasetype.ErrJobCancelled):
+		item.set(Result{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
+	case l.expiredLocally.Load():
+		item.set(Result{Outcome: leasetype.OutcomeLeaseLost, Error: "lease not renewed in time; worker gave it up"})
+	case errors.Is(cause, ErrShutdown):
+		item.set(Result{Outcome: leasetype.OutcomeReleased})
+	default:
+		item.set(e.cfg.Classify(l.Row, err))
+	}
+	return item
+}

@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/service"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// ClaimTimeout bounds one claim statement, and one finish statement.
+// Claims run on a context that Stop does not cancel at once: a claim that
+// committed must be seen, so that its leases are run or released rather
+// than left to expire. Stop waits for a claim in flight until its context
+// is done, then abandons it (a database that does not answer must not hold
+// Stop).
+const ClaimTimeout = 30 * time.Second
+
+// fetchCoalesce bounds how long a queue with jobs waiting lets freed slots
+// gather before its next claim.
+const fetchCoalesce = 2 * time.Millisecond
+
+// Claimer is the part of the driver the producer calls.
+type Claimer interface {
+	Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasetype.JobRow, error)
+}
+
+// QueueConfig is one queue the producer claims from.
+type QueueConfig struct {
+	// MaxWorkers is how many of the queue's leases run at once.
+	MaxWorkers int
+	// TakeOver lets claims take over expired leases (false for queues
+	// that flag them stuck).
+	TakeOver bool
+}
+
+// ProducerConfig is what a Producer needs.
+type ProducerConfig struct {
+	Claimer Claimer
+	// Notifier, when non-nil, wakes queues when jobs are inserted.
+	Notifier driver.Notifier
+	Queues   map[string]QueueConfig
+	// Kinds are the kinds with a handler: the only ones claimed.
+	Kinds        []string
+	Owner        string
+	TTL          time.Duration
+	PollInterval time.Duration
+	// FetchBatch caps the jobs one claim leases.
+	FetchBatch int
+	Executor   *Executor
+	Clock      *Clock
+	Logger     *slog.Logger
+}
+
+// Producer claims jobs of every queue into free worker slots (one loop
+// per queue) and hands them to the executor; with a notifier it also
+// listens for wake-up hints.
+type Producer struct {
+	cfg    ProducerConfig
+	life   service.Lifecycle
+	queues map[string]*queue
+	// claimCtx bounds claim statements, which the lifecycle's cancel does
+	// not reach; Stop cancels it once its context is done.
+	claimCtx    context.Context
+	abortClaims context.CancelFunc
+}
+
+// NewProducer returns a producer. Wake may be called before Start.
+func NewProducer(cfg ProducerConfig) *Producer {
+	p := &Producer{cfg: cfg, queues: make(map[string]*queue, len(cfg.Queues))}
+	p.claimCtx, p.abortClaims = context.WithCancel(context.Background())
+	for name, qc := range cfg.Queues {
+		p.queues[name] = &queue{p: p, name: name, cfg: qc, wakeC: make(chan struct{}, 1)}
+	}
+	return p
+}
+
+// Start launches one claim loop per queue, and the listener.
+func (p *Producer) Start(context.Context) error {
+	ctx, err := p.life.Begin()
+	if err != nil {
+		return err
+	}
+	for _, q := range p.queues {
+		p.life.Go(func() { q.loop(ctx) })
+	}
+	if p.cfg.Notifier != nil {
+		p.life.Go(func() { p.listen(ctx) })
+	}
+	return nil
+}
+
+// Stop ends the loops and waits for a claim in flight until ctx is done;
+// then it abandons that claim (leases it may have taken expire).
+func (p *Producer) Stop(ctx context.Context) error {
+	return p.life.Stop(ctx, func(ctx context.Context) {
+		if !p.life.Wait(ctx) {
+			p.abortClaims()
+			p.cfg.Logger.Warn("leasehold: a claim still in flight at shutdown was abandoned; " +
+				"leases it took, if any, expire and their jobs come back")
+			p.life.Wait(context.Background())
+		}
+		p.abortClaims()
+	})
+}
+
+// Wake asks queue's loop, if the producer claims from it, to look for jobs
+// now. It never blocks.
+func (p *Producer) Wake(queue string) {
+	if q := p.queues[queue]; q != nil {
+		q.poke()
+	}
+}
+
+func (p *Producer) listen(ctx context.Context) {
+	err := p.cfg.Notifier.Listen(ctx, p.Wake)
+	if err != nil && ctx.Err() == nil {
+		p.cfg.Logger.Error("leasehold: listener stopped", "err", err)
+	}
+}
+
+// queue claims jobs of one queue into its free worker slots.
+type queue struct {
+	p    *Producer
+	name string
+	cfg  QueueConfig
+	// inFlight counts the queue's claimed leases not yet done; at most
+	// cfg.MaxWorkers.
+	inFlight atomic.Int64
+	wakeC    chan struct{} // coalesced wake-up hints
+	// more is set when the last claim filled every slot it asked for, so
+	// freed slots should trigger another claim.
+	more atomic.Bool
+}
+
+// poke asks the loop to look for jobs now. It never blocks.
+func (q *queue) poke() {
+	select {
+	case q.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) loop(ctx context.Context) {
+	poll := time.NewTicker(q.p.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		q.fetchWhileFull(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.wakeC:
+		case <-poll.C:
+		}
+	}
+}
+
+// fetchWhileFull claims into free slots until a claim comes back short or
+// no slot is free.
+func (q *queue) fetchWhileFull(ctx context.Context) {
+	for ctx.Err() == nil {
+		// more is set before free slots are counted: a job that finishes
+		// after the count then sees it and wakes the loop (see done).
+		q.more.Store(true)
+		free := q.free()
+		if free == 0 {
+			return
+		}
+		n := min(free, q.p.cfg.FetchBatch)
+		got := q.claim(ctx, n)
+		if got < n {
+			q.more.Store(false)
+			return
+		}
+		q.coalesce(ctx)
+	}
+}
+
+// coalesce runs after a claim that got every job it asked for, so more are
+// likely waiting: it lets slots free up until half of them are free or
+// fetchCoalesce has passed. The next claim is then one batch instead of a
+// trickle of one-job statements, each a round trip and a commit; a slot
+// waits at most fetchCoalesce.
+func (q *queue) coalesce(ctx context.Context) {
+	want := q.coalesceTarget()
+	t := time.NewTimer(fetchCoalesce)
+	defer t.Stop()
+	for q.free() < want {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		case <-q.wakeC:
+		}
+	}
+}
+
+// claim leases up to n jobs and starts them; it returns how many it got.
+func (q *queue) claim(ctx context.Context, n int) int {
+	p := q.p
+	cctx, cancel := context.WithTimeout(p.claimCtx, ClaimTimeout)
+	defer cancel()
+	// The leases start no earlier than the claim is sent: their safe
+	// window is measured from here, however late the reply comes back,
+	// and checked again right before each handler starts.
+	sent := p.cfg.Clock.Now()
+	rows, err := p.cfg.Claimer.Claim(cctx, &driver.ClaimParams{
+		Queue: q.name, Kinds: p.cfg.Kinds, Owner: p.cfg.Owner,
+		TTL: p.cfg.TTL, Limit: n, TakeOver: q.cfg.TakeOver,
+	})
+	if err != nil {
+		p.cfg.Logger.Warn("leasehold: claim failed", "queue", q.name, "err", err)
+		return 0
+	}
+	q.inFlight.Add(int64(len(rows)))
+	for _, row := range rows {
+		l := p.cfg.Executor.hold(q, row, sent)
+		if ctx.Err() != nil {
+			p.cfg.Executor.releaseNow(l)
+			continue
+		}
+		p.cfg.Executor.run(l)
+	}
+	return len(rows)
+}
+
+// free returns how many more jobs the queue may run now.
+func (q *queue) free() int { return q.cfg.MaxWorkers - int(q.inFlight.Load()) }
+
+// coalesceTarget is how many free slots end a coalesce early.
+func (q *queue) coalesceTarget() int { return min(q.cfg.MaxWorkers, q.p.cfg.FetchBatch) }
+
+// done frees the slot of a finished lease and, if jobs are likely waiting,
+// wakes the loop: when the first slot frees (the loop may be waiting on a
+// full queue) and when enough are free to end a coalesce. Waking it for
+// every job would cost a goroutine switch per job for nothing.
+func (q *queue) done() {
+	free := q.cfg.MaxWorkers - int(q.inFlight.Add(-1))
+	if q.more.Load() && (free == 1 || free == q.coalesceTarget()) {
+		q.poke()
+	}
+}

@@ -1,0 +1,70 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// rescueBatch caps the jobs one rescue statement moves.
+const rescueBatch = 1000
+
+// RescueDriver is the part of the driver the stuck watcher calls.
+type RescueDriver interface {
+	RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasetype.RescuedJob, error)
+}
+
+// RescuerConfig is what a Rescuer needs.
+type RescuerConfig struct {
+	Driver RescueDriver
+	// FlagQueues are the queues whose expired leases become stuck rather
+	// than pending.
+	FlagQueues []string
+	Interval   time.Duration
+	Emit       func(leasetype.Event)
+	Logger     *slog.Logger
+}
+
+// Rescuer is the stuck watcher: every Interval, every processing job
+// whose lease has expired (database clock) goes back to pending, or to
+// stuck in flagged queues, or to failed when its retry budget is spent, or
+// to cancelled when an operator asked for it.
+type Rescuer struct {
+	Periodic
+	cfg RescuerConfig
+}
+
+// NewRescuer returns a stuck watcher.
+func NewRescuer(cfg RescuerConfig) *Rescuer {
+	r := &Rescuer{cfg: cfg}
+	r.Periodic = Periodic{Interval: cfg.Interval, Pass: func(ctx context.Context) {
+		_, err := r.Pass(ctx)
+		logFailure(ctx, cfg.Logger, "leasehold: stuck watcher pass failed", err)
+	}}
+	return r
+}
+
+// Pass moves every expired lease now, in batches, and returns the jobs
+// moved. It is a conditional update, so concurrent passes are harmless.
+func (r *Rescuer) Pass(ctx context.Context) ([]*leasetype.RescuedJob, error) {
+	var all []*leasetype.RescuedJob
+	for {
+		moved, err := r.cfg.Driver.RescueExpired(ctx, &driver.RescueParams{FlagQueues: r.cfg.FlagQueues, Limit: rescueBatch})
+		if err != nil {
+			return all, fmt.Errorf("leasehold: rescue expired leases: %w", err)
+		}
+		all = append(all, moved...)
+		for _, j := range moved {
+			r.cfg.Emit(leasetype.Event{Kind: leasetype.EventRescued, Rescued: j})
+			r.cfg.Logger.Info("leasehold: expired lease rescued", "job", j.ID, "kind", j.Kind,
+				"queue", j.Queue, "attempt", j.Attempt, "owner", j.Owner, "state", j.NewState)
+		}
+		if len(moved) < rescueBatch {
+			return all, nil
+		}
+	}
+}

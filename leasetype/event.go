@@ -1,0 +1,75 @@
+package leasetype
+
+import "time"
+
+// EventKind names what happened to a lease.
+type EventKind string
+
+// The events a client emits, in the order a job meets them.
+const (
+	// EventClaimed: a fetcher leased the job (Job holds the claimed row).
+	EventClaimed EventKind = "claimed"
+	// EventStarted: the job's handler is about to run.
+	EventStarted EventKind = "started"
+	// EventNotStarted: the job was claimed but its handler was not run,
+	// because its lease was past its safe window (a late claim reply, a
+	// wait for a worker) or already lost; Err says which. Its lease is
+	// released.
+	EventNotStarted EventKind = "not_started"
+	// EventFinished: the outcome of an attempt was written, its fence
+	// matched. Outcome is what was written; Duration is how long the
+	// handler ran (zero for a lease released unrun); Err is the handler's
+	// error, nil on success.
+	EventFinished EventKind = "finished"
+	// EventFenceRefused: the database refused the fenced write of an
+	// outcome because the lease was no longer this client's (a late
+	// completion after a takeover): nothing changed. Outcome, Duration and
+	// Err are those of the refused write.
+	EventFenceRefused EventKind = "fence_refused"
+	// EventOutcomeDropped: an outcome was given up unwritten (the database
+	// refused it every time, or Stop's budget ran out). The lease expires
+	// and the stuck watcher returns the job.
+	EventOutcomeDropped EventKind = "outcome_dropped"
+	// EventLeaseLost: the handler's context was cancelled because its lease
+	// is gone: a heartbeat found it taken over (Err wraps ErrLeaseLost), or
+	// it could not be renewed within its safe window and the worker gave it
+	// up.
+	EventLeaseLost EventKind = "lease_lost"
+	// EventHeartbeatFailed: a heartbeat statement failed; Leases is how
+	// many leases it tried to renew, Err why. The watchdog gives up the
+	// leases that stay unrenewed past their safe window.
+	EventHeartbeatFailed EventKind = "heartbeat_failed"
+	// EventFinishFailed: a statement writing outcomes failed and will be
+	// retried; Leases is how many outcomes it held, Err why.
+	EventFinishFailed EventKind = "finish_failed"
+	// EventRescued: the stuck watcher moved a job whose lease had expired
+	// (Rescued says where to).
+	EventRescued EventKind = "rescued"
+)
+
+// Event is one thing that happened to a lease of a client, as its event
+// stream delivers it. Only the fields its Kind documents are set. Job
+// points to the row as the client holds it: read it, never change it.
+type Event struct {
+	Kind EventKind
+	// Time is when the client emitted the event, by its own clock. It is
+	// set for subscribers only, not for the client's own counters.
+	Time time.Time
+	// Job is the job, for every kind except EventHeartbeatFailed,
+	// EventFinishFailed and EventRescued.
+	Job *JobRow
+	// Outcome is the attempt's outcome, for EventFinished,
+	// EventFenceRefused and EventOutcomeDropped.
+	Outcome Outcome
+	// Duration is how long the handler ran, for the same kinds.
+	Duration time.Duration
+	// Err is the handler's error for outcome events, and the failure for
+	// EventNotStarted, EventLeaseLost, EventHeartbeatFailed and
+	// EventFinishFailed.
+	Err error
+	// Leases counts the leases of an EventHeartbeatFailed or
+	// EventFinishFailed.
+	Leases int
+	// Rescued is the moved job, for EventRescued.
+	Rescued *RescuedJob
+}

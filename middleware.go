@@ -1,0 +1,116 @@
+package leasehold
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// InsertJob is one job about to be inserted, as insert middleware sees
+// it: its kind, encoded arguments and options, defaults applied. A
+// middleware may change any field (add metadata such as a trace context,
+// set a priority); the client checks the result again, as it checked the
+// caller's input, before anything is written.
+type InsertJob struct {
+	Kind string
+	Args json.RawMessage
+	Opts InsertOpts
+}
+
+// InsertMiddleware sees every insert of a client (Insert, InsertTx,
+// InsertMany, InsertBulk), before the jobs are written: in the inserting
+// transaction tx when the caller gave one (nil otherwise, and always nil
+// for InsertBulk), so a middleware that writes with tx commits or rolls
+// back with the jobs. It may change jobs, then calls next to insert them
+// and returns next's results (nil for InsertBulk, which returns a count),
+// or returns an error instead to refuse the insert.
+type InsertMiddleware interface {
+	Insert(ctx context.Context, tx any, jobs []*InsertJob, next func(ctx context.Context) ([]*InsertResult, error)) ([]*InsertResult, error)
+}
+
+// InsertMiddlewareFunc adapts a function to InsertMiddleware.
+type InsertMiddlewareFunc func(ctx context.Context, tx any, jobs []*InsertJob, next func(ctx context.Context) ([]*InsertResult, error)) ([]*InsertResult, error)
+
+// Insert calls f.
+func (f InsertMiddlewareFunc) Insert(ctx context.Context, tx any, jobs []*InsertJob, next func(ctx context.Context) ([]*InsertResult, error)) ([]*InsertResult, error) {
+	return f(ctx, tx, jobs, next)
+}
+
+// WorkMiddleware wraps every handler call of a client. It sees the job
+// as claimed, with its lease: job's Attempt, LeaseOwner and LeaseUntil,
+// and ctx, which carries the lease for CheckLease and ends when the lease
+// is lost, the job is cancelled or the client stops. It calls next to run
+// the handler, with ctx or a context derived from it (never an unrelated
+// one: the handler would lose its lease's cancellation), and returns the
+// attempt's error: next's, or one of its own, which the client treats like
+// a handler's (Permanent, Snooze, Cancel and retries apply). A panic in a
+// middleware is recovered like a handler's.
+type WorkMiddleware interface {
+	Work(ctx context.Context, job *JobRow, next func(ctx context.Context) error) error
+}
+
+// WorkMiddlewareFunc adapts a function to WorkMiddleware.
+type WorkMiddlewareFunc func(ctx context.Context, job *JobRow, next func(ctx context.Context) error) error
+
+// Work calls f.
+func (f WorkMiddlewareFunc) Work(ctx context.Context, job *JobRow, next func(ctx context.Context) error) error {
+	return f(ctx, job, next)
+}
+
+// work runs h for row through the work middleware, the first one
+// outermost.
+func (c *Client) work(ctx context.Context, row *JobRow, h *handler) error {
+	mw := c.cfg.WorkMiddleware
+	if len(mw) == 0 {
+		return h.run(ctx, row)
+	}
+	var call func(i int, ctx context.Context) error
+	call = func(i int, ctx context.Context) error {
+		if i == len(mw) {
+			return h.run(ctx, row)
+		}
+		return mw[i].Work(ctx, row, func(ctx context.Context) error { return call(i+1, ctx) })
+	}
+	return call(0, ctx)
+}
+
+// intercept runs insert through the insert middleware, the first one
+// outermost, for jobs (built from the caller's input and checked); with
+// middleware, the jobs are checked again after it has run.
+func (c *Client) intercept(ctx context.Context, tx any, jobs []*InsertJob,
+	insert func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error)) ([]*InsertResult, error) {
+	mw := c.cfg.InsertMiddleware
+	if len(mw) == 0 {
+		return insert(ctx, jobs)
+	}
+	var call func(i int, ctx context.Context) ([]*InsertResult, error)
+	call = func(i int, ctx context.Context) ([]*InsertResult, error) {
+		if i == len(mw) {
+			if err := c.recheck(jobs); err != nil {
+				return nil, err
+			}
+			return insert(ctx, jobs)
+		}
+		return mw[i].Insert(ctx, tx, jobs, func(ctx context.Context) ([]*InsertResult, error) { return call(i+1, ctx) })
+	}
+	return call(0, ctx)
+}
+
+// recheck checks jobs as insert middleware left them.
+func (c *Client) recheck(jobs []*InsertJob) error {
+	for i, j := range jobs {
+		err := ValidateKind(j.Kind)
+		if err == nil {
+			err = checkArgs(j.Kind, j.Args, c.cfg.MaxPayloadBytes)
+		}
+		if err == nil {
+			err = validateOpts(&j.Opts)
+		}
+		if err != nil {
+			if len(jobs) > 1 {
+				err = atIndex(err, i)
+			}
+			return err
+		}
+	}
+	return nil
+}
