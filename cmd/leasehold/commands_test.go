@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 func TestEnqueueListShow(t *testing.T) {
@@ -62,7 +63,7 @@ func TestEnqueueListShow(t *testing.T) {
 // checkList runs `jobs list` with flags and compares the ids.
 func checkList(t *testing.T, db string, want []int64, flags ...string) {
 	t.Helper()
-	var jobs []cli.JobView
+	var jobs []view.JobView
 	okJSON(t, db, &jobs, append([]string{"jobs", "list"}, flags...)...)
 	got := make([]int64, len(jobs))
 	for i, j := range jobs {
@@ -78,7 +79,7 @@ func TestQueuesRetryCancelPurge(t *testing.T) {
 		a := enqueueID(t, db, "sleep", "--queue", "q1")
 		b := enqueueID(t, db, "sleep", "--queue", "q1")
 		enqueueID(t, db, "sleep", "--queue", "q2", "--run-at", "10m")
-		var qs []cli.QueueView
+		var qs []view.QueueView
 		okJSON(t, db, &qs, "queues")
 		if len(qs) != 2 || qs[0].Queue != "q1" || qs[0].Counts["pending"] != 2 || qs[1].Counts["pending"] != 1 {
 			t.Fatalf("queues = %+v", qs)
@@ -92,7 +93,7 @@ func TestQueuesRetryCancelPurge(t *testing.T) {
 		if r := lh(t, db, "jobs", "cancel", fmt.Sprint(a)); r.code != cli.ExitFailure || !strings.Contains(r.stderr, "already cancelled") {
 			t.Errorf("cancelling a cancelled job: %s", r)
 		}
-		var retried cli.JobView
+		var retried view.JobView
 		okJSON(t, db, &retried, "jobs", "retry", fmt.Sprint(a))
 		if retried.Status != "pending" {
 			t.Errorf("jobs retry = %+v", retried)

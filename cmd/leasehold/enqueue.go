@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 type enqueueFlags struct {
@@ -110,10 +111,10 @@ func (a *app) enqueue(cmd *cobra.Command, kind string, f *enqueueFlags) error {
 // printEnqueued reports an inserted (or duplicate) job.
 func (a *app) printEnqueued(res *leasehold.InsertResult, now time.Time) error {
 	out := struct {
-		ID        int64       `json:"id"`
-		Duplicate bool        `json:"duplicate"`
-		Job       cli.JobView `json:"job"`
-	}{res.Job.ID, res.Duplicate, cli.NewJobView(res.Job, now)}
+		ID        int64        `json:"id"`
+		Duplicate bool         `json:"duplicate"`
+		Job       view.JobView `json:"job"`
+	}{res.Job.ID, res.Duplicate, view.NewJobView(res.Job, now)}
 	return a.print(out, func(w io.Writer) error {
 		j := res.Job
 		if res.Duplicate {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 func (a *app) jobsCancelCommand() *cobra.Command {
@@ -36,7 +37,7 @@ left alone (exit code 1).`,
 					return nil, jobErr(id, err)
 				}
 				return func(now time.Time) error {
-					return a.print(cli.NewJobView(row, now), func(w io.Writer) error {
+					return a.print(view.NewJobView(row, now), func(w io.Writer) error {
 						msg := fmt.Sprintf("job %d cancelled", row.ID)
 						if row.State == leasehold.StateProcessing {
 							msg = fmt.Sprintf("job %d is processing: cancellation requested, its handler stops at the next heartbeat", row.ID)

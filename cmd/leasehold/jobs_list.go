@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 // maxListLimit bounds --limit of the list commands.
@@ -110,9 +111,9 @@ func checkLimit(n int) error {
 
 // printJobs prints jobs as JSON views or with render.
 func (a *app) printJobs(jobs []*leasehold.JobRow, now time.Time, render func(io.Writer, []*leasehold.JobRow, time.Time) error) error {
-	views := make([]cli.JobView, len(jobs))
+	views := make([]view.JobView, len(jobs))
 	for i, j := range jobs {
-		views[i] = cli.NewJobView(j, now)
+		views[i] = view.NewJobView(j, now)
 	}
 	return a.print(views, func(w io.Writer) error { return render(w, jobs, now) })
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 func (a *app) jobsRetryCommand() *cobra.Command {
@@ -32,7 +33,7 @@ first, or wait for its lease to end.`,
 					return nil, jobErr(id, err)
 				}
 				return func(now time.Time) error {
-					return a.print(cli.NewJobView(row, now), func(w io.Writer) error {
+					return a.print(view.NewJobView(row, now), func(w io.Writer) error {
 						_, err := fmt.Fprintf(w, "job %d is pending again (%d more attempts allowed)\n", row.ID, row.MaxAttempts)
 						return err
 					})

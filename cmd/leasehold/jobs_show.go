@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 func (a *app) jobsShowCommand() *cobra.Command {
@@ -27,7 +28,7 @@ func (a *app) jobsShowCommand() *cobra.Command {
 					return nil, jobErr(id, err)
 				}
 				return func(now time.Time) error {
-					return a.print(cli.NewJobInfoView(info, now), func(w io.Writer) error {
+					return a.print(view.NewJobInfoView(info, now), func(w io.Writer) error {
 						return cli.RenderJob(w, info, now)
 					})
 				}, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 func TestWorkUntilIdle(t *testing.T) {
@@ -21,7 +22,7 @@ func TestWorkUntilIdle(t *testing.T) {
 		ids = append(ids, enqueueID(t, db, "sleep", "--args", `{"duration":"10ms"}`))
 		failing := enqueueID(t, db, "sleep", "--args", `{"fail":"boom"}`, "--max-attempts", "1")
 		other := enqueueID(t, db, "email.send") // no worker for this kind: left alone
-		var stats cli.StatsView
+		var stats view.StatsView
 		okJSON(t, db, &stats, "work", "--until-idle", "--poll-interval", "50ms", "--log-level", "error")
 		if stats.Completed != 4 || stats.Failed != 1 {
 			t.Errorf("worker stats = %+v, want 4 completed, 1 failed", stats)
@@ -81,7 +82,7 @@ func TestLiveLease(t *testing.T) {
 		if err := w.wait(t); err != nil {
 			t.Fatalf("worker stopped by SIGTERM: %v\n%s", err, w.stderr.String())
 		}
-		var stats cli.StatsView
+		var stats view.StatsView
 		if err := json.Unmarshal(w.stdout.Bytes(), &stats); err != nil || stats.Cancelled != 1 || stats.Released != 1 {
 			t.Errorf("worker stats = %+v, %v; want 1 cancelled, 1 released", stats, err)
 		}
@@ -106,7 +107,7 @@ func TestStuckAndWatch(t *testing.T) {
 		}
 		_ = w.wait(t)
 		waitFor(t, 30*time.Second, "expired leases in jobs stuck", func() bool {
-			var jobs []cli.JobView
+			var jobs []view.JobView
 			okJSON(t, db, &jobs, "jobs", "stuck")
 			return len(jobs) == 2 && jobs[0].Lease != nil && jobs[0].Lease.Expired
 		})
@@ -143,9 +144,9 @@ func TestStuckAndWatch(t *testing.T) {
 }
 
 // waitStatus waits until job id has status and returns it.
-func waitStatus(t *testing.T, db string, id int64, status string) cli.JobInfoView {
+func waitStatus(t *testing.T, db string, id int64, status string) view.JobInfoView {
 	t.Helper()
-	var j cli.JobInfoView
+	var j view.JobInfoView
 	waitFor(t, 30*time.Second, fmt.Sprintf("job %d to be %s", id, status), func() bool {
 		j = showJob(t, db, id)
 		return j.Status == status

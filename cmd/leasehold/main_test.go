@@ -15,6 +15,7 @@ import (
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/view"
 )
 
 // binary is the leasehold command built once by TestMain.
@@ -153,9 +154,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 }
 
 // showJob returns `jobs show ID --json`.
-func showJob(t *testing.T, db string, id int64) cli.JobInfoView {
+func showJob(t *testing.T, db string, id int64) view.JobInfoView {
 	t.Helper()
-	var v cli.JobInfoView
+	var v view.JobInfoView
 	okJSON(t, db, &v, "jobs", "show", fmt.Sprint(id))
 	return v
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 // defaultUnclaimedAfter is how long a due job may wait unclaimed, with
@@ -33,9 +34,9 @@ so the jobs are the evidence).`,
 				if err != nil {
 					return err
 				}
-				views := make([]cli.QueueView, len(qs))
+				views := make([]view.QueueView, len(qs))
 				for i, q := range qs {
-					views[i] = cli.NewQueueView(q, unclaimedAfter)
+					views[i] = view.NewQueueView(q, unclaimedAfter)
 				}
 				return a.print(views, func(w io.Writer) error { return cli.RenderQueues(w, qs, unclaimedAfter) })
 			})

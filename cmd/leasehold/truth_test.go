@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 // TestShowAndListTellTheTruth: the lease line and the attempt row show the
@@ -27,7 +28,7 @@ func TestShowAndListTellTheTruth(t *testing.T) {
 		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`)
 		w := start(t, db, "work", "--ttl", "1500ms", "--poll-interval", "50ms", "--owner", "tt-1",
 			"--shutdown-timeout", "100ms", "--log-level", "error")
-		var j cli.JobInfoView
+		var j view.JobInfoView
 		waitFor(t, 30*time.Second, "a heartbeat of the running job", func() bool {
 			j = showJob(t, db, id)
 			return j.Lease != nil && j.Lease.HeartbeatAt != nil
@@ -294,7 +295,7 @@ func TestQueuesPointAtUnclaimedKinds(t *testing.T) {
 		if out := ok(t, db, "queues"); strings.Contains(out, "never claimed") {
 			t.Errorf("queues points at a job due for less than a minute:\n%s", out)
 		}
-		var qs []cli.QueueView
+		var qs []view.QueueView
 		okJSON(t, db, &qs, "queues", "--unclaimed-after", "0s")
 		if len(qs) != 1 || len(qs[0].NeverClaimed) != 1 || !qs[0].NeverClaimed[0].Suspect || qs[0].NeverClaimed[0].Due != 1 {
 			t.Errorf("queues --json never_claimed = %+v", qs)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 type watchFlags struct {
@@ -136,7 +137,7 @@ func (a *app) printRescued(moved []*leasehold.RescuedJob, once bool) error {
 	if a.jsonOut {
 		enc := json.NewEncoder(a.stdout)
 		for _, r := range moved {
-			if err := enc.Encode(cli.NewRescuedView(r)); err != nil {
+			if err := enc.Encode(view.NewRescuedView(r)); err != nil {
 				return fmt.Errorf("write JSON: %w", err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/view"
 )
 
 // RenderJobs prints jobs as a table; now is the database clock. CLAIMS
@@ -140,29 +141,14 @@ func renderAttempts(w io.Writer, j *leasehold.JobRow, attempts []*leasehold.Atte
 	}
 	t := NewTable(w, "ATTEMPT", "OWNER", "CLAIMED", "LAST HEARTBEAT", "ENDED", "OUTCOME", "ERROR")
 	for _, a := range attempts {
-		outcome := string(a.Outcome)
-		if a.Outcome == leasehold.OutcomeRunning {
-			outcome = "running"
-		}
-		t.Row(strconv.Itoa(a.Attempt), a.Owner, Timestamp(a.ClaimedAt), Timestamp(AttemptHeartbeat(j, a)),
-			Timestamp(a.EndedAt), outcome, Truncate(a.Error, 60))
+		t.Row(strconv.Itoa(a.Attempt), a.Owner, Timestamp(a.ClaimedAt), Timestamp(view.AttemptHeartbeat(j, a)),
+			Timestamp(a.EndedAt), view.OutcomeName(a.Outcome), Truncate(a.Error, 60))
 	}
 	return t.Flush()
 }
 
-// AttemptHeartbeat is the last heartbeat of attempt a of job j. The
-// history row gets it when the attempt ends; while the attempt runs, the
-// job row holds it, so the lease and the attempt show the same time.
-func AttemptHeartbeat(j *leasehold.JobRow, a *leasehold.Attempt) time.Time {
-	if a.Outcome == leasehold.OutcomeRunning && a.Attempt == j.Attempt && j.State == leasehold.StateProcessing &&
-		a.HeartbeatAt.IsZero() {
-		return j.HeartbeatAt
-	}
-	return a.HeartbeatAt
-}
-
 // RenderQueues prints per-queue statistics, then a warning for each kind
-// whose due jobs wait unclaimed (see Suspect).
+// whose due jobs wait unclaimed (see view.Suspect).
 func RenderQueues(w io.Writer, qs []*leasehold.QueueStats, unclaimedAfter time.Duration) error {
 	if err := renderQueueTable(w, qs); err != nil {
 		return err
@@ -175,7 +161,7 @@ func RenderQueues(w io.Writer, qs []*leasehold.QueueStats, unclaimedAfter time.D
 func RenderUnclaimed(w io.Writer, qs []*leasehold.QueueStats, after time.Duration) error {
 	for _, q := range qs {
 		for _, b := range q.NeverClaimed {
-			if !Suspect(b, after) {
+			if !view.Suspect(b, after) {
 				continue
 			}
 			jobs := "jobs"
@@ -239,7 +225,7 @@ func RenderStuck(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
 // counter, then, when some outcomes could not be written (the database
 // unreachable at shutdown), how many leases were left behind and when
 // their jobs come back. ttl is the worker's lease TTL.
-func StatsSummary(s StatsView, ttl time.Duration) string {
+func StatsSummary(s view.StatsView, ttl time.Duration) string {
 	line := fmt.Sprintf("worker %s stopped: claimed %d, completed %d, retried %d, failed %d, snoozed %d, cancelled %d, panicked %d, released %d, skipped late %d, leases lost %d, late writes refused %d, outcomes dropped %d, rescued %d",
 		s.Owner, s.Claimed, s.Completed, s.Retried, s.Failed, s.Snoozed, s.Cancelled, s.Panics, s.Released,
 		s.SkippedLate, s.LeaseLost, s.FinishRefused, s.OutcomesDropped, s.Rescued)

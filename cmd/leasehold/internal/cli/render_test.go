@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/view"
 )
 
 func TestWhen(t *testing.T) {
@@ -64,7 +65,7 @@ func TestReadValue(t *testing.T) {
 }
 
 func TestStatsSummary(t *testing.T) {
-	s := StatsSummary(StatsView{Owner: "w", Snoozed: 2, Cancelled: 3, Panics: 4}, 30*time.Second)
+	s := StatsSummary(view.StatsView{Owner: "w", Snoozed: 2, Cancelled: 3, Panics: 4}, 30*time.Second)
 	for _, want := range []string{"snoozed 2,", "cancelled 3,", "panicked 4,"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("StatsSummary lacks %q: %s", want, s)
@@ -73,7 +74,7 @@ func TestStatsSummary(t *testing.T) {
 	if strings.Contains(s, "could not release") {
 		t.Errorf("StatsSummary without dropped outcomes: %s", s)
 	}
-	if s := StatsSummary(StatsView{OutcomesDropped: 2}, 30*time.Second); !strings.Contains(s, "could not release 2 leases") || !strings.Contains(s, "TTL (30s)") {
+	if s := StatsSummary(view.StatsView{OutcomesDropped: 2}, 30*time.Second); !strings.Contains(s, "could not release 2 leases") || !strings.Contains(s, "TTL (30s)") {
 		t.Errorf("StatsSummary with 2 dropped outcomes: %s", s)
 	}
 }

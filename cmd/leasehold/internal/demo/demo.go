@@ -20,6 +20,7 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/view"
 )
 
 // DefaultPath is the SQLite file the demo creates when no --db is given.
@@ -199,9 +200,9 @@ func (d *demo) stopAll() {
 }
 
 // stopWorkers stops the surviving workers and collects their counters.
-func (d *demo) stopWorkers() []cli.StatsView {
+func (d *demo) stopWorkers() []view.StatsView {
 	d.stopAll()
-	var stats []cli.StatsView
+	var stats []view.StatsView
 	for _, p := range d.procs {
 		if p.Killed {
 			continue

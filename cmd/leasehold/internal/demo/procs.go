@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/workerproc"
+	"github.com/leasehold/leasehold/view"
 )
 
 // stopWait is how long a worker may take to stop after its stdin closes.
@@ -82,8 +83,8 @@ func (p *proc) stop() {
 }
 
 // stats parses the counters the worker printed when it stopped.
-func (p *proc) stats() (cli.StatsView, error) {
-	var s cli.StatsView
+func (p *proc) stats() (view.StatsView, error) {
+	var s view.StatsView
 	if err := json.Unmarshal(p.stdout.Bytes(), &s); err != nil {
 		return s, fmt.Errorf("worker %s printed no stats (%v): %s", p.name, err, p.stderrTail())
 	}

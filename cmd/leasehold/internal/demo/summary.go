@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 // Summary is the outcome of a demo run. Figures come from the database
@@ -41,7 +42,7 @@ type Summary struct {
 	LedgerRows int64             `json:"ledger_rows"`
 	Killed     string            `json:"killed_worker,omitempty"`
 	Frozen     string            `json:"frozen_worker,omitempty"`
-	Workers    []cli.StatsView   `json:"workers"`
+	Workers    []view.StatsView  `json:"workers"`
 	Seconds    float64           `json:"seconds"`
 	OK         bool              `json:"ok"`
 	Problems   []string          `json:"problems,omitempty"`
@@ -55,7 +56,7 @@ type jobFact struct {
 }
 
 // summarize gathers the figures and checks them.
-func (d *demo) summarize(ctx context.Context, stats []cli.StatsView) (*Summary, error) {
+func (d *demo) summarize(ctx context.Context, stats []view.StatsView) (*Summary, error) {
 	ps := d.provider.Stats()
 	s := &Summary{
 		Database: d.db.Target.String(), Queue: d.queue, Payments: d.o.Payments,

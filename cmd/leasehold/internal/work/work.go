@@ -13,6 +13,7 @@ import (
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/view"
 )
 
 // stopGrace is how long Stop may take beyond ShutdownTimeout to write the
@@ -51,19 +52,19 @@ type Options struct {
 // then stops gracefully and returns the client's counters. Outcomes it
 // could not write at the end (the database unreachable) are counted in
 // OutcomesDropped and logged: their leases expire and their jobs come back.
-func Run(ctx context.Context, o Options) (cli.StatsView, error) {
+func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	kinds, err := jobkinds.Select(o.Kinds)
 	if err != nil {
-		return cli.StatsView{}, cli.UsageError(fmt.Errorf("--kind: %w", err))
+		return view.StatsView{}, cli.UsageError(fmt.Errorf("--kind: %w", err))
 	}
 	o.Kinds = kinds
 	client, closeProvider, err := newClient(ctx, o)
 	if err != nil {
-		return cli.StatsView{}, err
+		return view.StatsView{}, err
 	}
 	defer closeProvider()
 	if err := client.Start(ctx); err != nil {
-		return cli.StatsView{}, fmt.Errorf("start workers: %w", err)
+		return view.StatsView{}, fmt.Errorf("start workers: %w", err)
 	}
 	o.Logger.Info("worker started", "owner", client.Owner(), "queues", o.Queues, "kinds", o.Kinds,
 		"lease_ttl", o.TTL, "database", o.DB.Target.String())
@@ -80,7 +81,7 @@ func Run(ctx context.Context, o Options) (cli.StatsView, error) {
 	defer stopCancel()
 	o.Logger.Info("stopping: running jobs may finish", "shutdown_timeout", o.ShutdownTimeout)
 	err = client.Stop(stopCtx)
-	stats := cli.NewStatsView(client.Owner(), client.Stats())
+	stats := view.NewStatsView(client.Owner(), client.Stats())
 	if n := stats.OutcomesDropped; n > 0 {
 		o.Logger.Warn("could not release or record some leases: their jobs come back when the leases expire",
 			"leases", n, "lease_ttl", o.TTL)

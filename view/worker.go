@@ -1,0 +1,55 @@
+package view
+
+import "github.com/leasehold/leasehold"
+
+// StatsView is a worker's counters (see leasehold.Stats), as `leasehold
+// work --json` prints them when it stops.
+type StatsView struct {
+	Owner     string `json:"owner"`
+	Claimed   int64  `json:"claimed"`
+	Completed int64  `json:"completed"`
+	Retried   int64  `json:"retried"`
+	Failed    int64  `json:"failed"`
+	Snoozed   int64  `json:"snoozed"`
+	Cancelled int64  `json:"cancelled"`
+	Released  int64  `json:"released"`
+	// LeaseLost counts handlers cancelled because their lease was gone or
+	// could not be renewed in time.
+	LeaseLost int64 `json:"lease_lost"`
+	// FinishRefused counts fenced writes the database refused: the lease
+	// had been taken over.
+	FinishRefused int64 `json:"finish_refused"`
+	// OutcomesDropped counts outcomes given up unwritten.
+	OutcomesDropped int64 `json:"outcomes_dropped"`
+	Rescued         int64 `json:"rescued"`
+	Panics          int64 `json:"panics"`
+	// SkippedLate counts claimed jobs not started because the claim's
+	// reply came too late for a safe run.
+	SkippedLate int64 `json:"skipped_late"`
+}
+
+// NewStatsView returns the view of the counters s of the worker owner.
+func NewStatsView(owner string, s leasehold.Stats) StatsView {
+	return StatsView{
+		Owner: owner, Claimed: s.Claimed, Completed: s.Completed, Retried: s.Retried, Failed: s.Failed,
+		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Released: s.Released, LeaseLost: s.LeaseLost,
+		FinishRefused: s.FinishRefused, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, Panics: s.Panics,
+		SkippedLate: s.SkippedLate,
+	}
+}
+
+// RescuedView is a job the stuck watcher moved, and the state it moved
+// it to.
+type RescuedView struct {
+	ID      int64  `json:"id"`
+	Kind    string `json:"kind"`
+	Queue   string `json:"queue"`
+	Attempt int    `json:"attempt"`
+	Owner   string `json:"owner"`
+	Status  string `json:"status"`
+}
+
+// NewRescuedView returns the view of a job moved by the watcher.
+func NewRescuedView(r *leasehold.RescuedJob) RescuedView {
+	return RescuedView{ID: r.ID, Kind: r.Kind, Queue: r.Queue, Attempt: r.Attempt, Owner: r.Owner, Status: string(r.NewState)}
+}
