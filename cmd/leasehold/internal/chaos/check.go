@@ -12,7 +12,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	r := &Report{
 		Database: h.ns.describe(), Workers: o.Workers, Concurrency: o.Concurrency,
 		TTLSeconds: o.TTL.Seconds(), WatcherSeconds: o.WatcherInterval.Seconds(), PollSeconds: o.PollInterval.Seconds(),
-		Seed: o.Seed, Unfenced: Unfenced, WorkerProcesses: len(h.all),
+		Seed: o.Seed, Unfenced: Unfenced, WorkerProcesses: len(h.fleet.All()),
 		Faults: FaultFigures{Kills: h.sched.kills, Freezes: h.sched.freezes, Outages: h.sched.outages, Crashes: h.sched.crashes},
 	}
 	db, err := h.db.SQL()
@@ -113,11 +113,11 @@ func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
 
 // countWorkers sums the workers' last reports.
 func (h *harness) countWorkers(r *Report) {
-	for _, p := range h.all {
-		s, c, _ := p.latest()
+	for _, p := range h.fleet.All() {
+		s, _ := p.Stats()
 		r.Refusals.LateWrites += s.FinishRefused
 		r.Refusals.LeasesLost += s.LeaseLost
-		r.Refusals.DBErrors += c.Errors()
+		r.Refusals.DBErrors += h.calls(p).Errors()
 	}
 }
 

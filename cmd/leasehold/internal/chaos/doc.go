@@ -9,7 +9,9 @@
 // PostgreSQL `pg_ctl restart -m immediate` and pg_terminate_backend of a
 // worker's sessions. Once every job is finished it checks the invariants
 // of the lease contract against the database, the ledger and the workers'
-// reports, prints them as figures, and fails naming each broken one.
+// reports, prints them as figures, and fails naming each broken one. The
+// worker processes and the kills and freezes are internal/fleet's, which
+// the demo plays as a script.
 //
 // Built with the chaos_unfenced tag, the workers complete jobs without the
 // fence whenever the fence refuses them; the harness must then fail. A test

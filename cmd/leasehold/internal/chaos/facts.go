@@ -1,11 +1,6 @@
 package chaos
 
-import (
-	"math/rand/v2"
-	"sync"
-
-	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
-)
+import "sync"
 
 // refusal is a CompleteTx the fence refused: the lease (Job, Attempt) of
 // Owner was no longer valid when its handler tried to complete it.
@@ -28,9 +23,27 @@ type facts struct {
 	// renewals holds, per lease, the latest database time (Unix µs) a
 	// heartbeat that renewed it was known to be sent after.
 	renewals map[leaseKey]int64
+	// byOwner holds each worker's latest database call counters.
+	byOwner map[string]CallStats
 }
 
-func (f *facts) init() { f.renewals = map[leaseKey]int64{} }
+func (f *facts) init() {
+	f.renewals = map[leaseKey]int64{}
+	f.byOwner = map[string]CallStats{}
+}
+
+func (f *facts) setCalls(owner string, c CallStats) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.byOwner[owner] = c
+}
+
+// calls returns the latest call counters of the worker owner.
+func (f *facts) calls(owner string) CallStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.byOwner[owner]
+}
 
 func (f *facts) addRefusal(r refusal) {
 	f.mu.Lock()
@@ -56,56 +69,4 @@ func (f *facts) snapshot() ([]refusal, map[leaseKey]int64) {
 		renewals[k] = v
 	}
 	return append([]refusal(nil), f.refusals...), renewals
-}
-
-// stallArm decides which charges the provider stalls: a random share,
-// and, when armed for a freeze, the next charge of a worker that may be
-// frozen, which it hands to the harness loop so that the freeze catches
-// that worker in the middle of a charge.
-type stallArm struct {
-	mu       sync.Mutex
-	prob     float64
-	rng      *rand.Rand
-	armed    bool
-	eligible map[string]bool // owners that may be frozen
-	picked   chan payments.ChargeRequest
-}
-
-func newStallArm(prob float64, seed uint64) *stallArm {
-	return &stallArm{
-		prob: prob, rng: rand.New(rand.NewPCG(seed^0x5eed, seed)),
-		eligible: map[string]bool{}, picked: make(chan payments.ChargeRequest, 1),
-	}
-}
-
-// stall is the provider's Stall hook. It must not block.
-func (a *stallArm) stall(req payments.ChargeRequest) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.armed && a.eligible[req.Owner] {
-		select {
-		case a.picked <- req:
-			a.armed = false
-			return true
-		default:
-		}
-	}
-	return a.prob > 0 && a.rng.Float64() < a.prob
-}
-
-// setArmed arms (or disarms) the next freeze.
-func (a *stallArm) setArmed(on bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.armed = on
-}
-
-func (a *stallArm) setEligible(owner string, ok bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if ok {
-		a.eligible[owner] = true
-	} else {
-		delete(a.eligible, owner)
-	}
 }

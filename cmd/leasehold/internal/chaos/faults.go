@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
@@ -17,7 +18,7 @@ type killEvent struct {
 	// 0 when the database did not answer (during a restart).
 	DeathUS int64 `json:"death_db_us"`
 	owner   string
-	p       *proc
+	p       *fleet.Proc
 	err     error
 }
 
@@ -37,7 +38,7 @@ type freezeEvent struct {
 	// FromUS and ToUS are the database clock around the freeze (Unix µs).
 	FromUS      int64 `json:"from_db_us"`
 	ToUS        int64 `json:"to_db_us"`
-	p           *proc
+	p           *fleet.Proc
 	since       time.Time
 	dataVersion int64
 	probing     bool // the SQLite lock probe is pending
@@ -47,22 +48,16 @@ type freezeEvent struct {
 // replacement starts. The database clock is read just before the kill, in
 // the background, so that a slow database does not delay the schedule.
 func (h *harness) kill(ctx context.Context) {
-	p := h.pick()
+	p := h.fleet.Pick(h.rng)
 	if p == nil {
 		return
 	}
-	p.Killed = true
-	h.arm.setEligible(p.owner, false)
 	h.sched.killing++
-	k := &killEvent{Worker: p.name(), PID: p.Pid(), At: time.Since(h.start), owner: p.owner, p: p}
-	go func() {
-		k.DeathUS = h.dbNow(ctx, time.Second)
-		if err := p.Cmd.Process.Kill(); err != nil {
-			k.err = err
-		}
-		p.WaitExit(10 * time.Second)
+	k := &killEvent{Worker: p.Name(), PID: p.Pid(), At: time.Since(h.start), owner: p.Owner(), p: p}
+	h.fleet.KillLater(p, func() { k.DeathUS = h.dbNow(ctx, time.Second) }, func(err error) {
+		k.err = err
 		h.sched.killDone <- k
-	}()
+	})
 }
 
 // killed records a kill and starts the replacement.
@@ -78,27 +73,27 @@ func (h *harness) killed(k *killEvent) {
 		note = " (database down: death time unknown)"
 	}
 	if np := h.replace(k.p); np != nil {
-		h.logf("SIGKILL %s (pid %d)%s; restarted as %s (pid %d)", k.Worker, k.PID, note, np.name(), np.Pid())
+		h.logf("SIGKILL %s (pid %d)%s; restarted as %s (pid %d)", k.Worker, k.PID, note, np.Name(), np.Pid())
 	}
 }
 
 // freeze SIGSTOPs the worker whose charge the provider just stalled.
 func (h *harness) freeze(ctx context.Context, req payments.ChargeRequest) {
-	p := h.procByOwner(req.Owner)
 	if h.sched.frozen != nil || h.quiet() {
 		return
 	}
-	if p == nil || !p.Alive() || p.frozen {
-		h.arm.setArmed(true) // that worker is gone: freeze the next one
+	p := h.fleet.Running(req.Owner)
+	if p == nil {
+		h.trap.Arm(1) // that worker is gone: freeze the next one
 		return
 	}
-	f := &freezeEvent{Worker: p.name(), PID: p.Pid(), Job: req.JobID, At: time.Since(h.start), p: p}
+	f := &freezeEvent{Worker: p.Name(), PID: p.Pid(), Job: req.JobID, At: time.Since(h.start), p: p}
 	sqlite := h.ns.target.Dialect == cli.SQLite
 	if sqlite { // the clock around the freeze matters if it holds the lock
 		f.FromUS = h.dbNow(ctx, time.Second)
 	}
-	if err := p.signal(sigstop); err != nil {
-		h.logf("%v", err)
+	if err := h.fleet.Freeze(p); err != nil {
+		h.logf("chaos: %v", err)
 		return
 	}
 	f.since = time.Now()
@@ -108,8 +103,6 @@ func (h *harness) freeze(ctx context.Context, req payments.ChargeRequest) {
 		time.Sleep(stopSettle)
 		f.dataVersion = h.dataVersion(ctx)
 	}
-	p.frozen = true
-	h.arm.setEligible(p.owner, false)
 	h.excludeFromOutages(p)
 	h.sched.frozen = f
 	h.sched.freezes = append(h.sched.freezes, f)
@@ -119,7 +112,7 @@ func (h *harness) freeze(ctx context.Context, req payments.ChargeRequest) {
 	}
 	h.sched.thawTimer = time.NewTimer(first)
 	h.logf("SIGSTOP %s (pid %d) in the middle of its charge for job %d, for %s (lease TTL %s)",
-		p.name(), p.Pid(), req.JobID, cli.FormatDuration(h.o.FreezeFor), cli.FormatDuration(h.o.TTL))
+		p.Name(), p.Pid(), req.JobID, cli.FormatDuration(h.o.FreezeFor), cli.FormatDuration(h.o.TTL))
 }
 
 // lockProbe is how long after freezing an SQLite worker the harness checks
@@ -144,7 +137,9 @@ func (h *harness) freezeTimer(ctx context.Context) {
 	}
 	f.HeldWriteLock = true
 	h.thaw(ctx)
-	h.arm.setArmed(!h.quiet())
+	if !h.quiet() {
+		h.trap.Arm(1)
+	}
 }
 
 // thaw SIGCONTs the frozen worker: it wakes believing it still owns its
@@ -156,16 +151,12 @@ func (h *harness) thaw(ctx context.Context) {
 		h.sched.thawTimer.Stop()
 		h.sched.thawTimer = nil
 	}
-	if err := f.p.signal(sigcont); err != nil {
-		h.logf("%v", err)
+	if err := h.fleet.Thaw(f.p); err != nil {
+		h.logf("chaos: %v", err)
 	}
 	f.For = time.Since(f.since)
-	f.p.frozen = false
 	if h.ns.target.Dialect == cli.SQLite {
 		f.ToUS = h.dbNow(ctx, time.Second)
-	}
-	if f.p.Alive() {
-		h.arm.setEligible(f.p.owner, true)
 	}
 	if f.HeldWriteLock {
 		h.logf("SIGCONT %s after %s: frozen holding SQLite's write lock, it stopped every worker; another freeze is armed",
@@ -203,21 +194,21 @@ const terminateSQL = `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) F
 // terminate ends every database session of a random worker with
 // pg_terminate_backend (in the background; terminated records it).
 func (h *harness) terminate(ctx context.Context) {
-	p := h.pick()
+	p := h.fleet.Pick(h.rng)
 	if p == nil || h.sched.restarting {
 		return
 	}
-	if _, _, reported := p.latest(); !reported {
+	if _, reported := p.Stats(); !reported {
 		return // not connected yet: try at the next tick
 	}
-	o := h.newOutage(outageTerminate, []*proc{p})
-	o.Worker = p.name()
+	o := h.newOutage(outageTerminate, []*fleet.Proc{p})
+	o.Worker = p.Name()
 	h.sched.terminating = true
 	go func() {
 		db, err := h.db.SQL()
 		if err == nil {
 			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err = db.QueryRowContext(qctx, terminateSQL, p.owner).Scan(&o.Sessions)
+			err = db.QueryRowContext(qctx, terminateSQL, p.Owner()).Scan(&o.Sessions)
 			cancel()
 		}
 		o.end = time.Now()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 )
 
 // schedule is what the harness did to its workers and the database. The
@@ -130,9 +131,9 @@ func (h *harness) loop(ctx context.Context) error {
 			h.killed(k)
 		case <-freezeC:
 			if s.frozen == nil && !h.quiet() {
-				h.arm.setArmed(true)
+				h.trap.Arm(1)
 			}
-		case req := <-h.arm.picked:
+		case req := <-h.trap.Caught():
 			h.freeze(ctx, req)
 		case <-s.thawC():
 			h.freezeTimer(ctx)
@@ -144,7 +145,7 @@ func (h *harness) loop(ctx context.Context) error {
 			h.terminated(o)
 		case r := <-s.restartDone:
 			h.restarted(r)
-		case p := <-h.exits:
+		case p := <-h.fleet.Exits():
 			h.exited(p)
 		case <-tick.C:
 			if h.tick(ctx, &counts) {
@@ -169,13 +170,13 @@ func (h *harness) tick(ctx context.Context, c *jobCounts) bool {
 		// The last few jobs: chasing them with kills and freezes would
 		// only stretch the tail of the run.
 		s.draining = true
-		h.arm.setArmed(false)
+		h.trap.Disarm()
 		h.logf("draining: %d jobs left open; no more kills, freezes or terminations", open)
 	}
 	drained := ok && open == 0 && finished >= int64(h.o.Jobs)
 	if !s.restarting && s.frozen == nil && s.restarts < h.o.PGRestarts &&
 		(drained || completed*int64(h.o.PGRestarts+1) >= int64(h.o.Jobs)*int64(s.restarts+1)) {
-		h.arm.setArmed(false)
+		h.trap.Disarm()
 		h.startRestart(ctx)
 	}
 	settled := h.settleOutages()
@@ -201,7 +202,7 @@ func (h *harness) quiet() bool {
 // finishFaults ends the faults still in effect once the jobs drained.
 func (h *harness) finishFaults(ctx context.Context) {
 	s := &h.sched
-	h.arm.setArmed(false)
+	h.trap.Disarm()
 	if s.frozen != nil {
 		h.thaw(ctx)
 	}
@@ -218,53 +219,28 @@ func (h *harness) finishFaults(ctx context.Context) {
 
 // exited handles a worker that exited: one the harness did not kill or
 // stop crashed, which is recorded; it is restarted so the run goes on.
-func (h *harness) exited(p *proc) {
-	if p.Killed || p.stopping {
+func (h *harness) exited(p *fleet.Proc) {
+	if p.ExitExpected() {
 		return
 	}
-	h.arm.setEligible(p.owner, false)
-	msg := fmt.Sprintf("worker %s (pid %d) exited on its own (%v): %s", p.name(), p.Pid(), p.Err(), p.stderr.Tail(3))
+	msg := fmt.Sprintf("worker %s (pid %d) exited on its own (%v): %s", p.Name(), p.Pid(), p.Err(), p.LogTail(3))
 	h.sched.crashes = append(h.sched.crashes, msg)
 	h.logf("%s", msg)
-	if h.procs[p.slot-1] != p {
-		return
-	}
 	h.replace(p)
 }
 
-// replace starts the next process of p's slot.
-func (h *harness) replace(p *proc) *proc {
-	np, err := h.spawn(p.slot, p.gen+1)
-	if err != nil {
-		h.logf("could not restart %s: %v", p.name(), err)
+// replace starts the next process of p's slot, unless p is no longer the
+// slot's current process.
+func (h *harness) replace(p *fleet.Proc) *fleet.Proc {
+	s := h.slotOf(p)
+	if s == nil {
 		return nil
 	}
-	h.procs[p.slot-1] = np
-	h.arm.setEligible(np.owner, true)
-	return np
-}
-
-// pick returns a random worker that runs and is not frozen, or nil.
-func (h *harness) pick() *proc {
-	var cands []*proc
-	for _, p := range h.procs {
-		if p.Alive() && !p.frozen {
-			cands = append(cands, p)
-		}
-	}
-	if len(cands) == 0 {
+	if err := h.spawn(s); err != nil {
+		h.logf("could not restart %s: %v", p.Name(), err)
 		return nil
 	}
-	return cands[h.rng.IntN(len(cands))]
-}
-
-func (h *harness) procByOwner(owner string) *proc {
-	for _, p := range h.procs {
-		if p.owner == owner {
-			return p
-		}
-	}
-	return nil
+	return s.p
 }
 
 // dbNow reads the database clock (Unix µs), or returns 0 when the database

@@ -1,25 +1,20 @@
 package chaos
 
-import (
-	"github.com/leasehold/leasehold"
-)
+import "github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 
 // A worker process writes one JSON message per line on its standard
-// output; the orchestrator reads them as they come, so what a worker said
-// before it was killed is kept.
+// output (see fleet.Emitter): its counters as the fleet's reports, which
+// carry its database calls too, and these messages of the harness's own.
 const (
-	msgReport  = "report"  // periodic counters
-	msgFinal   = "final"   // counters at a graceful stop
 	msgRefused = "refused" // a CompleteTx refused by the fence
 	msgRenewed = "renewed" // leases a heartbeat renewed
 )
 
 // message is one line of a worker's output. Type selects the fields used.
 type message struct {
-	Type string `json:"type"`
-	// Stats and Calls: report and final.
-	Stats *leasehold.Stats `json:"stats,omitempty"`
-	Calls *CallStats       `json:"calls,omitempty"`
+	fleet.Report
+	// Calls: with the reports (fleet.TypeReport, fleet.TypeFinal).
+	Calls *CallStats `json:"calls,omitempty"`
 	// Job and Attempt: refused.
 	Job     int64 `json:"job,omitempty"`
 	Attempt int   `json:"attempt,omitempty"`

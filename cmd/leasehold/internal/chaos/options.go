@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 )
 
 // Defaults of Options.
@@ -102,7 +103,7 @@ func (o Options) withDefaults() Options {
 // validate reports the first setting the harness cannot run with.
 func (o Options) validate() error {
 	switch {
-	case !supported:
+	case !fleet.CanFreeze:
 		return errors.New("chaos: the harness needs a Unix system (it freezes workers with SIGSTOP)")
 	case o.Executable == "":
 		return errors.New("chaos: no executable for the workers")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/internal/pgctl"
 )
 
@@ -48,18 +49,17 @@ type outage struct {
 
 // recoveryWatch follows one worker through an outage.
 type recoveryWatch struct {
-	p            *proc
+	p            *fleet.Proc
 	errorsBefore int64
 	excluded     bool // killed or frozen meanwhile
 	recovered    bool
 	in           time.Duration
 }
 
-func (h *harness) newOutage(kind string, procs []*proc) *outage {
+func (h *harness) newOutage(kind string, procs []*fleet.Proc) *outage {
 	o := &outage{Kind: kind, At: time.Since(h.start), start: time.Now()}
 	for _, p := range procs {
-		_, calls, _ := p.latest()
-		o.watch = append(o.watch, &recoveryWatch{p: p, errorsBefore: calls.Errors()})
+		o.watch = append(o.watch, &recoveryWatch{p: p, errorsBefore: h.calls(p).Errors()})
 	}
 	return o
 }
@@ -76,12 +76,7 @@ type restartResult struct {
 // startRestart restarts PostgreSQL in the background: the loop goes on
 // (freezes must end on time) while the server is down.
 func (h *harness) startRestart(ctx context.Context) {
-	var procs []*proc
-	for _, p := range h.procs {
-		if p.Alive() && !p.frozen {
-			procs = append(procs, p)
-		}
-	}
+	procs := h.current()
 	o := h.newOutage(outageRestart, procs)
 	h.sched.restarting = true
 	h.sched.restarts++
@@ -122,7 +117,7 @@ func (h *harness) restarted(r restartResult) {
 
 // excludeFromOutages stops following p through the open outages (it was
 // frozen or killed: its recovery proves nothing).
-func (h *harness) excludeFromOutages(p *proc) {
+func (h *harness) excludeFromOutages(p *fleet.Proc) {
 	for _, o := range h.sched.outages {
 		for _, w := range o.watch {
 			if w.p == p && !o.settled && !w.recovered {
@@ -148,10 +143,10 @@ func (h *harness) settleOutages() bool {
 		for _, w := range o.watch {
 			switch {
 			case w.excluded || w.recovered:
-			case !w.p.Alive() || w.p.frozen:
+			case !w.p.Alive() || w.p.Frozen():
 				w.excluded = true
 			default:
-				if _, calls, _ := w.p.latest(); calls.LastOK > o.end.UnixNano() {
+				if calls := h.calls(w.p); calls.LastOK > o.end.UnixNano() {
 					w.recovered, w.in = true, time.Unix(0, calls.LastOK).Sub(o.end)
 				} else {
 					pending++
@@ -177,13 +172,12 @@ func (h *harness) settle(o *outage) {
 			continue
 		}
 		o.Workers++
-		_, calls, _ := w.p.latest()
-		o.Errors += calls.Errors() - w.errorsBefore
+		o.Errors += h.calls(w.p).Errors() - w.errorsBefore
 		if w.recovered {
 			o.Recovered++
 			o.RecoveredIn = max(o.RecoveredIn, w.in)
 		} else {
-			late = append(late, w.p.name())
+			late = append(late, w.p.Name())
 		}
 	}
 	what := "the restart"

@@ -1,43 +1,20 @@
 package chaos
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 
-	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/cmd/leasehold/internal/workerproc"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 )
 
-// proc is one worker process. Its fields without a lock belong to the
-// harness loop.
-type proc struct {
-	*workerproc.Proc
-	slot   int    // 1..K: w1, w2...
-	gen    int    // 1 for the first process of the slot, +1 per restart
-	owner  string // its lease owner
-	stderr tailBuffer
-
-	frozen, stopping bool
-
-	mu     sync.Mutex
-	stats  leasehold.Stats // latest report
-	calls  CallStats
-	final  bool // stats are the final report
-	report bool // a report arrived
-}
-
-func (p *proc) name() string { return fmt.Sprintf("w%d.%d", p.slot, p.gen) }
-
-// latest returns the latest counters the worker reported.
-func (p *proc) latest() (leasehold.Stats, CallStats, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stats, p.calls, p.report
+// slot is one of the K workers: its current process, and how many it has
+// had (a killed or crashed worker is restarted in its slot). The harness
+// loop owns it.
+type slot struct {
+	n, gen int
+	p      *fleet.Proc
 }
 
 // workerArgs are the flags of a worker process.
@@ -51,83 +28,68 @@ func (h *harness) workerArgs(owner string) []string {
 	}
 }
 
-// spawn starts a worker process in slot.
-func (h *harness) spawn(slot, gen int) (*proc, error) {
-	p := &proc{slot: slot, gen: gen}
-	p.owner = fmt.Sprintf("chaos-%s-%s", h.run, p.name())
-	p.Proc = workerproc.New(h.o.Executable, h.ns.workerURL(p.owner), h.workerArgs(p.owner)...)
-	p.Cmd.Stderr = &p.stderr
-	stdout, err := p.Cmd.StdoutPipe()
+// spawn starts the next process of slot s: w<slot>.<generation>.
+func (h *harness) spawn(s *slot) error {
+	name := fmt.Sprintf("w%d.%d", s.n, s.gen+1)
+	owner := fmt.Sprintf("chaos-%s-%s", h.run, name)
+	p, err := h.fleet.Start(fleet.Spec{
+		Name: name, Owner: owner, Executable: h.o.Executable, Args: h.workerArgs(owner),
+		DB: h.ns.workerURL(owner), OnLine: func(line []byte) { h.read(owner, line) },
+	})
 	if err != nil {
-		return nil, fmt.Errorf("chaos: worker %s: %w", p.name(), err)
+		return fmt.Errorf("chaos: %w", err)
 	}
-	drain := func() { h.read(p, bufio.NewScanner(stdout)) }
-	if err := p.Start(drain, func() { h.exits <- p }); err != nil {
-		return nil, fmt.Errorf("chaos: start worker %s (%s): %w", p.name(), h.o.Executable, err)
-	}
-	h.all = append(h.all, p)
-	return p, nil
+	s.p, s.gen = p, s.gen+1
+	return nil
 }
 
-// read handles a worker's messages until its output closes.
-func (h *harness) read(p *proc, sc *bufio.Scanner) {
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var m message
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			_, _ = p.stderr.Write([]byte("chaos: unreadable worker output: " + sc.Text() + "\n"))
-			continue
+// read handles what a worker reports besides the counters the fleet
+// keeps: its database calls, refused completions and renewed leases.
+func (h *harness) read(owner string, line []byte) {
+	var m message
+	if json.Unmarshal(line, &m) != nil {
+		return // the fleet noted it in the worker's log
+	}
+	switch m.Type {
+	case fleet.TypeReport, fleet.TypeFinal:
+		if m.Calls != nil {
+			h.facts.setCalls(owner, *m.Calls)
 		}
-		switch m.Type {
-		case msgReport, msgFinal:
-			if m.Stats == nil || m.Calls == nil {
-				continue
-			}
-			p.mu.Lock()
-			p.stats, p.calls, p.report, p.final = *m.Stats, *m.Calls, true, m.Type == msgFinal
-			p.mu.Unlock()
-		case msgRefused:
-			h.facts.addRefusal(refusal{Job: m.Job, Attempt: m.Attempt, Owner: p.owner})
-		case msgRenewed:
-			h.facts.addRenewal(m.AtLeast, m.Leases)
-		}
+	case msgRefused:
+		h.facts.addRefusal(refusal{Job: m.Job, Attempt: m.Attempt, Owner: owner})
+	case msgRenewed:
+		h.facts.addRenewal(m.AtLeast, m.Leases)
 	}
 }
 
-// signal sends sig to the process; a process that exited is not an error.
-func (p *proc) signal(sig syscall.Signal) error {
-	if err := p.Cmd.Process.Signal(sig); err != nil && !strings.Contains(err.Error(), "process already finished") {
-		return fmt.Errorf("chaos: signal %s to %s: %w", sig, p.name(), err)
+// calls returns the database call counters p reported last.
+func (h *harness) calls(p *fleet.Proc) CallStats { return h.facts.calls(p.Owner()) }
+
+// slotOf returns the slot whose current process is p, or nil.
+func (h *harness) slotOf(p *fleet.Proc) *slot {
+	for _, s := range h.slots {
+		if s.p == p {
+			return s
+		}
 	}
 	return nil
 }
 
-// tailBuffer keeps the last tailBytes of a worker's log.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
+// current returns the slots' processes that run and are not frozen.
+func (h *harness) current() []*fleet.Proc {
+	var ps []*fleet.Proc
+	for _, s := range h.slots {
+		if s.p.Alive() && !s.p.Frozen() {
+			ps = append(ps, s.p)
+		}
+	}
+	return ps
 }
 
-const tailBytes = 16 << 10
-
-// Write implements io.Writer.
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > 2*tailBytes {
-		b.buf = append([]byte(nil), b.buf[len(b.buf)-tailBytes:]...)
+func (h *harness) procNames() string {
+	names := make([]string, len(h.slots))
+	for i, s := range h.slots {
+		names[i] = fmt.Sprintf("%s pid %d", s.p.Name(), s.p.Pid())
 	}
-	return len(p), nil
-}
-
-// Tail returns the last lines of the log on one line.
-func (b *tailBuffer) Tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	lines := strings.Split(strings.TrimSpace(string(b.buf)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
+	return strings.Join(names, ", ")
 }

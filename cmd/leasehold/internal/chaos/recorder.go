@@ -3,32 +3,14 @@ package chaos
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"io"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/driver"
 )
-
-// emitter writes a worker's messages, one JSON line each, straight to its
-// output (no buffering: a line written is the orchestrator's even if the
-// worker is killed a moment later).
-type emitter struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-}
-
-func newEmitter(w io.Writer) *emitter { return &emitter{enc: json.NewEncoder(w)} }
-
-func (e *emitter) emit(m message) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	_ = e.enc.Encode(m) // the orchestrator is gone: nothing to tell
-}
 
 // recorder wraps a worker's driver: it counts the calls the client makes,
 // reports every CompleteTx the fence refuses (job, attempt) and every
@@ -38,7 +20,7 @@ func (e *emitter) emit(m message) {
 type recorder struct {
 	driver.Driver
 	dialect cli.Dialect
-	out     *emitter
+	out     *fleet.Emitter
 	// clock is the latest database time (Unix µs) read by sampleClock: a
 	// read that returned before a heartbeat was sent bounds the
 	// heartbeat's own database time from below.
@@ -51,7 +33,7 @@ type recorder struct {
 
 // wrap returns the recording driver for d, a driver.Notifier too when d
 // is one (so LISTEN/NOTIFY wake-ups keep working).
-func wrap(d driver.Driver, dialect cli.Dialect, out *emitter) (driver.Driver, *recorder) {
+func wrap(d driver.Driver, dialect cli.Dialect, out *fleet.Emitter) (driver.Driver, *recorder) {
 	r := &recorder{Driver: d, dialect: dialect, out: out}
 	if n, ok := d.(driver.Notifier); ok {
 		return &notifyingRecorder{recorder: r, n: n}, r
@@ -112,7 +94,7 @@ func (r *recorder) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]
 	for _, h := range held {
 		leases = append(leases, [2]int64{h.ID, newest[h.ID]})
 	}
-	r.out.emit(message{Type: msgRenewed, AtLeast: atLeast, Leases: leases})
+	r.out.Emit(message{Report: fleet.Report{Type: msgRenewed}, AtLeast: atLeast, Leases: leases})
 	return held, nil
 }
 
@@ -134,7 +116,7 @@ func (r *recorder) Finish(ctx context.Context, tx any, ps []*driver.FinishParams
 // reportRefusal reports a CompleteTx the fence refused.
 func (r *recorder) reportRefusal(p *driver.FinishParams) {
 	r.refused.Add(1)
-	r.out.emit(message{Type: msgRefused, Job: p.ID, Attempt: p.Attempt})
+	r.out.Emit(message{Report: fleet.Report{Type: msgRefused}, Job: p.ID, Attempt: p.Attempt})
 }
 
 // RescueExpired implements driver.Driver.

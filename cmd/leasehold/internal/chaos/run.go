@@ -15,6 +15,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
 
@@ -30,12 +31,10 @@ type harness struct {
 	db       *cli.DB           // the orchestrator's connection
 	client   *leasehold.Client // operator client: inserts and counts
 	provider *payments.Provider
-	arm      *stallArm
+	trap     *fleet.Trap // catches workers mid-charge for the freezes
+	fleet    *fleet.Fleet
+	slots    []*slot
 	facts    facts
-
-	procs []*proc // the current process of each slot (index slot-1)
-	all   []*proc // every process ever started
-	exits chan *proc
 
 	sched schedule
 }
@@ -57,9 +56,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	h := &harness{
 		o: o, run: hex.EncodeToString(b[:3]), start: time.Now(),
-		rng:   mrand.New(mrand.NewPCG(o.Seed, o.Seed>>1|1)),
-		exits: make(chan *proc, 4*o.Workers+64),
+		rng:  mrand.New(mrand.NewPCG(o.Seed, o.Seed>>1|1)),
+		trap: fleet.NewTrap(o.StallProb, o.Seed, nil),
 	}
+	h.fleet = fleet.New(h.trap)
 	h.facts.init()
 	defer h.teardown()
 	if err := h.setup(ctx); err != nil {
@@ -128,21 +128,19 @@ func (h *harness) setup(ctx context.Context) error {
 	if err := h.enqueue(ctx); err != nil {
 		return err
 	}
-	h.arm = newStallArm(o.StallProb, o.Seed)
 	h.provider, err = payments.StartProvider(payments.ProviderConfig{
 		MinLatency: o.Latency / 2, MaxLatency: o.Latency * 3 / 2,
-		Stall: h.arm.stall, StallFor: o.StallFor, Seed: o.Seed,
+		Stall: h.trap.Stall, StallFor: o.StallFor, Seed: o.Seed,
 	})
 	if err != nil {
 		return err
 	}
-	for slot := 1; slot <= o.Workers; slot++ {
-		p, err := h.spawn(slot, 1)
-		if err != nil {
+	for n := 1; n <= o.Workers; n++ {
+		s := &slot{n: n}
+		if err := h.spawn(s); err != nil {
 			return err
 		}
-		h.procs = append(h.procs, p)
-		h.arm.setEligible(p.owner, true)
+		h.slots = append(h.slots, s)
 	}
 	h.logf("started %d workers (%s); provider %s", o.Workers, h.procNames(), h.provider.URL())
 	return nil
@@ -169,49 +167,15 @@ func (h *harness) enqueue(ctx context.Context) error {
 	return nil
 }
 
-func (h *harness) procNames() string {
-	s := ""
-	for i, p := range h.procs {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%s pid %d", p.name(), p.Pid())
-	}
-	return s
-}
-
 // stopWorkers stops every worker gracefully (SIGTERM), in parallel, and
 // kills those that do not exit in time.
 func (h *harness) stopWorkers() {
-	wait := h.o.StallFor + h.o.TTL + 20*time.Second
-	var wg sync.WaitGroup
-	for _, p := range h.procs {
-		if !p.Alive() {
-			continue
-		}
-		p.stopping = true
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = p.signal(sigterm)
-			if !p.WaitExit(wait) {
-				p.Kill()
-			}
-		}()
-	}
-	wg.Wait()
+	h.fleet.StopAll(h.o.StallFor + h.o.TTL + 20*time.Second)
 }
 
 // teardown stops whatever still runs and closes the database.
 func (h *harness) teardown() {
-	for _, p := range h.all {
-		select {
-		case <-p.Exited():
-		default:
-			_ = p.signal(sigcont)
-			p.Kill()
-		}
-	}
+	h.fleet.Close()
 	if h.provider != nil {
 		_ = h.provider.Close()
 	}

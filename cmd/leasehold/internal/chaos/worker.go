@@ -10,7 +10,9 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/view"
 )
 
 // Queue is the queue of the harness's payment jobs.
@@ -67,7 +69,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	out := newEmitter(o.Out)
+	out := fleet.NewEmitter(o.Out)
 	driver, rec := wrap(o.DB.Driver, o.DB.Target.Dialect, out)
 	client, err := payments.NewClient(leasehold.Config{
 		Driver:          driver,
@@ -90,8 +92,8 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		return fmt.Errorf("chaos worker: start: %w", err)
 	}
 	report := func(typ string) {
-		s, c := client.Stats(), rec.Calls()
-		out.emit(message{Type: typ, Stats: &s, Calls: &c})
+		s, c := view.NewStatsView(client.Owner(), client.Stats()), rec.Calls()
+		out.Emit(message{Report: fleet.Report{Type: typ, Stats: &s}, Calls: &c})
 	}
 	t := time.NewTicker(o.ReportEvery)
 	defer t.Stop()
@@ -99,13 +101,13 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-			report(msgReport)
+			report(fleet.TypeReport)
 		}
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+10*time.Second)
 	defer cancel()
 	err = client.Stop(stopCtx)
-	report(msgFinal)
+	report(fleet.TypeFinal)
 	if err != nil {
 		return fmt.Errorf("chaos worker: stop: %w", err)
 	}
