@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -43,6 +44,31 @@ func TestWorkUntilIdle(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("jobs show lacks %q:\n%s", want, out)
 			}
+		}
+	})
+}
+
+// TestWorkReportLines: with --report-every the worker writes its counters
+// as fleet report lines while it runs, then a final one, and nothing else
+// on stdout: what the demo follows its workers by.
+func TestWorkReportLines(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		enqueueID(t, db, "sleep", "--args", `{"duration":"300ms"}`)
+		out := ok(t, db, "work", "--until-idle", "--report-every", "20ms", "--poll-interval", "50ms", "--log-level", "error")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		var last fleet.Report
+		for i, l := range lines {
+			var r fleet.Report
+			if err := json.Unmarshal([]byte(l), &r); err != nil || r.Stats == nil {
+				t.Fatalf("line %d is not a report (%v): %s", i+1, err, l)
+			}
+			if want := fleet.TypeReport; i < len(lines)-1 && r.Type != want {
+				t.Errorf("line %d has type %q, want %q", i+1, r.Type, want)
+			}
+			last = r
+		}
+		if len(lines) < 3 || last.Type != fleet.TypeFinal || last.Stats.Completed != 1 || last.Stats.Owner == "" {
+			t.Errorf("%d lines, the last %+v %+v; want reports while the job ran, then the final counters", len(lines), last, last.Stats)
 		}
 	})
 }

@@ -22,6 +22,9 @@ type workFlags struct {
 	stopOnStdin bool
 }
 
+// minReportEvery bounds --report-every from below.
+const minReportEvery = 10 * time.Millisecond
+
 func (a *app) workCommand() *cobra.Command {
 	var f workFlags
 	cmd := &cobra.Command{
@@ -56,6 +59,9 @@ release (the database unreachable): those come back when their TTL runs out.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	fl.BoolVar(&f.stopOnStdin, "stop-on-stdin-eof", false, "stop when standard input is closed (used by the demo)")
 	_ = fl.MarkHidden("stop-on-stdin-eof")
+	fl.Var(cli.NewDurationValue(&f.o.ReportEvery, 0, minReportEvery, time.Hour), "report-every",
+		"write the counters as JSON lines on stdout this often and when stopping, instead of the summary (used by the demo)")
+	_ = fl.MarkHidden("report-every")
 	return cmd
 }
 
@@ -81,8 +87,11 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	if f.stopOnStdin {
 		f.o.StopOnEOF = os.Stdin
 	}
+	if f.o.ReportEvery > 0 {
+		f.o.Reports = a.stdout
+	}
 	stats, err := work.Run(cmd.Context(), f.o)
-	if stats.Owner == "" { // the workers never started
+	if stats.Owner == "" || f.o.Reports != nil { // never started, or the counters are written
 		return err
 	}
 	// The counters are printed even when stopping failed.

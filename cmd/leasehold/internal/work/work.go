@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 	"github.com/leasehold/leasehold/view"
@@ -45,7 +46,12 @@ type Options struct {
 	// StopOnEOF, when set, stops the worker when the reader reaches EOF
 	// (the demo's pipe: the worker stops when its parent goes away).
 	StopOnEOF io.Reader
-	Logger    *slog.Logger
+	// Reports, when set, receives the worker's counters as JSON lines
+	// (fleet.Report) every ReportEvery and once it has stopped: the demo
+	// follows its workers by them.
+	Reports     io.Writer
+	ReportEvery time.Duration
+	Logger      *slog.Logger
 }
 
 // Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so),
@@ -76,12 +82,24 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	if o.UntilIdle {
 		go waitIdle(runCtx, cancel, client, o)
 	}
+	var reports *fleet.Emitter
+	reported := make(chan struct{})
+	if o.Reports != nil {
+		reports = fleet.NewEmitter(o.Reports)
+		go report(runCtx, client, reports, o.ReportEvery, reported)
+	} else {
+		close(reported)
+	}
 	<-runCtx.Done()
+	<-reported
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+stopGrace)
 	defer stopCancel()
 	o.Logger.Info("stopping: running jobs may finish", "shutdown_timeout", o.ShutdownTimeout)
 	err = client.Stop(stopCtx)
 	stats := view.NewStatsView(client.Owner(), client.Stats())
+	if reports != nil {
+		reports.EmitStats(fleet.TypeFinal, stats)
+	}
 	if n := stats.OutcomesDropped; n > 0 {
 		o.Logger.Warn("could not release or record some leases: their jobs come back when the leases expire",
 			"leases", n, "lease_ttl", o.TTL)
@@ -90,6 +108,22 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		return stats, fmt.Errorf("stop workers: %w", err)
 	}
 	return stats, nil
+}
+
+// report writes the client's counters to e every period until ctx ends,
+// then closes done.
+func report(ctx context.Context, c *leasehold.Client, e *fleet.Emitter, every time.Duration, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			e.EmitStats(fleet.TypeReport, view.NewStatsView(c.Owner(), c.Stats()))
+		}
+	}
 }
 
 // newClient migrates the schema (and, for the payment kind, the payments
