@@ -4,6 +4,11 @@
 // TTL, SIGKILLs one worker and freezes another in the middle of a charge,
 // lets expired leases come back, and checks that every payment was charged
 // and recorded exactly once.
+//
+// It is a narrated, scripted chaos run: its story is a script of fault
+// steps (script.go) carried out with the worker processes and the fault
+// actions of internal/fleet, which the chaos harness drives on a random
+// schedule instead.
 package demo
 
 import (
@@ -14,11 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 	"github.com/leasehold/leasehold/view"
 )
@@ -86,14 +93,12 @@ type demo struct {
 	ledger *payments.Ledger
 
 	provider *payments.Provider
-	stalls   chan payments.ChargeRequest
+	trap     *fleet.Trap                 // the provider's stall hook: catches the workers the story harms
+	fleet    *fleet.Fleet                // the worker processes
+	stalls   chan payments.ChargeRequest // stalls the trap did not catch, to tell
 	stallMu  sync.Mutex
-	stallLog []payments.ChargeRequest
-	stallers map[string]bool // owners whose first charge was stalled on purpose
-	requests int             // charge requests seen by shouldStall
+	stallLog []payments.ChargeRequest // every stalled charge
 
-	procs []*proc
-	exits chan exitEvent
 	story story
 }
 
@@ -113,17 +118,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	d := &demo{
 		o: o, scr: newScreen(o.Out, o.TTY), run: run, queue: "demo-" + run, start: time.Now(),
-		stalls: make(chan payments.ChargeRequest, 4096), stallers: map[string]bool{},
-		exits: make(chan exitEvent, o.Workers),
+		stalls: make(chan payments.ChargeRequest, 4096),
 	}
+	d.trap = fleet.NewTrap(o.StallProbability, mrand.Uint64(), d.onStall)
+	d.fleet = fleet.New(d.trap)
 	defer d.teardown()
 	if err := d.setup(ctx); err != nil {
 		return nil, err
 	}
-	if err := d.startWorkers(); err != nil {
-		return nil, err
-	}
-	if err := d.loop(ctx); err != nil {
+	if err := d.play(ctx, d.script()); err != nil {
 		return nil, err
 	}
 	d.scr.EndStatus()
@@ -140,41 +143,18 @@ func newRunID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
+// stopWait is how long a worker may take to stop gracefully.
+const stopWait = 20 * time.Second
+
 // teardown stops whatever is still running.
 func (d *demo) teardown() {
-	d.stopAll()
+	d.fleet.StopAll(stopWait)
+	d.fleet.Close()
 	if d.provider != nil {
 		_ = d.provider.Close()
 	}
 	if d.db != nil {
 		_ = d.db.Close()
-	}
-}
-
-// loop follows the run until every payment is finished.
-func (d *demo) loop(ctx context.Context) error {
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return d.interrupted(ctx)
-		case req := <-d.stalls:
-			d.onStall(ctx, req)
-		case e := <-d.exits:
-			if ctx.Err() != nil {
-				return d.interrupted(ctx) // Ctrl-C reaches the workers too
-			}
-			if !e.p.Killed {
-				d.scr.EndStatus()
-				return fmt.Errorf("worker %s exited unexpectedly (%v): %s", e.p.name, e.p.Err(), e.p.stderrTail())
-			}
-		case <-tick.C:
-			done, err := d.tick(ctx)
-			if err != nil || done {
-				return err
-			}
-		}
 	}
 }
 
@@ -186,30 +166,18 @@ func (d *demo) interrupted(ctx context.Context) error {
 	return errors.New("demo interrupted")
 }
 
-// stopAll stops the workers still running, all at once.
-func (d *demo) stopAll() {
-	var wg sync.WaitGroup
-	for _, p := range d.procs {
-		if p.Killed {
-			continue
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); p.stop() }()
-	}
-	wg.Wait()
-}
-
-// stopWorkers stops the surviving workers and collects their counters.
+// stopWorkers stops the surviving workers and collects the counters they
+// reported as they stopped.
 func (d *demo) stopWorkers() []view.StatsView {
-	d.stopAll()
+	d.fleet.StopAll(stopWait)
 	var stats []view.StatsView
-	for _, p := range d.procs {
-		if p.Killed {
+	for _, p := range d.fleet.All() {
+		if p.Killed() {
 			continue
 		}
-		s, err := p.stats()
-		if err != nil {
-			d.scr.Event("%v", err)
+		s, ok := p.FinalStats()
+		if !ok {
+			d.scr.Event("worker %s reported no counters as it stopped (%v): %s", p.Name(), p.Err(), p.LogTail(3))
 			continue
 		}
 		stats = append(stats, s)

@@ -103,3 +103,11 @@ func idList(ids []int64) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// jobList renders ids as "job 5" or "jobs 5, 7".
+func jobList(ids []int64) string {
+	if len(ids) == 1 {
+		return "job " + idList(ids)
+	}
+	return "jobs " + idList(ids)
+}

@@ -30,8 +30,7 @@ func (d *demo) setup(ctx context.Context) error {
 	}
 	p, err := payments.StartProvider(payments.ProviderConfig{
 		MinLatency: 300 * time.Millisecond, MaxLatency: time.Second,
-		Stall: d.shouldStall, StallFor: o.StallFor, OnStall: d.reportStall,
-		Seed: rand.Uint64(),
+		Stall: d.trap.Stall, StallFor: o.StallFor, Seed: rand.Uint64(),
 	})
 	if err != nil {
 		return err
@@ -105,40 +104,19 @@ func (d *demo) enqueue(ctx context.Context) error {
 	return nil
 }
 
-func (d *demo) startWorkers() error {
-	for i := 1; i <= d.o.Workers; i++ {
-		p, err := d.spawn(i)
-		if err != nil {
-			return err
-		}
-		d.procs = append(d.procs, p)
-		d.scr.Event("started worker %s (pid %d): leasehold work --queue %s --ttl %s", p.name, p.Pid(), d.queue, d.o.TTL)
-	}
-	return nil
-}
-
-// warmUp is how many charges run before the story kills and freezes.
+// warmUp is how many charges pass before the story kills and freezes.
 func (d *demo) warmUp() int { return d.o.Payments / 5 }
 
-// shouldStall decides which charges stall: once a fifth of the payments
-// are charged, the next first-attempt charge of each of two workers (the
-// demo kills the first and freezes the second); and a random share.
-func (d *demo) shouldStall(req payments.ChargeRequest) bool {
-	d.stallMu.Lock()
-	defer d.stallMu.Unlock()
-	d.requests++
-	if d.requests > d.warmUp() && len(d.stallers) < 2 && !d.stallers[req.Owner] && req.Attempt == 1 {
-		d.stallers[req.Owner] = true
-		return true
-	}
-	return rand.Float64() < d.o.StallProbability
-}
-
-// reportStall is the provider's OnStall: it must not block.
-func (d *demo) reportStall(req payments.ChargeRequest) {
+// onStall is the trap's report of a stalled charge: every one is logged
+// (for the summary), and those it did not catch are told. It must not
+// block.
+func (d *demo) onStall(req payments.ChargeRequest, caught bool) {
 	d.stallMu.Lock()
 	d.stallLog = append(d.stallLog, req)
 	d.stallMu.Unlock()
+	if caught {
+		return
+	}
 	select {
 	case d.stalls <- req:
 	default:

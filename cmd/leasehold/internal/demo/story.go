@@ -4,80 +4,268 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/view"
 )
 
-// story is what the demo did to its workers, and the leases it follows.
+// reportEvery is how often the demo's workers report their counters.
+const reportEvery = 200 * time.Millisecond
+
+// story is what the script did to the workers, and what it follows. The
+// demo's loop owns it.
 type story struct {
-	killed   *proc
-	frozen   *proc
+	caught   []payments.ChargeRequest // charges the trap caught, not acted on yet
+	next     *caughtCharge            // the charge the next fault acts on
+	killed   *fleet.Proc
+	frozen   *fleet.Proc // frozen, then thawed
 	frozenAt time.Time
+	held     map[int64]int  // the frozen worker's leases: job -> attempt
+	thawedAt time.Time      // zero until thawed
+	before   view.StatsView // the frozen worker's counters before it woke
 	tracked  map[int64]trackedLease
+	finished bool // every payment is finished
+}
+
+// caughtCharge is a charge the trap stalled, and the worker making it.
+type caughtCharge struct {
+	req payments.ChargeRequest
+	p   *fleet.Proc
 }
 
 // trackedLease is a lease of a killed or frozen worker, followed until the
 // job moves on.
 type trackedLease struct {
-	p       *proc
+	p       *fleet.Proc
 	attempt int
 }
 
-// onStall reacts to a charge the provider stalls: the first stalled worker
-// is killed, the second frozen; the others ride it out on heartbeats.
-func (d *demo) onStall(ctx context.Context, req payments.ChargeRequest) {
-	p := d.procByOwner(req.Owner)
-	if p == nil || !p.Alive() || p.frozen {
-		return
-	}
-	stall := cli.FormatDuration(d.o.StallFor)
-	warm := d.provider.Stats().Requests > d.warmUp()
-	switch {
-	case d.story.killed == nil && warm:
-		d.scr.Event("provider: %s's charge for job %d stalls %s, longer than its %s lease", p.name, req.JobID, stall, cli.FormatDuration(d.o.TTL))
-		d.kill(ctx, p, req)
-	case d.story.frozen == nil && canFreeze && warm:
-		d.scr.Event("provider: %s's charge for job %d stalls %s", p.name, req.JobID, stall)
-		d.freeze(ctx, p, req)
-	default:
-		d.scr.Event("provider: %s's charge for job %d stalls %s; %s keeps heartbeating, so its lease holds", p.name, req.JobID, stall, p.name)
+// workerArgs are the flags of a demo worker.
+func (d *demo) workerArgs(owner string) []string {
+	return []string{
+		"work", "--report-every", reportEvery.String(), "--log-level", "warn", "--stop-on-stdin-eof",
+		"--queue", d.queue, "--owner", owner,
+		"--concurrency", strconv.Itoa(d.o.Concurrency),
+		"--ttl", d.o.TTL.String(), "--watcher-interval", d.o.WatcherInterval.String(),
+		"--poll-interval", "100ms", "--shutdown-timeout", "5s",
+		"--provider", d.provider.URL(),
 	}
 }
 
-func (d *demo) kill(ctx context.Context, p *proc, req payments.ChargeRequest) {
-	if err := p.Cmd.Process.Kill(); err != nil {
-		d.scr.Event("could not kill %s: %v", p.name, err)
-		return
+// workerDB is the database location handed to workers.
+func (d *demo) workerDB() string {
+	if d.db.Target.Dialect == cli.Postgres {
+		return d.db.Target.URL
 	}
-	p.Killed = true
+	return "sqlite:" + d.db.Target.Path
+}
+
+// startWorkers arms the trap for the story's faults, past the warm-up,
+// and starts the workers.
+func (d *demo) startWorkers(context.Context) error {
+	faults := 1
+	if fleet.CanFreeze {
+		faults = 2
+	}
+	d.trap.ArmAfter(d.warmUp(), faults)
+	for i := 1; i <= d.o.Workers; i++ {
+		name := fmt.Sprintf("w%d", i)
+		owner := fmt.Sprintf("demo-%s-%s", d.run, name)
+		p, err := d.fleet.Start(fleet.Spec{
+			Name: name, Owner: owner, Executable: d.o.Executable, Args: d.workerArgs(owner), DB: d.workerDB(),
+		})
+		if err != nil {
+			return err
+		}
+		d.scr.Event("started worker %s (pid %d): leasehold work --queue %s --ttl %s", p.Name(), p.Pid(), d.queue, d.o.TTL)
+	}
+	return nil
+}
+
+// stallCaught reports whether the trap caught the charge of a running
+// worker for the next fault, or every payment finished first.
+func (d *demo) stallCaught() bool {
+	for len(d.story.caught) > 0 {
+		req := d.story.caught[0]
+		d.story.caught = d.story.caught[1:]
+		if p := d.fleet.Running(req.Owner); p != nil {
+			d.story.next = &caughtCharge{req: req, p: p}
+			return true
+		}
+		d.trap.Arm(1) // that worker is gone: catch another
+	}
+	return d.story.finished
+}
+
+// takeCaught returns the caught charge for a fault, or nil (telling why)
+// when every payment finished first.
+func (d *demo) takeCaught(fault string) *caughtCharge {
+	c := d.story.next
+	d.story.next = nil
+	if c == nil {
+		d.scr.Event("every payment finished before a charge stalled: nothing to %s", fault)
+	}
+	return c
+}
+
+// killCaught SIGKILLs the worker whose charge was caught.
+func (d *demo) killCaught(ctx context.Context) error {
+	c := d.takeCaught("kill")
+	if c == nil {
+		return nil
+	}
+	p := c.p
+	d.scr.Event("provider: %s's charge for job %d stalls %s, longer than its %s lease", p.Name(), c.req.JobID,
+		cli.FormatDuration(d.o.StallFor), cli.FormatDuration(d.o.TTL))
+	if err := d.fleet.Kill(p); err != nil {
+		d.scr.Event("could not kill %s: %v", p.Name(), err)
+		return nil
+	}
 	d.story.killed = p
 	held := d.track(ctx, p)
 	d.scr.Event("SIGKILL %s (pid %d) in the middle of job %d; it held %s (jobs %s) that come back once they expire",
-		p.name, p.Pid(), req.JobID, plural(len(held), "lease"), idList(held))
+		p.Name(), p.Pid(), c.req.JobID, plural(len(held), "lease"), idList(held))
+	return nil
 }
 
-func (d *demo) freeze(ctx context.Context, p *proc, req payments.ChargeRequest) {
-	if err := freeze(p.Cmd.Process); err != nil {
-		d.scr.Event("could not freeze %s: %v", p.name, err)
-		return
+// freezeCaught SIGSTOPs the worker whose charge was caught.
+func (d *demo) freezeCaught(ctx context.Context) error {
+	c := d.takeCaught("freeze")
+	if c == nil {
+		return nil
 	}
-	p.frozen = true
+	p := c.p
+	d.scr.Event("provider: %s's charge for job %d stalls %s", p.Name(), c.req.JobID, cli.FormatDuration(d.o.StallFor))
+	if err := d.fleet.Freeze(p); err != nil {
+		d.scr.Event("could not freeze %s: %v", p.Name(), err)
+		return nil
+	}
 	d.story.frozen, d.story.frozenAt = p, time.Now()
 	held := d.track(ctx, p)
+	d.story.held = map[int64]int{}
+	for _, id := range held {
+		d.story.held[id] = d.story.tracked[id].attempt
+	}
 	d.scr.Event("SIGSTOP %s (pid %d) in the middle of job %d: frozen, it stops heartbeating its %s (jobs %s)",
-		p.name, p.Pid(), req.JobID, plural(len(held), "lease"), idList(held))
+		p.Name(), p.Pid(), c.req.JobID, plural(len(held), "lease"), idList(held))
+	return nil
+}
+
+// maxFreeze bounds a freeze, in case its leases cannot move (another
+// process of an SQLite database may be frozen holding the write lock).
+func (d *demo) maxFreeze() time.Duration { return 5 * d.o.TTL }
+
+// leasesMoved reports whether the frozen worker's leases were taken over
+// (or the freeze lasted maxFreeze).
+func (d *demo) leasesMoved() bool {
+	p := d.story.frozen
+	return p == nil || d.pendingOf(p) == 0 || time.Since(d.story.frozenAt) >= d.maxFreeze()
+}
+
+// pendingOf counts the tracked leases of p that did not move on yet.
+func (d *demo) pendingOf(p *fleet.Proc) int {
+	n := 0
+	for _, t := range d.story.tracked {
+		if t.p == p {
+			n++
+		}
+	}
+	return n
+}
+
+// thaw resumes the frozen worker.
+func (d *demo) thaw(context.Context) error {
+	p := d.story.frozen
+	if p == nil {
+		return nil
+	}
+	pending := d.pendingOf(p)
+	d.story.before, _ = p.Stats() // all it reported before it froze
+	if err := d.fleet.Thaw(p); err != nil {
+		d.scr.Event("could not resume %s: %v", p.Name(), err)
+		return nil
+	}
+	d.story.thawedAt = time.Now()
+	frozenFor := cli.FormatDuration(time.Since(d.story.frozenAt))
+	if pending > 0 {
+		d.scr.Event("SIGCONT %s after %s: its leases did not move; it gives them up itself", p.Name(), frozenFor)
+		return nil
+	}
+	d.scr.Event("SIGCONT %s after %s frozen: its leases were taken over, so the fence refuses what it writes for them now",
+		p.Name(), frozenFor)
+	return nil
+}
+
+// lateWait bounds the wait for the thawed worker to report what became
+// of the leases it lost.
+func (d *demo) lateWait() time.Duration { return d.o.TTL + 4*reportEvery }
+
+// lateWritesShown tells, once the thawed worker's counters show it, how
+// its late handlers were stopped and its late writes refused; it holds at
+// once when nobody was thawed.
+func (d *demo) lateWritesShown() bool {
+	p := d.story.frozen
+	if p == nil || d.story.thawedAt.IsZero() {
+		return true
+	}
+	s, _ := p.Stats()
+	lost, refused := s.LeaseLost-d.story.before.LeaseLost, s.FinishRefused-d.story.before.FinishRefused
+	if lost+refused < int64(len(d.story.held)) && p.Alive() && time.Since(d.story.thawedAt) < d.lateWait() {
+		return false
+	}
+	var did []string
+	if lost > 0 {
+		did = append(did, "it stopped "+plural(int(lost), "handler")+" on finding the lease gone or not renewed in time")
+	}
+	if refused > 0 {
+		did = append(did, "the database refused "+plural(int(refused), "late write")+" (fenced: it no longer holds the lease)")
+	}
+	if len(did) == 0 {
+		d.scr.Event("%s woke and has reported no late write so far", p.Name())
+		return true
+	}
+	d.scr.Event("%s woke believing it still held %s; %s", p.Name(), jobList(d.frozenJobs()), strings.Join(did, "; "))
+	return true
+}
+
+// frozenJobs are the jobs the frozen worker held, in order.
+func (d *demo) frozenJobs() []int64 {
+	ids := make([]int64, 0, len(d.story.held))
+	for id := range d.story.held {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// tellStall tells a stalled charge the trap did not catch.
+func (d *demo) tellStall(req payments.ChargeRequest) {
+	p := d.fleet.ByOwner(req.Owner)
+	if p == nil || !p.Alive() || p.Frozen() {
+		return
+	}
+	stall := cli.FormatDuration(d.o.StallFor)
+	if p == d.story.frozen && d.story.held[req.JobID] == req.Attempt {
+		d.scr.Event("provider: %s's charge for job %d stalls %s: a late call on the lease %s lost while frozen; the idempotency key keeps it one charge",
+			p.Name(), req.JobID, stall, p.Name())
+		return
+	}
+	d.scr.Event("provider: %s's charge for job %d stalls %s; %s keeps heartbeating, so its lease holds", p.Name(), req.JobID, stall, p.Name())
 }
 
 // track follows the leases p holds now and returns their job ids.
-func (d *demo) track(ctx context.Context, p *proc) []int64 {
+func (d *demo) track(ctx context.Context, p *fleet.Proc) []int64 {
 	jobs, err := d.client.ListJobs(ctx, &leasehold.ListParams{
-		Queue: d.queue, Owner: p.owner, States: []leasehold.JobState{leasehold.StateProcessing},
+		Queue: d.queue, Owner: p.Owner(), States: []leasehold.JobState{leasehold.StateProcessing},
 	})
 	if err != nil {
-		d.scr.Event("list the leases of %s: %v", p.name, err)
+		d.scr.Event("list the leases of %s: %v", p.Name(), err)
 		return nil
 	}
 	if d.story.tracked == nil {
@@ -91,7 +279,7 @@ func (d *demo) track(ctx context.Context, p *proc) []int64 {
 	return ids
 }
 
-// followLeases reports the tracked leases that moved on.
+// followLeases tells the tracked leases that moved on.
 func (d *demo) followLeases(ctx context.Context) {
 	ids := make([]int64, 0, len(d.story.tracked))
 	for id := range d.story.tracked {
@@ -104,7 +292,7 @@ func (d *demo) followLeases(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		if info.State == leasehold.StateProcessing && info.LeaseOwner == t.p.owner && info.Attempt == t.attempt {
+		if info.State == leasehold.StateProcessing && info.LeaseOwner == t.p.Owner() && info.Attempt == t.attempt {
 			continue
 		}
 		delete(d.story.tracked, id)
@@ -120,7 +308,7 @@ func (d *demo) describeMove(info *leasehold.JobInfo, t trackedLease) string {
 			ended = string(a.Outcome)
 		}
 	}
-	s := fmt.Sprintf("%s's attempt %d ended %s", t.p.name, t.attempt, ended)
+	s := fmt.Sprintf("%s's attempt %d ended %s", t.p.Name(), t.attempt, ended)
 	switch info.State {
 	case leasehold.StateProcessing:
 		return s + fmt.Sprintf("; attempt %d is leased by %s", info.Attempt, d.nameOf(info.LeaseOwner))
@@ -131,78 +319,10 @@ func (d *demo) describeMove(info *leasehold.JobInfo, t trackedLease) string {
 	}
 }
 
-// maxFreeze bounds a freeze, in case its leases cannot move (another
-// process of an SQLite database may be frozen holding the write lock).
-func (d *demo) maxFreeze() time.Duration { return 5 * d.o.TTL }
-
-// maybeThaw resumes the frozen worker once its leases have moved on.
-func (d *demo) maybeThaw() {
-	p := d.story.frozen
-	if p == nil || !p.frozen {
-		return
-	}
-	pending := 0
-	for _, t := range d.story.tracked {
-		if t.p == p {
-			pending++
-		}
-	}
-	frozenFor := time.Since(d.story.frozenAt)
-	if pending > 0 && frozenFor < d.maxFreeze() {
-		return
-	}
-	if err := thaw(p.Cmd.Process); err != nil {
-		d.scr.Event("could not resume %s: %v", p.name, err)
-		return
-	}
-	p.frozen = false
-	if pending > 0 {
-		d.scr.Event("SIGCONT %s after %s: its leases did not move; it gives them up itself", p.name, cli.FormatDuration(frozenFor))
-		return
-	}
-	d.scr.Event("SIGCONT %s after %s frozen: its leases were taken over, so the fence refuses what it writes for them now",
-		p.name, cli.FormatDuration(frozenFor))
-}
-
-func (d *demo) procByOwner(owner string) *proc {
-	for _, p := range d.procs {
-		if p.owner == owner {
-			return p
-		}
-	}
-	return nil
-}
-
 // nameOf returns the short name of a worker owner.
 func (d *demo) nameOf(owner string) string {
-	if p := d.procByOwner(owner); p != nil {
-		return p.name
+	if p := d.fleet.ByOwner(owner); p != nil {
+		return p.Name()
 	}
 	return owner
 }
-
-// tick redraws the progress line and moves the story on; it reports
-// whether every payment is finished.
-func (d *demo) tick(ctx context.Context) (bool, error) {
-	qs, err := d.client.QueueStats(ctx)
-	if err != nil {
-		return false, fmt.Errorf("queue stats: %w", err)
-	}
-	var s leasehold.QueueStats
-	for _, q := range qs {
-		if q.Queue == d.queue {
-			s = *q
-		}
-	}
-	ps := d.provider.Stats()
-	finished := s.Counts[leasehold.StateCompleted] + s.Counts[leasehold.StateFailed] + s.Counts[leasehold.StateCancelled]
-	d.scr.Status("pending %d, processing %d (%d expired), completed %d/%d, charges %d",
-		s.Counts[leasehold.StatePending], s.Counts[leasehold.StateProcessing], s.ExpiredLeases,
-		s.Counts[leasehold.StateCompleted], d.o.Payments, ps.Charges)
-	d.followLeases(ctx)
-	d.maybeThaw()
-	return finished >= int64(d.o.Payments) && d.story.frozen.thawedOrNil(), nil
-}
-
-// thawedOrNil reports whether p is not frozen (a nil p is not).
-func (p *proc) thawedOrNil() bool { return p == nil || !p.frozen }

@@ -64,10 +64,10 @@ func (d *demo) summarize(ctx context.Context, stats []view.StatsView) (*Summary,
 		finalJobs: map[int64]jobFact{},
 	}
 	if p := d.story.killed; p != nil {
-		s.Killed = p.name
+		s.Killed = p.Name()
 	}
 	if p := d.story.frozen; p != nil {
-		s.Frozen = p.name
+		s.Frozen = p.Name()
 	}
 	for _, w := range stats {
 		s.LateRefused += w.FinishRefused
