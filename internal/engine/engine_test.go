@@ -202,3 +202,19 @@ func TestWakeBeforeStartAndAfterStop(t *testing.T) {
 	}
 	p.Wake("q")
 }
+
+func TestHeartbeatAfterCommittedCompleteTxIsNotLost(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	started := make(chan *leasetype.JobRow, 1)
+	r := newRig(t, db, rigOpts{run: blockUntilDone(started)})
+	row := <-started
+	l := r.leas.Lookup(row.ID, row.Attempt)
+	l.MarkCompletedIn(&struct{ tx int }{}) // the handler's CompleteTx committed:
+	db.mu.Lock()
+	delete(db.held, row.ID) // the job is completed, no longer processing
+	db.mu.Unlock()
+	r.hb.Beat(context.Background())
+	if err := l.Context().Err(); err != nil || r.rec.count(leasetype.EventLeaseLost) != 0 {
+		t.Fatalf("after a committed CompleteTx a heartbeat cancelled the handler (%v) or reported a lost lease", err)
+	}
+}

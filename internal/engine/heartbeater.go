@@ -110,6 +110,10 @@ func (h *Heartbeater) beatChunk(ctx context.Context, leases []*Lease) {
 		// one job, the older lease is lost by definition.
 		r, ok := byID[l.Row.ID]
 		switch {
+		case !ok && l.completedInTx.Load():
+			// A CompleteTx of this lease committed: the job is completed,
+			// not taken over. Nothing to renew; the watchdog still stops
+			// a handler that outlives the safe window.
 		case !ok || l.Row.Attempt < newest[l.Row.ID]:
 			h.lost(l)
 		case r.CancelRequested:
