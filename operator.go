@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/maintenance"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // JobInfo is a job with its attempt history.
@@ -125,7 +126,8 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 		return fmt.Errorf("%w: job %d attempt %d", ErrAlreadyCompleted, job.ID, job.Attempt)
 	}
 	ids, err := c.driver.Finish(ctx, tx, []*driver.FinishParams{{
-		ID: job.ID, Owner: c.owner, Attempt: job.Attempt, Outcome: OutcomeCompleted,
+		ID: job.ID, Owner: c.owner, Attempt: job.Attempt,
+		Transition: statemachine.Finish(statemachine.Ending{Outcome: OutcomeCompleted}),
 	}})
 	if err != nil {
 		return fmt.Errorf("leasehold: complete job %d in tx: %w", job.ID, err)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/leasehold/leasehold/internal/engine"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 type clientKey struct{}
@@ -38,16 +38,16 @@ func (c *Client) runHandler(ctx context.Context, row *JobRow) (err error) {
 
 // classify turns a handler's error into the attempt's outcome: the
 // client's policy of permanent errors, snoozes, cancels and retries.
-func (c *Client) classify(row *JobRow, err error) engine.Result {
+func (c *Client) classify(row *JobRow, err error) statemachine.Ending {
 	var (
 		perm   *PermanentError
 		snooze *SnoozeError
 		cancel *CancelError
 	)
-	res := engine.Result{Error: errorText(err)}
+	res := statemachine.Ending{Error: errorText(err)}
 	switch {
 	case errors.As(err, &snooze):
-		res = engine.Result{Outcome: OutcomeSnoozed, Delay: snooze.Delay}
+		res = statemachine.Ending{Outcome: OutcomeSnoozed, Delay: snooze.Delay}
 	case errors.As(err, &cancel):
 		res.Outcome = OutcomeCancelled
 	case errors.As(err, &perm):

@@ -12,10 +12,12 @@ import (
 // context and, where it has inputs, a pointer to a params struct, so fields
 // can be added without breaking implementations.
 //
-// Every method that writes on behalf of a lease (Heartbeat, Finish) must be
-// fenced by (id, status = 'processing', lease_owner, attempt), and all times
-// must come from the database clock. The conformance suite in drivertest
-// checks each rule.
+// Every method that writes on behalf of a lease (Heartbeat, Finish,
+// RescueExpired) must be fenced by (id, status = 'processing',
+// lease_owner, attempt), and all times must come from the database clock.
+// A job leaves processing only by a Transition, which the driver applies
+// as given: the state machine is the engine's, not the driver's. The
+// conformance suite in drivertest checks each rule.
 type Driver interface {
 	// Migrate applies the embedded schema migrations in order and reports
 	// the versions before and after. It is idempotent and safe when several
@@ -53,16 +55,21 @@ type Driver interface {
 	// returns those still held. A lease missing from the result is lost.
 	Heartbeat(ctx context.Context, p *HeartbeatParams) ([]*HeartbeatResult, error)
 
-	// Finish applies fenced outcomes in one statement or transaction (in tx
-	// when tx is non-nil) and ends their history rows. It returns the ids
-	// whose fence matched; the others were refused and left unchanged.
+	// Finish applies the Transition of each lease in p, fenced by (ID,
+	// status = 'processing', Owner, Attempt), in one statement or
+	// transaction (in tx when tx is non-nil), and ends their history rows.
+	// It returns the ids whose fence matched; the others were refused and
+	// left unchanged. It returns an error, and writes nothing, when a
+	// transition fails Transition.Validate.
 	Finish(ctx context.Context, tx any, p []*FinishParams) ([]int64, error)
 
-	// RescueExpired moves up to Limit processing jobs whose lease expired to
-	// pending (run_at unchanged: a rescued job keeps its place in line ahead
-	// of newer work), stuck (queues in FlagQueues), failed (budget exhausted) or
-	// cancelled (cancel requested), and ends their history rows with
-	// OutcomeLeaseExpired.
+	// RescueExpired takes up to Limit processing jobs whose lease expired
+	// (database clock), oldest lease first, asks p.Decide for the
+	// transition of each and applies it as Finish does, fenced by (id,
+	// status = 'processing', lease_owner, attempt) and the lease still
+	// expired, ending their history rows with the transition's outcome. A
+	// job another watcher is rescuing at the same moment is skipped, so
+	// concurrent watchers are harmless. It returns the jobs moved, by id.
 	RescueExpired(ctx context.Context, p *RescueParams) ([]*leasetype.RescuedJob, error)
 
 	// GetJob returns one job, or ErrJobNotFound.
@@ -173,26 +180,29 @@ type HeartbeatResult struct {
 	CancelRequested bool
 }
 
-// FinishParams is one fenced outcome of a lease.
+// FinishParams is one fenced write for a lease: the lease's fencing token
+// (ID, Owner, Attempt) and the Transition to apply when it still holds.
+// The Transition is embedded, so its fields read as the params' own
+// (p.Outcome is the outcome recorded on the attempt row).
 type FinishParams struct {
 	ID      int64
 	Owner   string
 	Attempt int
-	// Outcome selects the new state: completed -> completed;
-	// retried, snoozed -> pending with run_at = now + Delay;
-	// released, lease_lost -> pending with run_at unchanged, so the job
-	// keeps its place in line; failed -> failed; cancelled -> cancelled.
-	// Snoozed and released also increment free_attempts, so they do not
-	// spend the retry budget.
-	Outcome leasetype.Outcome
-	Delay   time.Duration
-	Error   string
+	Transition
 }
 
 // RescueParams configures one pass of the stuck watcher.
 type RescueParams struct {
-	FlagQueues []string
-	Limit      int
+	// Decide returns the transition of one expired lease, given its job
+	// as stored (state processing, lease expired, lease_owner the expired
+	// owner). The engine passes the state machine's
+	// (internal/statemachine.Rescuer). A driver calls it while it holds
+	// the jobs it is rescuing, so it must be quick and must not call the
+	// driver. It is required.
+	Decide func(job *leasetype.JobRow) Transition
+	// Limit caps the jobs one pass moves; 0 means the driver's default
+	// (1000).
+	Limit int
 }
 
 // PurgeParams selects finished jobs to delete.

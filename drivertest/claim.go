@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // testClaimAtomic races 8 claimers with distinct owners, half of them on a
@@ -156,9 +157,8 @@ func testClaimSetsLease(c *tc) {
 	}
 
 	// A second claim (after a retry) increments and persists attempt 2.
-	c.eqIDs("Finish retried", c.finish(&driver.FinishParams{
-		ID: j.ID, Owner: "owner-a", Attempt: 1, Outcome: leasehold.OutcomeRetried, Error: "e1",
-	}), []int64{j.ID})
+	retried := statemachine.Ending{Outcome: leasehold.OutcomeRetried, Error: "e1"}
+	c.eqIDs("Finish retried", c.finish(token(j.ID, "owner-a", 1, retried)), []int64{j.ID})
 	j2 := c.claimID(c.d, j.ID, "owner-b", liveTTL, false)
 	c.eq("second claim Attempt", j2.Attempt, 2)
 	c.eq("GetJob Attempt after second claim", c.get(j.ID).Attempt, 2)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // oneWorker limits a client's default queue to one running job.
@@ -158,9 +159,8 @@ func testLostLeaseCancelsHandler(e *clientEnv) {
 	e.waitGate(started, "the handler to start")
 	// Another party ends A's lease (a fenced release with A's token), and a
 	// second worker claims the job: A's lease is gone from the database.
-	ids, err := e.d.Finish(e.ctx, nil, []*driver.FinishParams{{
-		ID: res.Job.ID, Owner: a.Owner(), Attempt: 1, Outcome: leasehold.OutcomeReleased,
-	}})
+	release := token(res.Job.ID, a.Owner(), 1, statemachine.Ending{Outcome: leasehold.OutcomeReleased})
+	ids, err := e.d.Finish(e.ctx, nil, []*driver.FinishParams{release})
 	if err != nil || len(ids) != 1 {
 		e.Fatalf("release A's lease: %v %v", ids, err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // refused checks that Finish of each outcome with the token (id, owner,
@@ -12,7 +13,7 @@ import (
 func (c *tc) refused(what string, id int64, owner string, attempt int) {
 	c.Helper()
 	for _, o := range []leasehold.Outcome{leasehold.OutcomeCompleted, leasehold.OutcomeFailed, leasehold.OutcomeRetried} {
-		got := c.finish(&driver.FinishParams{ID: id, Owner: owner, Attempt: attempt, Outcome: o, Error: "late"})
+		got := c.finish(token(id, owner, attempt, statemachine.Ending{Outcome: o, Error: "late"}))
 		if len(got) != 0 {
 			c.Errorf("%s: Finish %s with (owner %q, attempt %d) accepted %v, want refused", what, o, owner, attempt, got)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // finishCase is one outcome and the job state it must produce.
@@ -43,8 +44,7 @@ func testFinishOutcomes(c *tc) {
 	// The extra job fails once (last_error "old"), then is cancelled
 	// without error text.
 	extra := c.claimID(c.d, rows[len(cases)].ID, "w", liveTTL, false)
-	retry := fin(extra, leasehold.OutcomeRetried)
-	retry.Error = "old"
+	retry := token(extra.ID, "w", 1, statemachine.Ending{Outcome: leasehold.OutcomeRetried, Error: "old"})
 	c.eqIDs("Finish retried", c.finish(retry), []int64{extra.ID})
 
 	var leases []driver.LeaseRef
@@ -59,12 +59,11 @@ func testFinishOutcomes(c *tc) {
 	var ps []*driver.FinishParams
 	for i, tcase := range cases {
 		held[rows[i].ID] = c.get(rows[i].ID)
-		ps = append(ps, &driver.FinishParams{
-			ID: rows[i].ID, Owner: "w", Attempt: 1, Outcome: tcase.outcome, Delay: tcase.delay, Error: tcase.err,
-		})
+		e := statemachine.Ending{Outcome: tcase.outcome, Delay: tcase.delay, Error: tcase.err}
+		ps = append(ps, token(rows[i].ID, "w", 1, e))
 	}
 	held[extra.ID] = c.get(extra.ID)
-	ps = append(ps, &driver.FinishParams{ID: extra.ID, Owner: "w", Attempt: 2, Outcome: leasehold.OutcomeCancelled})
+	ps = append(ps, token(extra.ID, "w", 2, statemachine.Ending{Outcome: leasehold.OutcomeCancelled}))
 
 	before := c.now()
 	got := c.finish(ps...)
@@ -121,17 +120,39 @@ func (c *tc) checkFinished(id int64, held *leasehold.JobRow, tcase finishCase, b
 	c.sameTime(what("attempt row HeartbeatAt (copied from the job)"), a.HeartbeatAt, held.HeartbeatAt)
 }
 
-// testFinishUnknownOutcome checks that Finish with an outcome that is not
-// a finishing one returns an error and changes nothing.
-func testFinishUnknownOutcome(c *tc) {
-	j := c.insert(job("q", "k"))[0]
-	h := c.claimID(c.d, j.ID, "w", liveTTL, false)
-	s := c.snap(j.ID)
-	for _, o := range []leasehold.Outcome{"bogus", leasehold.OutcomeRunning} {
-		got, err := c.d.Finish(c.ctx, nil, []*driver.FinishParams{fin(h, o)})
-		if err == nil {
-			c.Errorf("Finish with outcome %q = %v, nil; want an error", o, got)
+// testFinishInvalidTransition checks that Finish refuses, with an error
+// and without writing anything, a batch holding a transition that
+// Transition.Validate refuses: one the state machine gives for an outcome
+// it does not know, or one no state machine could mean.
+func testFinishInvalidTransition(c *tc) {
+	rows := c.insertN(2, "q", "k")
+	h := c.claimID(c.d, rows[0].ID, "w", liveTTL, false)
+	other := c.claimID(c.d, rows[1].ID, "w", liveTTL, false)
+	s, os := c.snap(h.ID), c.snap(other.ID)
+	valid := fin(h, leasehold.OutcomeCompleted).Transition
+	bad := map[string]driver.Transition{
+		"outcome bogus":     fin(h, "bogus").Transition,
+		"outcome running":   fin(h, leasehold.OutcomeRunning).Transition,
+		"state processing":  withState(valid, leasehold.StateProcessing),
+		"state unknown":     withState(valid, "done"),
+		"finished, pending": withState(valid, leasehold.StatePending),
+	}
+	for name, t := range bad {
+		p := &driver.FinishParams{ID: h.ID, Owner: "w", Attempt: h.Attempt, Transition: t}
+		if got, err := c.d.Finish(c.ctx, nil, []*driver.FinishParams{p}); err == nil {
+			c.Errorf("Finish with an invalid transition (%s) = %v, nil; want an error", name, got)
+		}
+		// In a batch with a valid entry, nothing is written either.
+		if got, err := c.d.Finish(c.ctx, nil, []*driver.FinishParams{fin(other, leasehold.OutcomeCompleted), p}); err == nil {
+			c.Errorf("Finish of a batch with an invalid transition (%s) = %v, nil; want an error", name, got)
 		}
 	}
-	c.unchanged("Finish with an unknown outcome", s)
+	c.unchanged("Finish with an invalid transition", s)
+	c.unchanged("Finish of a batch with an invalid transition", os)
+}
+
+// withState returns t moved to state s.
+func withState(t driver.Transition, s leasehold.JobState) driver.Transition {
+	t.State = s
+	return t
 }

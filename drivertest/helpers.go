@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 const (
@@ -175,9 +176,16 @@ func ref(j *leasehold.JobRow) driver.LeaseRef {
 	return driver.LeaseRef{ID: j.ID, Attempt: j.Attempt}
 }
 
-// fin returns the finish params of outcome for the lease j.
+// fin returns the finish params of outcome o (no delay, no error text)
+// for the lease j, with the state machine's transition.
 func fin(j *leasehold.JobRow, o leasehold.Outcome) *driver.FinishParams {
-	return &driver.FinishParams{ID: j.ID, Owner: j.LeaseOwner, Attempt: j.Attempt, Outcome: o}
+	return token(j.ID, j.LeaseOwner, j.Attempt, statemachine.Ending{Outcome: o})
+}
+
+// token returns the finish params of the lease (id, owner, attempt) for
+// the ending e, with the state machine's transition.
+func token(id int64, owner string, attempt int, e statemachine.Ending) *driver.FinishParams {
+	return &driver.FinishParams{ID: id, Owner: owner, Attempt: attempt, Transition: statemachine.Finish(e)}
 }
 
 // waitFor polls cond until it returns true, failing the test after

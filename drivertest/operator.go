@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // testRetryJob checks that RetryJob makes failed, completed, cancelled and
@@ -16,9 +17,7 @@ import (
 func testRetryJob(c *tc) {
 	rows := c.insertN(5, "q", "k")
 	failed := c.claimID(c.d, rows[0].ID, "w", liveTTL, false)
-	f := fin(failed, leasehold.OutcomeFailed)
-	f.Error = "boom"
-	c.finish(f)
+	c.finish(token(failed.ID, "w", 1, statemachine.Ending{Outcome: leasehold.OutcomeFailed, Error: "boom"}))
 	done := c.claimID(c.d, rows[1].ID, "w", liveTTL, false)
 	c.finish(fin(done, leasehold.OutcomeCompleted))
 	cancelled := c.claimID(c.d, rows[2].ID, "w", liveTTL, false)

@@ -7,6 +7,7 @@ import (
 
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 func TestRescueExpired(t *testing.T) {
@@ -31,7 +32,7 @@ func TestRescueExpired(t *testing.T) {
 	if err != nil || live == nil {
 		t.Fatalf("ClaimByID: %v", err)
 	}
-	rescued, err := d.RescueExpired(ctx, &driver.RescueParams{FlagQueues: []string{"flag"}})
+	rescued, err := d.RescueExpired(ctx, &driver.RescueParams{Decide: statemachine.Rescuer([]string{"flag"})})
 	if err != nil || len(rescued) != 4 {
 		t.Fatalf("RescueExpired: %+v, %v", rescued, err)
 	}
@@ -48,7 +49,7 @@ func TestRescueExpired(t *testing.T) {
 	if j := getJob(t, d, live.ID); j.State != leasehold.StateProcessing {
 		t.Fatalf("live lease rescued: %+v", j)
 	}
-	if again, err := d.RescueExpired(ctx, &driver.RescueParams{}); err != nil || len(again) != 0 {
+	if again, err := d.RescueExpired(ctx, &driver.RescueParams{Decide: statemachine.Rescuer(nil)}); err != nil || len(again) != 0 {
 		t.Fatalf("second RescueExpired: %+v, %v", again, err)
 	}
 }
@@ -65,7 +66,7 @@ func TestRetryAndCancel(t *testing.T) {
 	if err != nil || c.State != leasehold.StateProcessing || !c.CancelRequested {
 		t.Fatalf("CancelJob(processing): %+v, %v", c, err)
 	}
-	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeFailed, Error: "x"}) {
+	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeFailed, "x")}) {
 		t.Fatal("Finish refused")
 	}
 	if c, err := d.CancelJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobFinished) || c == nil || c.ID != j.ID {
@@ -121,7 +122,7 @@ func TestListJobsStatsPurge(t *testing.T) {
 	if a.Counts[leasehold.StatePending] != 2 || a.Counts[leasehold.StateProcessing] != 1 || a.ExpiredLeases != 1 || a.LiveLeases != 0 || a.OldestPending < 0 {
 		t.Fatalf("stats of a: %+v", a)
 	}
-	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
+	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}) {
 		t.Fatal("Finish refused")
 	}
 	if n, err := d.Purge(ctx, &driver.PurgeParams{OlderThan: time.Hour}); err != nil || n != 0 {

@@ -58,7 +58,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 		}
 		fs := make([]*driver.FinishParams, len(jobs))
 		for i, j := range jobs {
-			fs[i] = &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted}
+			fs[i] = &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Transition: transition(leasehold.OutcomeCompleted, "")}
 		}
 		ids, err := d.Finish(ctx, nil, fs)
 		if err != nil || len(ids) != len(jobs) {

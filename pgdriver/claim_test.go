@@ -115,7 +115,7 @@ func TestClaimTakeOverExpired(t *testing.T) {
 		t.Fatalf("attempts after takeover: %+v %+v", as[0], as[1])
 	}
 	// The old owner is fenced out.
-	if finish(t, d, nil, &driver.FinishParams{ID: first.ID, Owner: "old", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
+	if finish(t, d, nil, &driver.FinishParams{ID: first.ID, Owner: "old", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}) {
 		t.Fatal("old owner's Finish was accepted after takeover")
 	}
 }

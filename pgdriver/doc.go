@@ -66,4 +66,15 @@
 // and are added to now() in SQL. Claim, Heartbeat and Finish are each one
 // statement for a whole batch, and every write made on behalf of a lease is
 // fenced by (id, status = 'processing', lease_owner, attempt).
+//
+// Finish and RescueExpired move jobs out of processing by applying the
+// driver.Transition the client computed, column by column; the SQL holds no
+// state machine of its own and knows no outcome's name. A batch whose
+// leases share one owner and one transition (typically all completed) is
+// written by a statement with the transition's fields as scalar parameters,
+// about a quarter cheaper than one with a value per lease. RescueExpired
+// locks the expired jobs (FOR UPDATE SKIP LOCKED, so concurrent watchers
+// take disjoint jobs), asks RescueParams.Decide for each transition and
+// applies them, fenced as Finish is and by the lease still being expired,
+// in one transaction.
 package pgdriver

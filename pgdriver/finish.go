@@ -4,82 +4,92 @@ import (
 	"context"
 	"fmt"
 
-	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 )
 
-// finishSQL applies fenced outcomes ($1 ids; $2 an object keyed by lease,
-// see leaseKeySQL, whose values hold each lease's owner, outcome, delay in
-// microseconds and error) and ends the matching history rows, in one
-// statement. statement_timestamp() stands for now because the statement
-// may run in a caller's long transaction.
+// The statements that apply transitions (driver.Transition) write the
+// columns the transition names, as given, and nothing else: the state
+// machine is the engine's, so no statement here knows an outcome's name.
+// statement_timestamp() stands for now because the statement may run in a
+// caller's long transaction.
 //
 // The fence compares an expression of status, not status itself:
 //
 //	j.status || '' = 'processing'
 //
 // so that the planner cannot use the partial lease index: it holds a dead
-// entry for every job completed since the last vacuum, and a plan that
+// entry for every job finished since the last vacuum, and a plan that
 // scans it (chosen when the statistics say few jobs are processing) makes
 // each finish slower than the last. Jobs are looked up by primary key
 // whatever the statistics say. Heartbeat does the same.
-const finishSQL = `WITH done AS (
+
+// applyHead and applyTail make the statement that applies one transition
+// per lease ($1 ids; $2 an object keyed by lease, see leaseKeySQL, whose
+// values are finishInput objects) and ends the matching history rows.
+// Between them goes the fence beyond (id, status, owner, attempt), if any.
+const (
+	applyHead = `WITH done AS (
 	UPDATE leasehold_jobs j SET
 		(status, run_at, finished_at, free_attempts, last_error, lease_owner, lease_until) = (
-			SELECT
-				CASE i.outcome
-					WHEN 'completed' THEN 'completed'
-					WHEN 'failed' THEN 'failed'
-					WHEN 'cancelled' THEN 'cancelled'
-					ELSE 'pending' END,
-				CASE WHEN i.outcome IN ('retried', 'snoozed')
-					THEN statement_timestamp() + i.delay * interval '1 microsecond'
-					ELSE j.run_at END, -- released and lease_lost jobs keep their place in line
-				CASE WHEN i.outcome IN ('completed', 'failed', 'cancelled')
-					THEN statement_timestamp() END,
-				j.free_attempts + CASE WHEN i.outcome IN ('snoozed', 'released') THEN 1 ELSE 0 END,
-				CASE
-					WHEN i.outcome IN ('retried', 'failed', 'lease_lost') THEN nullif(i.error, '')
-					WHEN i.outcome = 'cancelled' AND i.error <> '' THEN i.error
-					ELSE j.last_error END,
+			SELECT i.state,
+				CASE WHEN i.keep_run_at THEN j.run_at
+					ELSE statement_timestamp() + i.delay * interval '1 microsecond' END,
+				CASE WHEN i.finished THEN statement_timestamp() END,
+				j.free_attempts + i.free,
+				CASE WHEN i.keep_error THEN j.last_error ELSE nullif(i.error, '') END,
 				NULL::text, NULL::timestamptz
 			FROM jsonb_to_record($2::jsonb -> ` + leaseKeySQL + `)
-				AS i(owner text, outcome text, delay bigint, error text))
+				AS i(state text, keep_run_at boolean, delay bigint, free int, keep_error boolean,
+					error text, finished boolean))
 	WHERE j.id = ANY($1::bigint[]) AND j.status || '' = 'processing'
-		AND j.lease_owner = $2::jsonb -> ` + leaseKeySQL + ` ->> 'owner'
+		AND j.lease_owner = $2::jsonb -> ` + leaseKeySQL + ` ->> 'owner'`
+	applyTail = `
 	RETURNING j.id, j.attempt, j.heartbeat_at, $2::jsonb -> ` + leaseKeySQL + ` AS input
 ), history AS (
 	UPDATE leasehold_attempts a
 	SET ended_at = statement_timestamp(), outcome = d.input ->> 'outcome',
-		error = nullif(d.input ->> 'error', ''), heartbeat_at = d.heartbeat_at
+		error = nullif(d.input ->> 'attempt_error', ''), heartbeat_at = d.heartbeat_at
 	FROM done d
 	WHERE a.job_id = d.id AND a.attempt = d.attempt
 )
 SELECT id FROM done ORDER BY id`
+)
 
-// finishCompletedSQL is finishSQL for the common batch: every outcome
-// completed, every lease of one owner ($1 ids, $2 the leases, see
-// leaseKeySQL, $3 owner). It writes the same columns with the same fence,
-// and saves the per-lease values and CASE expressions: about a quarter of
+// finishSQL applies the transitions of a batch of leases (see applyHead).
+const finishSQL = applyHead + applyTail
+
+// finishUniformSQL is finishSQL for the common batch: one transition for
+// every lease, every lease of one owner ($1 ids, $2 the leases, see
+// leaseKeySQL, $3 owner, then the transition's fields $4 state,
+// $5 keep_run_at, $6 delay µs, $7 finished, $8 free, $9 keep_error,
+// $10 error, $11 outcome, $12 attempt_error). It writes the same columns
+// with the same fence, and saves the per-lease values: about a quarter of
 // the cost of a finish, which is half of what a drained job costs the
 // database.
-const finishCompletedSQL = `WITH done AS (
+const finishUniformSQL = `WITH done AS (
 	UPDATE leasehold_jobs j SET
-		status = 'completed', finished_at = statement_timestamp(), lease_owner = NULL, lease_until = NULL
+		status = $4::text,
+		run_at = CASE WHEN $5::boolean THEN j.run_at
+			ELSE statement_timestamp() + $6::bigint * interval '1 microsecond' END,
+		finished_at = CASE WHEN $7::boolean THEN statement_timestamp() END,
+		free_attempts = j.free_attempts + $8::int,
+		last_error = CASE WHEN $9::boolean THEN j.last_error ELSE nullif($10::text, '') END,
+		lease_owner = NULL, lease_until = NULL
 	WHERE j.id = ANY($1::bigint[]) AND $2::jsonb ? ` + leaseKeySQL + `
 		AND j.lease_owner = $3 AND j.status || '' = 'processing'
 	RETURNING j.id, j.attempt, j.heartbeat_at
 ), history AS (
 	UPDATE leasehold_attempts a
-	SET ended_at = statement_timestamp(), outcome = 'completed', error = NULL, heartbeat_at = d.heartbeat_at
+	SET ended_at = statement_timestamp(), outcome = $11::text, error = nullif($12::text, ''),
+		heartbeat_at = d.heartbeat_at
 	FROM done d
 	WHERE a.job_id = d.id AND a.attempt = d.attempt
 )
 SELECT id FROM done ORDER BY id`
 
-// Finish applies fenced outcomes in one statement, in tx when it is non-nil
-// (see the package documentation for accepted types), and ends their
-// history rows. It returns the ids whose fence matched.
+// Finish applies the fenced transitions of ps in one statement, in tx when
+// it is non-nil (see the package documentation for accepted types), and
+// ends their history rows. It returns the ids whose fence matched.
 func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -88,120 +98,52 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) 
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	if allCompleted(ps) {
-		return d.finishCompleted(ctx, q, ps)
-	}
-	for _, p := range ps {
-		if !finishOutcome(p.Outcome) {
-			return nil, fmt.Errorf("pgdriver: finish %d: unknown outcome %q", p.ID, p.Outcome)
-		}
-	}
-	ids, in, err := finishInputs(ps)
-	if err != nil {
+	if err := driver.ValidateFinish(ps); err != nil {
 		return nil, fmt.Errorf("pgdriver: finish: %w", err)
 	}
-	done, err := collect(ctx, q, newIDScan().scan, finishSQL, ids, in)
+	if driver.Uniform(ps) {
+		return d.finishUniform(ctx, q, ps)
+	}
+	done, err := d.apply(ctx, q, finishSQL, ps)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: finish: %w", err)
 	}
 	return done, nil
 }
 
-// allCompleted reports whether every outcome of ps is completed, by one
-// owner.
-func allCompleted(ps []*driver.FinishParams) bool {
-	for _, p := range ps {
-		if p.Outcome != leasehold.OutcomeCompleted || p.Owner != ps[0].Owner {
-			return false
-		}
+// apply runs query (finishSQL or rescueApplySQL) for the transitions of
+// ps and returns the ids whose fence matched.
+func (d *Driver) apply(ctx context.Context, q querier, query string, ps []*driver.FinishParams) ([]int64, error) {
+	ids, in, err := finishInputs(ps)
+	if err != nil {
+		return nil, err
 	}
-	return true
+	return collect(ctx, q, newIDScan().scan, query, ids, in)
 }
 
-// finishCompleted runs finishCompletedSQL.
-func (d *Driver) finishCompleted(ctx context.Context, q querier, ps []*driver.FinishParams) ([]int64, error) {
+// finishUniform runs finishUniformSQL for a batch driver.Uniform accepts.
+func (d *Driver) finishUniform(ctx context.Context, q querier, ps []*driver.FinishParams) ([]int64, error) {
 	ids, leases := leaseSet(len(ps), func(i int) driver.LeaseRef {
 		return driver.LeaseRef{ID: ps[i].ID, Attempt: ps[i].Attempt}
 	})
-	done, err := collect(ctx, q, newIDScan().scan, finishCompletedSQL, ids, leases, ps[0].Owner)
+	args := append([]any{ids, leases, ps[0].Owner}, uniformArgs(ps[0].Transition)...)
+	done, err := collect(ctx, q, newIDScan().scan, finishUniformSQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: finish: %w", err)
 	}
 	return done, nil
 }
 
-// finishOutcome reports whether o is an outcome Finish can apply.
-func finishOutcome(o leasehold.Outcome) bool {
-	switch o {
-	case leasehold.OutcomeCompleted, leasehold.OutcomeRetried, leasehold.OutcomeFailed,
-		leasehold.OutcomeSnoozed, leasehold.OutcomeReleased, leasehold.OutcomeCancelled,
-		leasehold.OutcomeLeaseLost:
-		return true
-	}
-	return false
+// uniformArgs returns the parameters $4 to $12 of finishUniformSQL for t.
+func uniformArgs(t driver.Transition) []any {
+	return []any{string(t.State), t.KeepRunAt, micros(t.Delay), t.Finished, freed(t), t.KeepLastError,
+		t.LastError, string(t.Outcome), t.AttemptError}
 }
 
-// defaultRescueLimit bounds one watcher pass when RescueParams.Limit is 0.
-const defaultRescueLimit = 1000
-
-// rescueSQL: $1 flag queues, $2 limit. The new state is decided on the
-// locked row; SKIP LOCKED makes concurrent watchers harmless.
-const rescueSQL = `WITH picked AS (
-	SELECT id, lease_owner AS old_owner,
-		CASE WHEN cancel_requested THEN 'cancelled'
-			WHEN attempt - free_attempts >= max_attempts THEN 'failed'
-			WHEN queue = ANY($1::text[]) THEN 'stuck'
-			ELSE 'pending' END AS new_status
-	FROM leasehold_jobs
-	WHERE status = 'processing' AND lease_until < now()
-	ORDER BY lease_until, id
-	LIMIT $2::int
-	FOR UPDATE SKIP LOCKED
-), moved AS (
-	UPDATE leasehold_jobs j SET
-		status = p.new_status,
-		finished_at = CASE WHEN p.new_status IN ('cancelled', 'failed') THEN now() END,
-		lease_owner = NULL,
-		lease_until = NULL,
-		last_error = 'lease expired (owner ' || coalesce(p.old_owner, '') || ')'
-	FROM picked p
-	WHERE j.id = p.id
-	RETURNING j.id, j.queue, j.kind, j.attempt, p.old_owner, j.status, j.heartbeat_at, j.last_error
-), history AS (
-	UPDATE leasehold_attempts a
-	SET ended_at = now(), outcome = 'lease_expired', heartbeat_at = m.heartbeat_at, error = m.last_error
-	FROM moved m
-	WHERE a.job_id = m.id AND a.attempt = m.attempt AND a.ended_at IS NULL
-)
-SELECT id, queue, kind, attempt, coalesce(old_owner, ''), status FROM moved ORDER BY id`
-
-// RescueExpired moves up to p.Limit (default 1000) processing jobs whose
-// lease expired to cancelled, failed, stuck or pending, and ends their
-// history rows with OutcomeLeaseExpired.
-func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = defaultRescueLimit
+// freed is what t adds to free_attempts.
+func freed(t driver.Transition) int {
+	if t.FreeAttempt {
+		return 1
 	}
-	flag := p.FlagQueues
-	if flag == nil {
-		flag = []string{}
-	}
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, scanRescued, rescueSQL, flag, limit)
-	if err != nil {
-		return nil, fmt.Errorf("pgdriver: rescue expired: %w", err)
-	}
-	return jobs, nil
-}
-
-func scanRescued(r scanner) (*leasehold.RescuedJob, error) {
-	var (
-		j     leasehold.RescuedJob
-		state string
-	)
-	if err := r.Scan(&j.ID, &j.Queue, &j.Kind, &j.Attempt, &j.Owner, &state); err != nil {
-		return nil, err
-	}
-	j.NewState = leasehold.JobState(state)
-	return &j, nil
+	return 0
 }

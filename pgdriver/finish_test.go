@@ -6,6 +6,7 @@ import (
 
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 func TestFinishFencing(t *testing.T) {
@@ -13,9 +14,9 @@ func TestFinishFencing(t *testing.T) {
 	insertJobs(t, d, "q", 1)
 	j := claimOne(t, d, "q", "w1", leaseTTL)
 	refused := []*driver.FinishParams{
-		{ID: j.ID, Owner: "w2", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted},     // wrong owner
-		{ID: j.ID, Owner: "w1", Attempt: j.Attempt + 1, Outcome: leasehold.OutcomeCompleted}, // wrong attempt
-		{ID: j.ID, Owner: "w1", Attempt: j.Attempt - 1, Outcome: leasehold.OutcomeFailed},    // stale attempt
+		{ID: j.ID, Owner: "w2", Attempt: j.Attempt, Transition: transition(leasehold.OutcomeCompleted, "")},     // wrong owner
+		{ID: j.ID, Owner: "w1", Attempt: j.Attempt + 1, Transition: transition(leasehold.OutcomeCompleted, "")}, // wrong attempt
+		{ID: j.ID, Owner: "w1", Attempt: j.Attempt - 1, Transition: transition(leasehold.OutcomeFailed, "")},    // stale attempt
 	}
 	for _, p := range refused {
 		if finish(t, d, nil, p) {
@@ -25,7 +26,7 @@ func TestFinishFencing(t *testing.T) {
 	if got := getJob(t, d, j.ID); got.State != leasehold.StateProcessing || got.LeaseOwner != "w1" {
 		t.Fatalf("refused Finish changed the job: %+v", got)
 	}
-	ok := &driver.FinishParams{ID: j.ID, Owner: "w1", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted}
+	ok := &driver.FinishParams{ID: j.ID, Owner: "w1", Attempt: j.Attempt, Transition: transition(leasehold.OutcomeCompleted, "")}
 	if !finish(t, d, nil, ok) {
 		t.Fatal("right fence refused")
 	}
@@ -64,10 +65,8 @@ func TestFinishOutcomes(t *testing.T) {
 	}
 	ps := make([]*driver.FinishParams, len(cases))
 	for i, c := range cases {
-		ps[i] = &driver.FinishParams{ID: jobs[i].ID, Owner: "w", Attempt: 1, Outcome: c.outcome, Delay: time.Hour}
-		if c.lastErr != "" {
-			ps[i].Error = c.lastErr
-		}
+		e := statemachine.Ending{Outcome: c.outcome, Delay: time.Hour, Error: c.lastErr}
+		ps[i] = &driver.FinishParams{ID: jobs[i].ID, Owner: "w", Attempt: 1, Transition: statemachine.Finish(e)}
 	}
 	ids, err := d.Finish(ctx, nil, ps)
 	if err != nil || len(ids) != len(cases) {
@@ -86,7 +85,7 @@ func TestFinishOutcomes(t *testing.T) {
 			t.Errorf("%s: attempts %+v, %v", c.outcome, as, err)
 		}
 	}
-	_, err = d.Finish(ctx, nil, []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Outcome: "exploded"}})
+	_, err = d.Finish(ctx, nil, []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Transition: transition("exploded", "")}})
 	if err == nil {
 		t.Fatal("Finish accepted an unknown outcome")
 	}
@@ -100,7 +99,7 @@ func TestFinishCopiesHeartbeat(t *testing.T) {
 	if _, err := d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: "w", TTL: leaseTTL, Leases: []driver.LeaseRef{{ID: j.ID, Attempt: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}) {
+	if !finish(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}) {
 		t.Fatal("Finish refused")
 	}
 	as, err := d.ListAttempts(ctx, j.ID)

@@ -7,6 +7,7 @@ import (
 
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -94,4 +95,10 @@ func finish(t *testing.T, d *Driver, tx any, p *driver.FinishParams) bool {
 		t.Fatalf("Finish: %v", err)
 	}
 	return len(ids) == 1 && ids[0] == p.ID
+}
+
+// transition is the state machine's transition for outcome o with error
+// text (and no delay).
+func transition(o leasehold.Outcome, text string) driver.Transition {
+	return statemachine.Finish(statemachine.Ending{Outcome: o, Error: text})
 }

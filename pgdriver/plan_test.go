@@ -9,11 +9,12 @@ import (
 )
 
 // TestBatchWritesUsePrimaryKey checks the plans of the statements that
-// write for a batch of leases (Heartbeat, Finish of completed jobs, Finish
-// of mixed outcomes) in the state that once made them quadratic: a queue
-// analyzed while every job was pending, so the statistics say no job has
-// a lease owner. Each must find its jobs through the primary key, never
-// by scanning the table or rescanning its input for every job.
+// write for a batch of leases (Heartbeat, Finish of one transition, Finish
+// of mixed transitions, the rescue's writes) in the state that once made
+// them quadratic: a queue analyzed while every job was pending, so the
+// statistics say no job has a lease owner. Each must find its jobs through
+// the primary key, never by scanning the table or rescanning its input for
+// every job.
 func TestBatchWritesUsePrimaryKey(t *testing.T) {
 	t.Run("postgres", testBatchWritesUsePrimaryKey)
 }
@@ -42,8 +43,9 @@ func testBatchWritesUsePrimaryKey(t *testing.T) {
 	ids, leases := leaseSet(leased, lease)
 	mixed := make([]*driver.FinishParams, leased)
 	for i, j := range jobs {
-		mixed[i] = &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Outcome: leasehold.OutcomeRetried}
+		mixed[i] = &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: j.Attempt, Transition: transition(leasehold.OutcomeRetried, "")}
 	}
+	done := transition(leasehold.OutcomeCompleted, "")
 	_, inputs, err := finishInputs(mixed)
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +56,9 @@ func testBatchWritesUsePrimaryKey(t *testing.T) {
 		args []any
 	}{
 		{"heartbeat", heartbeatSQL, []any{ids, leases, "w", int64(1e6)}},
-		{"finish completed", finishCompletedSQL, []any{ids, leases, "w"}},
+		{"finish uniform (completed)", finishUniformSQL, append([]any{ids, leases, "w"}, uniformArgs(done)...)},
 		{"finish mixed", finishSQL, []any{ids, inputs}},
+		{"rescue", rescueApplySQL, []any{ids, inputs}},
 	} {
 		plan := explain(t, d, s.sql, s.args...)
 		if !strings.Contains(plan, "Index Scan using leasehold_jobs_pkey on leasehold_jobs j") ||

@@ -93,7 +93,7 @@ func TestFinishInCallerTx(t *testing.T) {
 				j := claimOne(t, d, "q", "w1", leaseTTL)
 				tx, commitFn, rollbackFn := k.begin(t, d, url)
 				if !finish(t, d, tx, &driver.FinishParams{
-					ID: j.ID, Owner: "w1", Attempt: j.Attempt, Outcome: leasehold.OutcomeCompleted,
+					ID: j.ID, Owner: "w1", Attempt: j.Attempt, Transition: transition(leasehold.OutcomeCompleted, ""),
 				}) {
 					t.Fatal("Finish in tx: fence did not match")
 				}
@@ -136,7 +136,7 @@ func TestUnsupportedTx(t *testing.T) {
 		if !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Insert(%T): err = %v, want ErrUnsupportedTx", tx, err)
 		}
-		_, err = d.Finish(ctx, tx, []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}})
+		_, err = d.Finish(ctx, tx, []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}})
 		if !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Finish(%T): err = %v, want ErrUnsupportedTx", tx, err)
 		}

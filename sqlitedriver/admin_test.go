@@ -31,7 +31,7 @@ func TestRetryJob(t *testing.T) {
 		t.Errorf("RetryJob(processing) err = %v, want ErrJobRunning", err)
 	}
 	finishOne(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
-		Outcome: leasehold.OutcomeFailed, Error: "x"})
+		Transition: transition(leasehold.OutcomeFailed, "x")})
 	got, err := d.RetryJob(ctx, j.ID)
 	if err != nil || got.State != leasehold.StatePending || got.FreeAttempts != 1 ||
 		!got.FinishedAt.IsZero() || got.ChargedAttempts() != 0 {
@@ -71,7 +71,7 @@ func TestPurge(t *testing.T) {
 	js := claim(t, d, "w", 3, time.Minute, false)
 	for _, j := range js {
 		finishOne(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
-			Outcome: leasehold.OutcomeCompleted})
+			Transition: transition(leasehold.OutcomeCompleted, "")})
 	}
 	if n, err := d.Purge(ctx, &driver.PurgeParams{OlderThan: time.Hour}); err != nil || n != 0 {
 		t.Errorf("Purge(1h) = %d, %v; want 0", n, err)

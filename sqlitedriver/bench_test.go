@@ -37,7 +37,7 @@ func BenchmarkDrain(b *testing.B) {
 				ps := make([]*driver.FinishParams, len(js))
 				for i, j := range js {
 					ps[i] = &driver.FinishParams{ID: j.ID, Owner: owner, Attempt: j.Attempt,
-						Outcome: leasehold.OutcomeCompleted}
+						Transition: transition(leasehold.OutcomeCompleted, "")}
 				}
 				if _, err := d.Finish(ctx, nil, ps); err != nil {
 					b.Error(err)

@@ -67,7 +67,7 @@ func TestClaimTakeOver(t *testing.T) {
 		t.Errorf("attempts after takeover = %+v %+v", as[0], as[1])
 	}
 	if finishOne(t, d, nil, &driver.FinishParams{ID: ins.ID, Owner: "w1", Attempt: 1,
-		Outcome: leasehold.OutcomeCompleted}) {
+		Transition: transition(leasehold.OutcomeCompleted, "")}) {
 		t.Error("old owner's completion accepted after takeover")
 	}
 }

@@ -42,6 +42,17 @@
 // once at the start of each transaction, while holding the write lock, and
 // never uses the Go process's clock. Durations are added to it.
 //
+// # Transitions
+//
+// Finish and RescueExpired move jobs out of processing by applying the
+// driver.Transition the client computed, column by column, fenced by (id,
+// status = 'processing', lease_owner, attempt); the SQL holds no state
+// machine of its own and knows no outcome's name. A batch whose leases
+// share one owner and one transition (typically all completed) is written
+// by a statement with the transition's fields as scalar parameters.
+// RescueExpired reads the expired jobs, asks RescueParams.Decide for each
+// transition and applies them, all in one BEGIN IMMEDIATE transaction.
+//
 // # Several processes
 //
 // Several processes (or several Drivers in one process) may open the same

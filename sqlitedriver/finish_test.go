@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // claimOne inserts one job and claims it for "w".
@@ -51,7 +52,7 @@ func TestFinishOutcomes(t *testing.T) {
 				errText = "boom"
 			}
 			if !finishOne(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
-				Outcome: c.outcome, Delay: time.Hour, Error: errText}) {
+				Transition: statemachine.Finish(statemachine.Ending{Outcome: c.outcome, Delay: time.Hour, Error: errText})}) {
 				t.Fatal("fence did not match")
 			}
 			got := mustGet(t, d, j.ID)
@@ -76,9 +77,9 @@ func TestFinishFencing(t *testing.T) {
 	d := openTest(t)
 	j := claimOne(t, d, 3)
 	for _, p := range []*driver.FinishParams{
-		{ID: j.ID, Owner: "intruder", Attempt: 1, Outcome: leasehold.OutcomeCompleted},
-		{ID: j.ID, Owner: "w", Attempt: 2, Outcome: leasehold.OutcomeCompleted},
-		{ID: j.ID, Owner: "w", Attempt: 0, Outcome: leasehold.OutcomeFailed},
+		{ID: j.ID, Owner: "intruder", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")},
+		{ID: j.ID, Owner: "w", Attempt: 2, Transition: transition(leasehold.OutcomeCompleted, "")},
+		{ID: j.ID, Owner: "w", Attempt: 0, Transition: transition(leasehold.OutcomeFailed, "")},
 	} {
 		if finishOne(t, d, nil, p) {
 			t.Errorf("Finish %+v accepted", p)
@@ -90,14 +91,14 @@ func TestFinishFencing(t *testing.T) {
 	if a := attempts(t, d, j.ID)[0]; !a.EndedAt.IsZero() {
 		t.Fatalf("refused finishes ended the attempt: %+v", a)
 	}
-	ok := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}
+	ok := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}
 	if !finishOne(t, d, nil, ok) {
 		t.Fatal("right fence refused")
 	}
 	if finishOne(t, d, nil, ok) {
 		t.Fatal("second completion accepted")
 	}
-	if _, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{{ID: j.ID, Outcome: "exploded"}}); err == nil {
+	if _, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{{ID: j.ID, Transition: transition("exploded", "")}}); err == nil {
 		t.Error("unknown outcome accepted")
 	}
 }
@@ -107,9 +108,9 @@ func TestFinishBatchPartial(t *testing.T) {
 	insertN(t, d, 3)
 	js := claim(t, d, "w", 3, time.Minute, false)
 	ids, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{
-		{ID: js[0].ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted},
-		{ID: js[1].ID, Owner: "x", Attempt: 1, Outcome: leasehold.OutcomeCompleted},
-		{ID: js[2].ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeRetried, Error: "e"},
+		{ID: js[0].ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")},
+		{ID: js[1].ID, Owner: "x", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")},
+		{ID: js[2].ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeRetried, "e")},
 	})
 	if err != nil || len(ids) != 2 || ids[0] != js[0].ID || ids[1] != js[2].ID {
 		t.Fatalf("Finish = %v, %v; want [%d %d]", ids, err, js[0].ID, js[2].ID)
@@ -126,7 +127,7 @@ func TestFinishInTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := claimOne(t, d, 3)
-	p := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeCompleted}
+	p := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}
 	for _, commit := range []bool{false, true} {
 		tx, err := d.DB().BeginTx(ctx, nil)
 		if err != nil {

@@ -119,7 +119,7 @@ func TestUnsupportedTx(t *testing.T) {
 		if _, err := d.Insert(ctx, tx, []*driver.InsertParams{job(`{}`)}); !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Insert(%T) err = %v, want ErrUnsupportedTx", tx, err)
 		}
-		_, err := d.Finish(ctx, tx, []*driver.FinishParams{{ID: 1, Outcome: leasehold.OutcomeCompleted}})
+		_, err := d.Finish(ctx, tx, []*driver.FinishParams{{ID: 1, Transition: transition(leasehold.OutcomeCompleted, "")}})
 		if !errors.Is(err, leasehold.ErrUnsupportedTx) {
 			t.Errorf("Finish(%T) err = %v, want ErrUnsupportedTx", tx, err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 func TestHeartbeat(t *testing.T) {
@@ -62,7 +63,7 @@ func TestRescueExpired(t *testing.T) {
 	if _, err := d.CancelJob(ctx, ins[3].ID); err != nil {
 		t.Fatal(err)
 	}
-	rescued, err := d.RescueExpired(ctx, &driver.RescueParams{FlagQueues: []string{"flag"}})
+	rescued, err := d.RescueExpired(ctx, &driver.RescueParams{Decide: statemachine.Rescuer([]string{"flag"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestRescueExpired(t *testing.T) {
 			t.Errorf("attempt after rescue = %+v", a)
 		}
 	}
-	if again, err := d.RescueExpired(ctx, &driver.RescueParams{}); err != nil || len(again) != 0 {
+	if again, err := d.RescueExpired(ctx, &driver.RescueParams{Decide: statemachine.Rescuer(nil)}); err != nil || len(again) != 0 {
 		t.Errorf("second rescue = %v, %v", again, err)
 	}
 	if j := mustGet(t, d, ins[4].ID); j.State != leasehold.StateProcessing {

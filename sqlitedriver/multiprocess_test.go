@@ -99,7 +99,7 @@ func TestHelperWorker(t *testing.T) {
 		ps := make([]*driver.FinishParams, len(js))
 		for i, j := range js {
 			ps[i] = &driver.FinishParams{ID: j.ID, Owner: owner, Attempt: j.Attempt,
-				Outcome: leasehold.OutcomeCompleted}
+				Transition: transition(leasehold.OutcomeCompleted, "")}
 		}
 		ids, err := d.Finish(ctx, nil, ps)
 		if err != nil || len(ids) != len(js) {

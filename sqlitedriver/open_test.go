@@ -53,7 +53,7 @@ func TestNewCallerDB(t *testing.T) {
 		t.Fatalf("Insert in the caller's tx: %v", err)
 	}
 	ids, err := d.Finish(ctx, tx, []*driver.FinishParams{{ID: res[0].Job.ID, Owner: "w", Attempt: 1,
-		Outcome: leasehold.OutcomeCompleted}})
+		Transition: transition(leasehold.OutcomeCompleted, "")}})
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("Finish of an unclaimed job in tx = %v, %v; want refused", ids, err)
 	}
@@ -81,9 +81,9 @@ func TestFinishStaleAndCurrentInOneBatch(t *testing.T) {
 		t.Fatalf("takeover = %+v", cur)
 	}
 	ids, err := d.Finish(ctx, nil, []*driver.FinishParams{
-		{ID: cur.ID, Owner: "w", Attempt: 1, Outcome: leasehold.OutcomeLeaseLost},
-		{ID: cur.ID, Owner: "x", Attempt: 2, Outcome: leasehold.OutcomeFailed},
-		{ID: cur.ID, Owner: "w", Attempt: 2, Outcome: leasehold.OutcomeCompleted},
+		{ID: cur.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeLeaseLost, "")},
+		{ID: cur.ID, Owner: "x", Attempt: 2, Transition: transition(leasehold.OutcomeFailed, "")},
+		{ID: cur.ID, Owner: "w", Attempt: 2, Transition: transition(leasehold.OutcomeCompleted, "")},
 	})
 	if err != nil || len(ids) != 1 || ids[0] != cur.ID {
 		t.Fatalf("Finish = %v, %v; want [%d]", ids, err, cur.ID)

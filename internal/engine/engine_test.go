@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -36,7 +37,7 @@ func TestHandlerErrorIsClassified(t *testing.T) {
 	newRig(t, db, rigOpts{run: func(context.Context, *leasetype.JobRow) error { return errors.New("boom") }})
 	waitFor(t, "outcome", func() bool { return len(db.outcomes()) == 1 })
 	p := db.outcomes()[1]
-	if p.Outcome != leasetype.OutcomeRetried || p.Delay != time.Second || p.Error != "boom" {
+	if p.Outcome != leasetype.OutcomeRetried || p.Delay != time.Second || p.LastError != "boom" || p.AttemptError != "boom" {
 		t.Fatalf("outcome %+v, want the classifier's retry after 1s with the error text", p)
 	}
 }
@@ -97,7 +98,7 @@ func TestHeartbeatCancelRequested(t *testing.T) {
 	db.mu.Unlock()
 	r.hb.Beat(context.Background())
 	waitFor(t, "outcome", func() bool { return len(db.outcomes()) == 1 })
-	if p := db.outcomes()[1]; p.Outcome != leasetype.OutcomeCancelled || p.Error != "cancelled by operator" {
+	if p := db.outcomes()[1]; p.Outcome != leasetype.OutcomeCancelled || p.AttemptError != "cancelled by operator" {
 		t.Fatalf("outcome %+v, want cancelled by operator", p)
 	}
 }
@@ -147,7 +148,7 @@ func TestPoisonedOutcomeDoesNotHoldBackItsBatch(t *testing.T) {
 		db.held[row.ID] = true
 		l := &Lease{Row: row, window: win}
 		leases.add(l)
-		k.Submit(l.finish("w1", Result{Outcome: leasetype.OutcomeCompleted})) // queued: one batch at Start
+		k.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted})) // queued: one batch at Start
 	}
 	if err := k.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestSubmitAfterStopDrops(t *testing.T) {
 	r.stop(time.Second)
 	l := &Lease{Row: rows(1)[0], window: r.win}
 	r.leas.add(l)
-	r.comp.Submit(l.finish("w1", Result{Outcome: leasetype.OutcomeCompleted}))
+	r.comp.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
 	if r.rec.count(leasetype.EventOutcomeDropped) != 1 || r.leas.Len() != 0 {
 		t.Fatal("an outcome submitted after Stop was neither dropped nor forgotten")
 	}

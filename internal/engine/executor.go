@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/internal/service"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -100,7 +101,7 @@ func (e *Executor) releaseNow(l *Lease) {
 func (e *Executor) release(l *Lease) {
 	if l.finalized.CompareAndSwap(false, true) {
 		l.cancel(ErrShutdown)
-		e.cfg.Completer.Submit(l.finish(e.cfg.Owner, Result{Outcome: leasetype.OutcomeReleased}))
+		e.cfg.Completer.Submit(l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
 	}
 }
 
@@ -177,6 +178,6 @@ func (e *Executor) skipUnsafeStart(l *Lease) bool {
 		e.cfg.Leases.forget(l) // a heartbeat found it taken over: nothing to write
 		return true
 	}
-	e.cfg.Completer.Submit(l.finish(e.cfg.Owner, Result{Outcome: leasetype.OutcomeReleased}))
+	e.cfg.Completer.Submit(l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
 	return true
 }

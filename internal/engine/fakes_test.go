@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -223,8 +224,8 @@ func (r *rig) stop(timeout time.Duration) {
 }
 
 // classifyRetry retries every error after a second.
-func classifyRetry(row *leasetype.JobRow, err error) Result {
-	return Result{Outcome: leasetype.OutcomeRetried, Delay: time.Second, Error: err.Error()}
+func classifyRetry(row *leasetype.JobRow, err error) statemachine.Ending {
+	return statemachine.Ending{Outcome: leasetype.OutcomeRetried, Delay: time.Second, Error: err.Error()}
 }
 
 // waitFor polls cond for up to 5 s.

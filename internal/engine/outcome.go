@@ -6,22 +6,13 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
-// Result is the outcome of an attempt, before it becomes a fenced write.
-type Result struct {
-	Outcome leasetype.Outcome
-	// Delay is how long after the database's now a retried or snoozed job
-	// becomes claimable again.
-	Delay time.Duration
-	// Error is the attempt's error text.
-	Error string
-}
-
 // Classify turns a handler's error (never nil) into the attempt's result:
 // the client's policy of permanent errors, snoozes, cancels and retries.
-type Classify func(row *leasetype.JobRow, err error) Result
+type Classify func(row *leasetype.JobRow, err error) statemachine.Ending
 
 // Emit receives the engine's events. It must not block.
 type Emit func(leasetype.Event)
@@ -49,16 +40,18 @@ type finishItem struct {
 
 // finish returns the lease's outcome item, set to res. Only the caller
 // that set finalized may call it.
-func (l *Lease) finish(owner string, res Result) *finishItem {
+func (l *Lease) finish(owner string, e statemachine.Ending) *finishItem {
 	l.fin = finishItem{lease: l}
 	l.fin.p = driver.FinishParams{ID: l.Row.ID, Owner: owner, Attempt: l.Row.Attempt}
-	l.fin.set(res)
+	l.fin.set(e)
 	return &l.fin
 }
 
-// set makes res the item's fenced write.
-func (it *finishItem) set(res Result) {
-	it.p.Outcome, it.p.Delay, it.p.Error = res.Outcome, res.Delay, res.Error
+// set makes the item's fenced write the transition of the ending e: the
+// one place where the engine turns an outcome into what the driver
+// applies.
+func (it *finishItem) set(e statemachine.Ending) {
+	it.p.Transition = statemachine.Finish(e)
 }
 
 // event returns the item's outcome event of kind k.
@@ -69,7 +62,7 @@ func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
 // decide turns a handler's result into the fenced write to make, or nil
 // when there is nothing this client may write.
 func (e *Executor) decide(l *Lease, err error) *finishItem {
-	item := l.finish(e.cfg.Owner, Result{})
+	item := l.finish(e.cfg.Owner, statemachine.Ending{})
 	item.err = err
 	cause := context.Cause(l.ctx)
 	// After a CompleteTx, whatever the handler returned, a refusal of this
@@ -79,15 +72,15 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 	case err == nil && item.afterTx:
 		item.set(e.cfg.Classify(l.Row, ErrCompleteTxRolledBack))
 	case err == nil:
-		item.set(Result{Outcome: leasetype.OutcomeCompleted})
+		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})
 	case l.lostInDB.Load(), errors.Is(err, leasetype.ErrLeaseLost):
 		return nil // the lease is someone else's now: nothing to write
 	case errors.Is(cause, leasetype.ErrJobCancelled):
-		item.set(Result{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
+		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
 	case l.expiredLocally.Load():
-		item.set(Result{Outcome: leasetype.OutcomeLeaseLost, Error: "lease not renewed in time; worker gave it up"})
+		item.set(statemachine.Ending{Outcome: leasetype.OutcomeLeaseLost, Error: "lease not renewed in time; worker gave it up"})
 	case errors.Is(cause, ErrShutdown):
-		item.set(Result{Outcome: leasetype.OutcomeReleased})
+		item.set(statemachine.Ending{Outcome: leasetype.OutcomeReleased})
 	default:
 		item.set(e.cfg.Classify(l.Row, err))
 	}

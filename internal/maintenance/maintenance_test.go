@@ -23,7 +23,7 @@ type fakeRescue struct {
 	mu      sync.Mutex
 	expired int
 	calls   int
-	flagged []string
+	decided []leasetype.JobState // what Decide said of a payments job, per call
 	err     error
 }
 
@@ -31,7 +31,7 @@ func (f *fakeRescue) RescueExpired(_ context.Context, p *driver.RescueParams) ([
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
-	f.flagged = p.FlagQueues
+	f.decided = append(f.decided, p.Decide(&leasetype.JobRow{Queue: "payments", MaxAttempts: 5, Attempt: 1}).State)
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -61,8 +61,8 @@ func TestRescuerPassMovesEveryBatch(t *testing.T) {
 		t.Fatalf("moved %d in %d calls with %d events; want %d in 3 calls, one event each",
 			len(moved), f.calls, events.Load(), 2*rescueBatch+5)
 	}
-	if len(f.flagged) != 1 || f.flagged[0] != "payments" {
-		t.Fatalf("flag queues %v, want [payments]", f.flagged)
+	if f.decided[0] != leasetype.StateStuck {
+		t.Fatalf("the pass decided %v for a job of the flagged queue, want stuck", f.decided[0])
 	}
 }
 

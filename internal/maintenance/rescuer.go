@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -36,11 +37,13 @@ type RescuerConfig struct {
 type Rescuer struct {
 	Periodic
 	cfg RescuerConfig
+	// decide is the state machine's transition of an expired lease.
+	decide func(*leasetype.JobRow) driver.Transition
 }
 
 // NewRescuer returns a stuck watcher.
 func NewRescuer(cfg RescuerConfig) *Rescuer {
-	r := &Rescuer{cfg: cfg}
+	r := &Rescuer{cfg: cfg, decide: statemachine.Rescuer(cfg.FlagQueues)}
 	r.Periodic = Periodic{Interval: cfg.Interval, Pass: func(ctx context.Context) {
 		_, err := r.Pass(ctx)
 		logFailure(ctx, cfg.Logger, "leasehold: stuck watcher pass failed", err)
@@ -53,7 +56,7 @@ func NewRescuer(cfg RescuerConfig) *Rescuer {
 func (r *Rescuer) Pass(ctx context.Context) ([]*leasetype.RescuedJob, error) {
 	var all []*leasetype.RescuedJob
 	for {
-		moved, err := r.cfg.Driver.RescueExpired(ctx, &driver.RescueParams{FlagQueues: r.cfg.FlagQueues, Limit: rescueBatch})
+		moved, err := r.cfg.Driver.RescueExpired(ctx, &driver.RescueParams{Decide: r.decide, Limit: rescueBatch})
 		if err != nil {
 			return all, fmt.Errorf("leasehold: rescue expired leases: %w", err)
 		}

@@ -6,39 +6,35 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 )
 
-// finishCompletedSQL is finishSQL for the common batch: every outcome
-// completed, every lease of one owner (?3). ?2 is a JSON array of
-// [id, attempt]. It writes the same columns with the same fence, and saves
-// parsing four more fields of every entry and the CASE expressions.
-const finishCompletedSQL = `UPDATE leasehold_jobs SET status = 'completed', finished_at = ?1,
+// finishUniformSQL is finishSQL for the common batch: one transition for
+// every lease, every lease of one owner (?3). ?2 is a JSON array of
+// [id, attempt]; the transition's fields are ?4 state, ?5 keep_run_at,
+// ?6 delay µs, ?7 free, ?8 keep_error, ?9 error, ?10 finished. It writes
+// the same columns with the same fence, and saves parsing ten more fields
+// of every entry.
+const finishUniformSQL = `UPDATE leasehold_jobs SET
+    status = ?4,
+    run_at = CASE WHEN ?5 THEN run_at ELSE ?1 + ?6 END,
+    free_attempts = free_attempts + ?7,
+    finished_at = CASE WHEN ?10 THEN ?1 END,
+    last_error = CASE WHEN ?8 THEN last_error ELSE NULLIF(?9, '') END,
     lease_owner = NULL, lease_until = NULL
 FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
 WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
   AND leasehold_jobs.lease_owner = ?3 AND +leasehold_jobs.status = 'processing'
 RETURNING id, attempt`
 
-// endCompletedSQL ends the attempts in ?2 (the [id, attempt] entries whose
-// fence matched) as completed, copying the job's last heartbeat.
-const endCompletedSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = 'completed', error = NULL,
+// endUniformSQL ends the attempts in ?2 (the [id, attempt] entries whose
+// fence matched) with outcome ?3 and error ?4, copying the job's last
+// heartbeat.
+const endUniformSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = ?3, error = NULLIF(?4, ''),
     heartbeat_at = (SELECT j.heartbeat_at FROM leasehold_jobs AS j WHERE j.id = r.rid)
 FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
 WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt
   AND leasehold_attempts.ended_at IS NULL`
-
-// allCompleted reports whether every outcome of ps is completed, by one
-// owner.
-func allCompleted(ps []*driver.FinishParams) bool {
-	for _, p := range ps {
-		if p.Outcome != leasehold.OutcomeCompleted || p.Owner != ps[0].Owner {
-			return false
-		}
-	}
-	return true
-}
 
 // leasePairs encodes the leases of ps that keep(id, attempt) accepts as a
 // JSON array of [id, attempt].
@@ -61,22 +57,26 @@ func leasePairs(ps []*driver.FinishParams, keep func(id int64, attempt int) bool
 	return string(append(b, ']'))
 }
 
-// finishCompleted is Finish for a batch allCompleted accepts.
-func (d *Driver) finishCompleted(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams) ([]int64, error) {
+// finishUniform is Finish for a batch driver.Uniform accepts.
+func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams) ([]int64, error) {
 	all := leasePairs(ps, func(int64, int) bool { return true })
+	tr := ps[0].Transition
 	var done []int64
 	err := d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		matched, err := d.finishJobs(ctx, tx, finishCompletedSQL, now, all, ps[0].Owner)
+		matched, err := d.finishJobs(ctx, tx, finishUniformSQL, now, all, ps[0].Owner,
+			string(tr.State), flag(tr.KeepRunAt), micros(tr.Delay), flag(tr.FreeAttempt),
+			flag(tr.KeepLastError), tr.LastError, flag(tr.Finished))
 		if err != nil || len(matched) == 0 {
 			return err
 		}
 		applied := func(id int64, attempt int) bool { a, ok := matched[id]; return ok && a == attempt }
-		if _, err := d.exec(ctx, tx, endCompletedSQL, now, leasePairs(ps, applied)); err != nil {
+		_, err = d.exec(ctx, tx, endUniformSQL, now, leasePairs(ps, applied), string(tr.Outcome), tr.AttemptError)
+		if err != nil {
 			return fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
 		}
 		done = appliedIDs(ps, matched)
 		return nil
-	}, finishCompletedSQL, endCompletedSQL)
+	}, finishUniformSQL, endUniformSQL)
 	if err != nil {
 		return nil, err
 	}

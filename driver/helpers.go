@@ -1,0 +1,74 @@
+package driver
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// This file holds what every driver's Finish and RescueExpired do alike,
+// for drivers to share; none of it touches a database.
+
+// ValidateFinish returns an error naming the first lease of ps whose
+// transition fails Transition.Validate. Finish calls it before writing
+// anything.
+func ValidateFinish(ps []*FinishParams) error {
+	for _, p := range ps {
+		if err := p.Transition.Validate(); err != nil {
+			return fmt.Errorf("job %d: %w", p.ID, err)
+		}
+	}
+	return nil
+}
+
+// Uniform reports whether every lease of ps has one owner and one
+// transition: a batch a driver may write with the transition's fields as
+// scalar parameters of one statement, instead of one value per lease.
+func Uniform(ps []*FinishParams) bool {
+	for _, p := range ps {
+		if p.Owner != ps[0].Owner || p.Transition != ps[0].Transition {
+			return false
+		}
+	}
+	return true
+}
+
+// RescueWrites returns the fenced write of each job in jobs (processing
+// jobs whose lease expired, as a driver's RescueExpired read them) with
+// the transition decide gives it, index by index. It returns an error
+// when a transition fails Validate. It is for drivers implementing
+// RescueExpired.
+func RescueWrites(jobs []*leasetype.JobRow, decide func(*leasetype.JobRow) Transition) ([]*FinishParams, error) {
+	ps := make([]*FinishParams, len(jobs))
+	for i, j := range jobs {
+		t := decide(j)
+		if err := t.Validate(); err != nil {
+			return nil, fmt.Errorf("job %d: %w", j.ID, err)
+		}
+		ps[i] = &FinishParams{ID: j.ID, Owner: j.LeaseOwner, Attempt: j.Attempt, Transition: t}
+	}
+	return ps, nil
+}
+
+// Rescued returns, ordered by id, what RescueExpired reports for each job
+// of jobs whose write (ps, index by index, from RescueWrites) was applied:
+// those whose id is in applied. It is for drivers implementing
+// RescueExpired.
+func Rescued(jobs []*leasetype.JobRow, ps []*FinishParams, applied []int64) []*leasetype.RescuedJob {
+	done := make(map[int64]bool, len(applied))
+	for _, id := range applied {
+		done[id] = true
+	}
+	out := make([]*leasetype.RescuedJob, 0, len(applied))
+	for i, j := range jobs {
+		if done[j.ID] {
+			out = append(out, &leasetype.RescuedJob{
+				ID: j.ID, Queue: j.Queue, Kind: j.Kind, Attempt: j.Attempt, Owner: j.LeaseOwner, NewState: ps[i].State,
+			})
+		}
+	}
+	slices.SortFunc(out, func(a, b *leasetype.RescuedJob) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}

@@ -1,0 +1,67 @@
+package driver
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+func TestUniform(t *testing.T) {
+	done := Transition{State: leasetype.StateCompleted, KeepRunAt: true, KeepLastError: true, Finished: true,
+		Outcome: leasetype.OutcomeCompleted}
+	other := done
+	other.AttemptError = "x"
+	p := func(owner string, t Transition) *FinishParams {
+		return &FinishParams{ID: 1, Owner: owner, Attempt: 1, Transition: t}
+	}
+	cases := []struct {
+		ps   []*FinishParams
+		want bool
+	}{
+		{[]*FinishParams{p("w", done)}, true},
+		{[]*FinishParams{p("w", done), p("w", done)}, true},
+		{[]*FinishParams{p("w", done), p("v", done)}, false},
+		{[]*FinishParams{p("w", done), p("w", other)}, false},
+	}
+	for i, c := range cases {
+		if got := Uniform(c.ps); got != c.want {
+			t.Errorf("case %d: Uniform = %v, want %v", i, got, c.want)
+		}
+	}
+}
+
+func TestRescueWritesAndRescued(t *testing.T) {
+	jobs := []*leasetype.JobRow{
+		{ID: 9, Queue: "q", Kind: "k", Attempt: 2, LeaseOwner: "a"},
+		{ID: 4, Queue: "r", Kind: "k", Attempt: 1, LeaseOwner: "b"},
+		{ID: 6, Queue: "q", Kind: "k", Attempt: 1, LeaseOwner: "a"},
+	}
+	decide := func(j *leasetype.JobRow) Transition {
+		s := leasetype.StatePending
+		if j.Queue == "r" {
+			s = leasetype.StateStuck
+		}
+		return Transition{State: s, KeepRunAt: true, LastError: "e", Outcome: leasetype.OutcomeLeaseExpired}
+	}
+	ps, err := RescueWrites(jobs, decide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps {
+		if p.ID != jobs[i].ID || p.Owner != jobs[i].LeaseOwner || p.Attempt != jobs[i].Attempt || p.Transition != decide(jobs[i]) {
+			t.Errorf("write %d = %+v, want the fence and transition of job %+v", i, p, jobs[i])
+		}
+	}
+	got := Rescued(jobs, ps, []int64{9, 4})
+	want := []*leasetype.RescuedJob{
+		{ID: 4, Queue: "r", Kind: "k", Attempt: 1, Owner: "b", NewState: leasetype.StateStuck},
+		{ID: 9, Queue: "q", Kind: "k", Attempt: 2, Owner: "a", NewState: leasetype.StatePending},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Rescued = %+v, want %+v", got, want)
+	}
+	if _, err := RescueWrites(jobs, func(*leasetype.JobRow) Transition { return Transition{} }); err == nil {
+		t.Error("RescueWrites accepted an invalid transition")
+	}
+}

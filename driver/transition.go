@@ -1,0 +1,105 @@
+package driver
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// Transition is the complete description of one job's move out of
+// processing: what Finish writes for an outcome and what RescueExpired
+// writes for an expired lease. The engine computes it (package
+// internal/statemachine is the state machine, written once); a driver
+// applies it column by column, without interpreting it, and never derives
+// anything from outcome names. Every time it sets is the database clock's
+// now at the write ("now" below).
+//
+// Applying a transition to a job writes exactly:
+//
+//	status        = State
+//	run_at        = run_at (unchanged) when KeepRunAt, else now + Delay
+//	free_attempts = free_attempts + 1 when FreeAttempt, else unchanged
+//	last_error    = last_error (unchanged) when KeepLastError,
+//	                else LastError (NULL when empty)
+//	finished_at   = now when Finished, else NULL
+//	lease_owner   = NULL, lease_until = NULL
+//
+// and ends the lease's attempt row: ended_at = now, outcome = Outcome,
+// error = AttemptError (NULL when empty), heartbeat_at = the job's
+// heartbeat_at. attempt, heartbeat_at and cancel_requested are not
+// changed. Drivers refuse a transition that Validate refuses.
+type Transition struct {
+	// State is the job's new state: pending, completed, failed, cancelled
+	// or stuck; never processing.
+	State leasetype.JobState
+	// KeepRunAt leaves run_at unchanged, so that a pending job keeps its
+	// place in line ahead of newer work. When false, run_at becomes the
+	// database clock's now plus Delay.
+	KeepRunAt bool
+	// Delay is added to now to make the new run_at when KeepRunAt is
+	// false; it must be zero when KeepRunAt is true.
+	Delay time.Duration
+	// FreeAttempt frees the attempt (free_attempts + 1): it is not charged
+	// to the retry budget (see JobRow.ChargedAttempts). When false the
+	// attempt is charged.
+	FreeAttempt bool
+	// KeepLastError leaves last_error unchanged. When false, last_error
+	// becomes LastError (NULL when LastError is empty).
+	KeepLastError bool
+	// LastError is the job's new last_error when KeepLastError is false;
+	// it must be empty when KeepLastError is true.
+	LastError string
+	// Finished sets finished_at to now; when false finished_at becomes
+	// NULL. It must equal State.Finished(): a job has a finish time
+	// exactly when its state is terminal.
+	Finished bool
+	// Outcome is recorded on the attempt's history row: one of the ended
+	// outcomes (completed, retried, failed, snoozed, released,
+	// lease_expired, lease_lost, cancelled).
+	Outcome leasetype.Outcome
+	// AttemptError is the error text recorded on the attempt's history row
+	// (NULL when empty).
+	AttemptError string
+}
+
+// endedOutcomes are the outcomes an attempt row can end with.
+var endedOutcomes = []leasetype.Outcome{
+	leasetype.OutcomeCompleted, leasetype.OutcomeRetried, leasetype.OutcomeFailed,
+	leasetype.OutcomeSnoozed, leasetype.OutcomeReleased, leasetype.OutcomeLeaseExpired,
+	leasetype.OutcomeLeaseLost, leasetype.OutcomeCancelled,
+}
+
+// Validate returns an error unless t is a transition a driver may apply:
+// a known state other than processing, Finished agreeing with it, an ended
+// outcome, no Delay with KeepRunAt and no LastError with KeepLastError.
+// Every such transition has one meaning, so that two equal transitions
+// are two identical writes.
+func (t Transition) Validate() error {
+	if !t.State.Valid() || t.State == leasetype.StateProcessing {
+		return fmt.Errorf("transition to state %q: want pending, completed, failed, cancelled or stuck", t.State)
+	}
+	if t.Finished != t.State.Finished() {
+		return fmt.Errorf("transition to state %s with Finished %v: a job is finished exactly when its state is terminal", t.State, t.Finished)
+	}
+	if !ended(t.Outcome) {
+		return fmt.Errorf("transition with attempt outcome %q: not an ended outcome", t.Outcome)
+	}
+	if t.KeepRunAt && t.Delay != 0 {
+		return fmt.Errorf("transition keeping run_at with a delay of %v", t.Delay)
+	}
+	if t.KeepLastError && t.LastError != "" {
+		return fmt.Errorf("transition keeping last_error with a new last_error %q", t.LastError)
+	}
+	return nil
+}
+
+// ended reports whether o is an outcome an attempt row can end with.
+func ended(o leasetype.Outcome) bool {
+	for _, e := range endedOutcomes {
+		if o == e {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,33 @@
+package driver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+func TestTransitionValidate(t *testing.T) {
+	ok := Transition{State: leasetype.StatePending, KeepRunAt: true, KeepLastError: true, Outcome: leasetype.OutcomeReleased}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid transition refused: %v", err)
+	}
+	bad := map[string]func(*Transition){
+		"no state":                   func(t *Transition) { t.State = "" },
+		"unknown state":              func(t *Transition) { t.State = "done" },
+		"processing":                 func(t *Transition) { t.State = leasetype.StateProcessing },
+		"finished non-terminal":      func(t *Transition) { t.Finished = true },
+		"terminal not finished":      func(t *Transition) { t.State = leasetype.StateCompleted },
+		"running outcome":            func(t *Transition) { t.Outcome = leasetype.OutcomeRunning },
+		"unknown outcome":            func(t *Transition) { t.Outcome = "exploded" },
+		"delay with kept run_at":     func(t *Transition) { t.Delay = time.Second },
+		"error with kept last_error": func(t *Transition) { t.LastError = "x" },
+	}
+	for name, change := range bad {
+		tr := ok
+		change(&tr)
+		if err := tr.Validate(); err == nil {
+			t.Errorf("%s: %+v accepted", name, tr)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+)
+
+// defaultRescueLimit bounds one watcher pass when RescueParams.Limit is 0.
+const defaultRescueLimit = 1000
+
+// selectExpiredSQL reads up to ?2 processing jobs whose lease expired
+// before ?1, oldest lease first.
+const selectExpiredSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs
+WHERE status = 'processing' AND lease_until < ?1 ORDER BY lease_until, id LIMIT ?2 + 0`
+
+// rescueApplySQL is finishSQL fenced by the lease still being expired as
+// well.
+const rescueApplySQL = applySQL + ` AND leasehold_jobs.lease_until < ?1
+RETURNING id, attempt`
+
+// RescueExpired reads up to p.Limit (default 1000) processing jobs whose
+// lease expired, asks p.Decide for the transition of each and applies
+// them fenced, ending their attempts, in one BEGIN IMMEDIATE transaction:
+// no other writer runs between the read and the writes.
+func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
+	if p.Decide == nil {
+		return nil, errors.New("sqlitedriver: rescue expired: RescueParams.Decide is nil")
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultRescueLimit
+	}
+	var rescued []*leasehold.RescuedJob
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		var err error
+		rescued, err = d.rescue(ctx, tx, now, limit, p.Decide)
+		return err
+	}, selectExpiredSQL, rescueApplySQL, endFinishedSQL)
+	if err != nil {
+		return nil, err
+	}
+	return rescued, nil
+}
+
+// rescue is RescueExpired inside its transaction.
+func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+	jobs, err := d.expiredJobs(ctx, tx, now, limit)
+	if err != nil || len(jobs) == 0 {
+		return nil, err
+	}
+	ps, err := driver.RescueWrites(jobs, decide)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: rescue: %w", err)
+	}
+	entries := finishEntries(ps)
+	arr, err := jsonParam(entries)
+	if err != nil {
+		return nil, err
+	}
+	matched, err := d.apply(ctx, tx, rescueApplySQL, now, arr, entries)
+	if err != nil {
+		return nil, err
+	}
+	return driver.Rescued(jobs, ps, appliedIDs(ps, matched)), nil
+}
+
+// expiredJobs returns up to limit jobs whose lease expired before now.
+func (d *Driver) expiredJobs(ctx context.Context, tx *sql.Tx, now int64, limit int) ([]*leasehold.JobRow, error) {
+	rows, err := d.query(ctx, tx, selectExpiredSQL, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
+	}
+	defer rows.Close()
+	var jobs []*leasehold.JobRow
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
+	}
+	return jobs, nil
+}
