@@ -96,6 +96,7 @@ func invariants() []invariant {
 		{"InsertBulk", testInsertBulk},
 		{"RetryJob", testRetryJob},
 		{"CancelJob", testCancelJob},
+		{"OperatorActionsAfterHeartbeat", testOperatorActionsAfterHeartbeat},
 		{"NotFound", testNotFound},
 		{"ListJobs", testListJobs},
 		{"QueueStatsNeverClaimed", testQueueStatsNeverClaimed},

@@ -11,10 +11,11 @@ import (
 )
 
 // retrySQL makes a non-processing job ?2 pending now (?1) with a fresh
-// retry budget.
+// retry budget, and clears what its last lease left (owner, expiry, last
+// heartbeat), as PostgreSQL's does.
 const retrySQL = `UPDATE leasehold_jobs SET status = 'pending', run_at = ?1,
     free_attempts = attempt, finished_at = NULL, cancel_requested = 0,
-    lease_owner = NULL, lease_until = NULL
+    lease_owner = NULL, lease_until = NULL, heartbeat_at = NULL
 WHERE id = ?2 AND status IN ('pending', 'stuck', 'failed', 'completed', 'cancelled')
 RETURNING ` + jobCols
 
