@@ -53,34 +53,18 @@ func leaseSet(n int, lease func(i int) driver.LeaseRef) (ids []int64, set []byte
 	return ids, append(set, '}')
 }
 
-// finishInput is the value of a lease in the object of finishSQL and
-// rescueApplySQL: its owner and its transition's fields.
-type finishInput struct {
-	Owner        string `json:"owner"`
-	State        string `json:"state"`
-	KeepRunAt    bool   `json:"keep_run_at"`
-	Delay        int64  `json:"delay"` // microseconds
-	Free         int    `json:"free"`
-	KeepError    bool   `json:"keep_error"`
-	Error        string `json:"error"`
-	Finished     bool   `json:"finished"`
-	Outcome      string `json:"outcome"`
-	AttemptError string `json:"attempt_error"`
-}
-
-// finishInputs encodes the transitions of ps as an object keyed by lease,
-// with their ids for the index scan.
+// finishInputs encodes the transitions of ps as an object keyed by lease
+// whose values are the arrays applyHead reads, with their ids for the
+// index scan.
 func finishInputs(ps []*driver.FinishParams) (ids []int64, in []byte, err error) {
 	ids = make([]int64, len(ps))
-	in = append(make([]byte, 0, 160*len(ps)), '{')
+	in = append(make([]byte, 0, 96*len(ps)), '{')
 	for i, p := range ps {
 		ids[i] = p.ID
 		t := p.Transition
-		v, err := json.Marshal(finishInput{
-			Owner: p.Owner, State: string(t.State), KeepRunAt: t.KeepRunAt, Delay: micros(t.Delay),
-			Free: freed(t), KeepError: t.KeepLastError, Error: t.LastError, Finished: t.Finished,
-			Outcome: string(t.Outcome), AttemptError: t.AttemptError,
-		})
+		v, err := json.Marshal([]any{p.Owner, string(t.State), flag(t.KeepRunAt), micros(t.Delay),
+			flag(t.FreeAttempt), flag(t.KeepLastError), t.LastError, flag(t.Finished),
+			string(t.Outcome), t.AttemptError})
 		if err != nil {
 			return nil, nil, err
 		}
