@@ -128,7 +128,7 @@ func testFinishInvalidTransition(c *tc) {
 	rows := c.insertN(2, "q", "k")
 	h := c.claimID(c.d, rows[0].ID, "w", liveTTL, false)
 	other := c.claimID(c.d, rows[1].ID, "w", liveTTL, false)
-	s, os := c.snap(h.ID), c.snap(other.ID)
+	s, otherSnap := c.snap(h.ID), c.snap(other.ID)
 	valid := fin(h, leasehold.OutcomeCompleted).Transition
 	bad := map[string]driver.Transition{
 		"outcome bogus":     fin(h, "bogus").Transition,
@@ -148,7 +148,7 @@ func testFinishInvalidTransition(c *tc) {
 		}
 	}
 	c.unchanged("Finish with an invalid transition", s)
-	c.unchanged("Finish of a batch with an invalid transition", os)
+	c.unchanged("Finish of a batch with an invalid transition", otherSnap)
 }
 
 // withState returns t moved to state s.

@@ -49,7 +49,8 @@
 // status = 'processing', lease_owner, attempt); the SQL holds no state
 // machine of its own and knows no outcome's name. A batch whose leases
 // share one owner and one transition (typically all completed) is written
-// by a statement with the transition's fields as scalar parameters.
+// by a statement built from the transition that sets only the columns it
+// changes.
 // RescueExpired reads the expired jobs, asks RescueParams.Decide for each
 // transition and applies them, all in one BEGIN IMMEDIATE transaction.
 //

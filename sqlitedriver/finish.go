@@ -147,7 +147,7 @@ func (d *Driver) apply(ctx context.Context, tx *sql.Tx, query string, now int64,
 	return matched, nil
 }
 
-// finishJobs runs query (finishSQL, finishUniformSQL or rescueApplySQL)
+// finishJobs runs query (finishSQL, uniformSQL's or rescueApplySQL)
 // with args and returns the attempt of each job it updated.
 func (d *Driver) finishJobs(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[int64]int, error) {
 	rows, err := d.query(ctx, tx, query, args...)

@@ -5,27 +5,52 @@ import (
 	"database/sql"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/leasehold/leasehold/driver"
 )
 
-// finishUniformSQL is finishSQL for the common batch: one transition for
-// every lease, every lease of one owner (?3). ?2 is a JSON array of
-// [id, attempt]; the transition's fields are ?4 state, ?5 keep_run_at,
-// ?6 delay µs, ?7 free, ?8 keep_error, ?9 error, ?10 finished. It writes
-// the same columns with the same fence, and saves parsing ten more fields
-// of every entry.
-const finishUniformSQL = `UPDATE leasehold_jobs SET
-    status = ?4,
-    run_at = CASE WHEN ?5 THEN run_at ELSE ?1 + ?6 END,
-    free_attempts = free_attempts + ?7,
-    finished_at = CASE WHEN ?10 THEN ?1 END,
-    last_error = CASE WHEN ?8 THEN last_error ELSE NULLIF(?9, '') END,
-    lease_owner = NULL, lease_until = NULL
+// uniformFrom is the rest of a uniform batch's statement after its SET
+// list: the leases ?2 (a JSON array of [id, attempt]) of owner ?3, found
+// by id and fenced as in applySQL.
+const uniformFrom = `
 FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
 WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
   AND leasehold_jobs.lease_owner = ?3 AND +leasehold_jobs.status = 'processing'
 RETURNING id, attempt`
+
+// uniformSQL returns finishSQL for the common batch, one transition t for
+// every lease and every lease of one owner, with t's fields as parameters
+// from ?4 on (returned; ?1 is now, ?2 the leases, ?3 the owner). It writes
+// what applySQL writes with the same fence, but sets only the columns t
+// changes, so that it saves parsing ten fields of every entry and, for a
+// batch of completions, evaluating any expression per row: a CASE on a
+// parameter, evaluated for every row, costs SQLite about a tenth of a
+// drained job. Each shape of transition is one statement text, prepared
+// once.
+func uniformSQL(t driver.Transition) (string, []any) {
+	var b strings.Builder
+	args := []any{string(t.State)}
+	b.WriteString("UPDATE leasehold_jobs SET status = ?4")
+	if !t.KeepRunAt {
+		args = append(args, micros(t.Delay))
+		fmt.Fprintf(&b, ", run_at = ?1 + ?%d", 3+len(args))
+	}
+	if t.FreeAttempt {
+		b.WriteString(", free_attempts = free_attempts + 1")
+	}
+	if !t.KeepLastError {
+		args = append(args, t.LastError)
+		fmt.Fprintf(&b, ", last_error = NULLIF(?%d, '')", 3+len(args))
+	}
+	if t.Finished {
+		b.WriteString(", finished_at = ?1")
+	} else {
+		b.WriteString(", finished_at = NULL")
+	}
+	b.WriteString(", lease_owner = NULL, lease_until = NULL" + uniformFrom)
+	return b.String(), args
+}
 
 // endUniformSQL ends the attempts in ?2 (the [id, attempt] entries whose
 // fence matched) with outcome ?3 and error ?4, copying the job's last
@@ -61,11 +86,10 @@ func leasePairs(ps []*driver.FinishParams, keep func(id int64, attempt int) bool
 func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams) ([]int64, error) {
 	all := leasePairs(ps, func(int64, int) bool { return true })
 	tr := ps[0].Transition
+	query, targs := uniformSQL(tr)
 	var done []int64
 	err := d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		matched, err := d.finishJobs(ctx, tx, finishUniformSQL, now, all, ps[0].Owner,
-			string(tr.State), flag(tr.KeepRunAt), micros(tr.Delay), flag(tr.FreeAttempt),
-			flag(tr.KeepLastError), tr.LastError, flag(tr.Finished))
+		matched, err := d.finishJobs(ctx, tx, query, append([]any{now, all, ps[0].Owner}, targs...)...)
 		if err != nil || len(matched) == 0 {
 			return err
 		}
@@ -76,7 +100,7 @@ func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.Fini
 		}
 		done = appliedIDs(ps, matched)
 		return nil
-	}, finishUniformSQL, endUniformSQL)
+	}, query, endUniformSQL)
 	if err != nil {
 		return nil, err
 	}
