@@ -200,8 +200,7 @@ type RescueParams struct {
 	// the jobs it is rescuing, so it must be quick and must not call the
 	// driver. It is required.
 	Decide func(job *leasetype.JobRow) Transition
-	// Limit caps the jobs one pass moves; 0 means the driver's default
-	// (1000).
+	// Limit caps the jobs one pass moves; 0 means DefaultRescueLimit.
 	Limit int
 }
 

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -33,6 +34,22 @@ func Uniform(ps []*FinishParams) bool {
 		}
 	}
 	return true
+}
+
+// DefaultRescueLimit is how many jobs one RescueExpired moves at most
+// when RescueParams.Limit is 0.
+const DefaultRescueLimit = 1000
+
+// RescueLimit returns how many jobs RescueExpired with p may move at
+// most, or an error when p has no Decide.
+func RescueLimit(p *RescueParams) (int, error) {
+	if p.Decide == nil {
+		return 0, errors.New("RescueParams.Decide is nil")
+	}
+	if p.Limit <= 0 {
+		return DefaultRescueLimit, nil
+	}
+	return p.Limit, nil
 }
 
 // RescueWrites returns the fenced write of each job in jobs (processing

@@ -65,3 +65,15 @@ func TestRescueWritesAndRescued(t *testing.T) {
 		t.Error("RescueWrites accepted an invalid transition")
 	}
 }
+
+func TestRescueLimit(t *testing.T) {
+	decide := func(*leasetype.JobRow) Transition { return Transition{} }
+	for _, c := range []struct{ limit, want int }{{0, DefaultRescueLimit}, {-1, DefaultRescueLimit}, {7, 7}} {
+		if got, err := RescueLimit(&RescueParams{Decide: decide, Limit: c.limit}); err != nil || got != c.want {
+			t.Errorf("RescueLimit(Limit %d) = %d, %v; want %d", c.limit, got, err, c.want)
+		}
+	}
+	if _, err := RescueLimit(&RescueParams{Limit: 5}); err == nil {
+		t.Error("RescueLimit accepted params without Decide")
+	}
+}

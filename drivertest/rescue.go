@@ -22,7 +22,8 @@ type rescueCase struct {
 // cancelled (cancel requested), failed (budget exhausted), stuck (flagged
 // queue) or pending, in that precedence; lease fields are cleared,
 // finished_at set for terminal states, the history row ended with
-// lease_expired, and live leases and pending jobs are not touched.
+// lease_expired, and live leases and pending jobs are not touched. A pass
+// without RescueParams.Decide is refused.
 func testRescueExpired(c *tc) {
 	cases := []rescueCase{
 		{"rq", 3, false, leasehold.StatePending},
@@ -62,6 +63,12 @@ func testRescueExpired(c *tc) {
 	c.waitExpired(expired...)
 	untouched := []snapshot{c.snap(live.ID), c.snap(rows[len(cases)+1].ID)}
 
+	if res, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{Limit: 100}); err == nil {
+		c.Errorf("RescueExpired without Decide = %d jobs, nil; want an error", len(res))
+	}
+	for _, s := range untouched {
+		c.unchanged("RescueExpired without Decide", s)
+	}
 	before := c.now()
 	res, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{Decide: statemachine.Rescuer([]string{"flagq"}), Limit: 100})
 	after := c.now()

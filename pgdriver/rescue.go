@@ -2,16 +2,12 @@ package pgdriver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 )
-
-// defaultRescueLimit bounds one watcher pass when RescueParams.Limit is 0.
-const defaultRescueLimit = 1000
 
 // selectExpiredSQL locks up to $1 processing jobs whose lease expired,
 // oldest lease first. SKIP LOCKED makes concurrent watchers harmless: each
@@ -27,19 +23,17 @@ FOR UPDATE SKIP LOCKED`
 const rescueApplySQL = applyHead + `
 		AND j.lease_until < statement_timestamp()` + applyTail
 
-// RescueExpired locks up to p.Limit (default 1000) processing jobs whose
-// lease expired, asks p.Decide for the transition of each and applies them
-// fenced, ending their history rows, in one transaction.
+// RescueExpired locks up to p.Limit (default driver.DefaultRescueLimit)
+// processing jobs whose lease expired, asks p.Decide for the transition of
+// each and applies them fenced, ending their history rows, in one
+// transaction.
 func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
-	if p.Decide == nil {
-		return nil, errors.New("pgdriver: rescue expired: RescueParams.Decide is nil")
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = defaultRescueLimit
+	limit, err := driver.RescueLimit(p)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: rescue expired: %w", err)
 	}
 	var out []*leasehold.RescuedJob
-	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var err error
 		out, err = d.rescue(ctx, pgxQuerier{tx}, limit, p.Decide)
 		return err

@@ -3,15 +3,11 @@ package sqlitedriver
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 )
-
-// defaultRescueLimit bounds one watcher pass when RescueParams.Limit is 0.
-const defaultRescueLimit = 1000
 
 // selectExpiredSQL reads up to ?2 processing jobs whose lease expired
 // before ?1, oldest lease first.
@@ -23,20 +19,18 @@ WHERE status = 'processing' AND lease_until < ?1 ORDER BY lease_until, id LIMIT 
 const rescueApplySQL = applySQL + ` AND leasehold_jobs.lease_until < ?1
 RETURNING id, attempt`
 
-// RescueExpired reads up to p.Limit (default 1000) processing jobs whose
-// lease expired, asks p.Decide for the transition of each and applies
-// them fenced, ending their attempts, in one BEGIN IMMEDIATE transaction:
-// no other writer runs between the read and the writes.
+// RescueExpired reads up to p.Limit (default driver.DefaultRescueLimit)
+// processing jobs whose lease expired, asks p.Decide for the transition of
+// each and applies them fenced, ending their attempts, in one BEGIN
+// IMMEDIATE transaction: no other writer runs between the read and the
+// writes.
 func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
-	if p.Decide == nil {
-		return nil, errors.New("sqlitedriver: rescue expired: RescueParams.Decide is nil")
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = defaultRescueLimit
+	limit, err := driver.RescueLimit(p)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: rescue expired: %w", err)
 	}
 	var rescued []*leasehold.RescuedJob
-	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		var err error
 		rescued, err = d.rescue(ctx, tx, now, limit, p.Decide)
 		return err
@@ -75,17 +69,5 @@ func (d *Driver) expiredJobs(ctx context.Context, tx *sql.Tx, now int64, limit i
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
 	}
-	defer rows.Close()
-	var jobs []*leasehold.JobRow
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
-		}
-		jobs = append(jobs, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
-	}
-	return jobs, nil
+	return scanJobs(rows)
 }
