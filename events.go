@@ -21,6 +21,7 @@ const (
 	EventFenceRefused    = leasetype.EventFenceRefused    // its outcome was refused: the lease was someone else's
 	EventOutcomeDropped  = leasetype.EventOutcomeDropped  // its outcome was given up unwritten
 	EventLeaseLost       = leasetype.EventLeaseLost       // its handler was cancelled: lease taken over or not renewed
+	EventHeartbeat       = leasetype.EventHeartbeat       // a heartbeat statement renewed leases
 	EventHeartbeatFailed = leasetype.EventHeartbeatFailed // a heartbeat statement failed
 	EventFinishFailed    = leasetype.EventFinishFailed    // an outcome statement failed and will be retried
 	EventRescued         = leasetype.EventRescued         // the stuck watcher moved an expired lease

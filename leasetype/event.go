@@ -9,7 +9,9 @@ type EventKind string
 const (
 	// EventClaimed: a fetcher leased the job (Job holds the claimed row).
 	EventClaimed EventKind = "claimed"
-	// EventStarted: the job's handler is about to run.
+	// EventStarted: the job's handler is about to run. Duration is how
+	// long after its claim was sent (the claim's round trip and the wait
+	// for a worker goroutine).
 	EventStarted EventKind = "started"
 	// EventNotStarted: the job was claimed but its handler was not run,
 	// because its lease was past its safe window (a late claim reply, a
@@ -35,6 +37,10 @@ const (
 	// it could not be renewed within its safe window and the worker gave it
 	// up.
 	EventLeaseLost EventKind = "lease_lost"
+	// EventHeartbeat: a heartbeat statement renewed leases; Leases is how
+	// many it tried to renew, Duration its round trip. Leases it did not
+	// renew each get an EventLeaseLost.
+	EventHeartbeat EventKind = "heartbeat"
 	// EventHeartbeatFailed: a heartbeat statement failed; Leases is how
 	// many leases it tried to renew, Err why. The watchdog gives up the
 	// leases that stay unrenewed past their safe window.
@@ -55,20 +61,22 @@ type Event struct {
 	// Time is when the client emitted the event, by its own clock. It is
 	// set for subscribers only, not for the client's own counters.
 	Time time.Time
-	// Job is the job, for every kind except EventHeartbeatFailed,
-	// EventFinishFailed and EventRescued.
+	// Job is the job, for every kind except EventHeartbeat,
+	// EventHeartbeatFailed, EventFinishFailed and EventRescued.
 	Job *JobRow
 	// Outcome is the attempt's outcome, for EventFinished,
 	// EventFenceRefused and EventOutcomeDropped.
 	Outcome Outcome
-	// Duration is how long the handler ran, for the same kinds.
+	// Duration is how long the handler ran, for the same kinds; the time
+	// from claim to start for EventStarted; the round trip of an
+	// EventHeartbeat.
 	Duration time.Duration
 	// Err is the handler's error for outcome events, and the failure for
 	// EventNotStarted, EventLeaseLost, EventHeartbeatFailed and
 	// EventFinishFailed.
 	Err error
-	// Leases counts the leases of an EventHeartbeatFailed or
-	// EventFinishFailed.
+	// Leases counts the leases of an EventHeartbeat, EventHeartbeatFailed
+	// or EventFinishFailed.
 	Leases int
 	// Rescued is the moved job, for EventRescued.
 	Rescued *RescuedJob

@@ -32,6 +32,20 @@ func TestClaimedJobsRunAndComplete(t *testing.T) {
 	}
 }
 
+func TestStartedEventCarriesClaimToStart(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	db.claimDelay = 30 * time.Millisecond
+	r := newRig(t, db, rigOpts{})
+	waitFor(t, "outcome", func() bool { return len(db.outcomes()) == 1 })
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	for _, ev := range r.rec.evs {
+		if ev.Kind == leasetype.EventStarted && ev.Duration < 30*time.Millisecond {
+			t.Fatalf("started %v after the claim was sent, want at least the 30ms claim reply", ev.Duration)
+		}
+	}
+}
+
 func TestHandlerErrorIsClassified(t *testing.T) {
 	db := newFakeDB(rows(1)...)
 	newRig(t, db, rigOpts{run: func(context.Context, *leasetype.JobRow) error { return errors.New("boom") }})
@@ -97,6 +111,9 @@ func TestHeartbeatCancelRequested(t *testing.T) {
 	db.cancelAsked[1] = true
 	db.mu.Unlock()
 	r.hb.Beat(context.Background())
+	if r.rec.count(leasetype.EventHeartbeat) == 0 {
+		t.Fatal("a heartbeat that renewed a lease emitted no heartbeat event")
+	}
 	waitFor(t, "outcome", func() bool { return len(db.outcomes()) == 1 })
 	if p := db.outcomes()[1]; p.Outcome != leasetype.OutcomeCancelled || p.AttemptError != "cancelled by operator" {
 		t.Fatalf("outcome %+v, want cancelled by operator", p)

@@ -77,6 +77,7 @@ func (e *Executor) hold(q *queue, row *leasetype.JobRow, sent int64) *Lease {
 	l := &Lease{Row: row, slot: q, window: e.cfg.Window}
 	l.ctx, l.cancel = context.WithCancelCause(context.WithValue(e.cfg.Base, leaseKey{}, l))
 	l.renewedAt.Store(sent)
+	l.claimSent = sent
 	e.cfg.Leases.add(l)
 	e.running.Add(1)
 	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventClaimed, Job: row})
@@ -131,8 +132,8 @@ func (e *Executor) runClaimed(l *Lease) {
 // completer has written that outcome: a queue of outcomes waiting for a
 // busy database must not let the leases behind them expire.
 func (e *Executor) runLease(l *Lease) {
-	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventStarted, Job: l.Row})
 	start := e.cfg.Window.Clock.Now()
+	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventStarted, Job: l.Row, Duration: time.Duration(start - l.claimSent)})
 	err := e.cfg.Run(l.ctx, l.Row)
 	ran := e.cfg.Window.Clock.Now() - start
 	e.running.Add(-1)

@@ -97,6 +97,8 @@ func (h *Heartbeater) beatChunk(ctx context.Context, leases []*Lease) {
 		}
 		return
 	}
+	h.cfg.Emit(leasetype.Event{Kind: leasetype.EventHeartbeat, Leases: len(refs),
+		Duration: time.Duration(h.cfg.Window.Clock.Now() - sent)})
 	byID := make(map[int64]*driver.HeartbeatResult, len(held))
 	for _, r := range held {
 		byID[r.ID] = r

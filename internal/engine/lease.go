@@ -53,6 +53,8 @@ type Lease struct {
 	completedTx atomic.Pointer[callerTx]
 	// fin is the lease's outcome once submitted (see finish).
 	fin finishItem
+	// claimSent is the Clock reading at which the claim was sent.
+	claimSent int64
 	// slot is the producer's queue whose worker slot the lease holds.
 	slot *queue
 }
