@@ -43,7 +43,14 @@ const DefaultEventBuffer = 1024
 // and counted in Stats().EventsDropped. The client's own Stats are built
 // on the same events, but never dropped.
 func (c *Client) Subscribe(kinds ...EventKind) (<-chan Event, func()) {
-	s := &subscriber{ch: make(chan Event, DefaultEventBuffer), kinds: slices.Clone(kinds)}
+	return c.SubscribeBuffered(DefaultEventBuffer, kinds...)
+}
+
+// SubscribeBuffered is Subscribe with a channel of buffer events (at
+// least 1): a consumer that must miss nothing under bursts, such as a
+// metrics exporter, gives itself room.
+func (c *Client) SubscribeBuffered(buffer int, kinds ...EventKind) (<-chan Event, func()) {
+	s := &subscriber{ch: make(chan Event, max(buffer, 1)), kinds: slices.Clone(kinds)}
 	c.events.add(s)
 	var once sync.Once
 	return s.ch, func() { once.Do(func() { c.events.remove(s) }) }

@@ -242,4 +242,13 @@ func testSlowSubscriber(e *clientEnv, c *leasehold.Client) {
 	if c.Stats().EventsDropped == 0 {
 		e.Fatal("no event counted as dropped for a subscriber that never reads")
 	}
+	roomy, stopRoomy := c.SubscribeBuffered(10 * n)
+	defer stopRoomy()
+	if _, err := c.InsertMany(e.ctx, nil, jobs); err != nil {
+		e.Fatal(err)
+	}
+	e.waitFor("the second batch completed", time.Minute, func() bool { return c.Stats().Completed == 2*int64(n)+1 })
+	if len(roomy) < 3*n {
+		e.Fatalf("the roomy subscriber holds %d events, want every one of the batch's %d", len(roomy), 3*n)
+	}
 }
