@@ -1,0 +1,225 @@
+package leaseholdotel_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/leasehold/leasehold"
+	leaseholdotel "github.com/leasehold/leasehold/contrib/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// attrs returns kvs as a map, for comparing whole attribute sets.
+func attrs(kvs []attribute.KeyValue) map[string]any {
+	m := make(map[string]any, len(kvs))
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value.AsInterface()
+	}
+	return m
+}
+
+func wantAttrs(t *testing.T, s tracetest.SpanStub, want map[string]any) {
+	t.Helper()
+	if got := attrs(s.Attributes); !reflect.DeepEqual(got, want) {
+		t.Errorf("span %q attributes:\n got %v\nwant %v", s.Name, got, want)
+	}
+}
+
+// TestInsertThenWork checks the default design: the insert span is a
+// producer child of the caller's span, the work span a consumer child of
+// the insert span in the same trace, each with exactly the documented
+// attributes, and the handler's context carries the work span.
+func TestInsertThenWork(t *testing.T) {
+	e := setup(t, leaseholdotel.Options{}, true, true)
+	ctx, req := e.tp.Tracer("test").Start(t.Context(), "request")
+	res, err := e.client.Insert(ctx, taskArgs{}, nil)
+	must(t, err)
+	req.End()
+	e.start(t)
+	seen := e.waitHandled(t)
+	work := e.waitSpans(t, trace.SpanKindConsumer, 1)[0]
+	ins := e.ofKind(trace.SpanKindProducer)
+	if len(ins) != 1 {
+		t.Fatalf("%d insert spans, want 1", len(ins))
+	}
+	in := ins[0]
+	if in.Name != "leasehold.insert task" || work.Name != "leasehold.work task" {
+		t.Errorf("span names %q, %q", in.Name, work.Name)
+	}
+	if in.Parent.SpanID() != req.SpanContext().SpanID() {
+		t.Errorf("insert span's parent %v, want the request span %v", in.Parent.SpanID(), req.SpanContext().SpanID())
+	}
+	if work.Parent.SpanID() != in.SpanContext.SpanID() || work.SpanContext.TraceID() != req.SpanContext().TraceID() {
+		t.Errorf("work span: parent %v in trace %v, want insert span %v in trace %v",
+			work.Parent.SpanID(), work.SpanContext.TraceID(), in.SpanContext.SpanID(), req.SpanContext().TraceID())
+	}
+	if !work.Parent.IsRemote() || len(work.Links) != 0 {
+		t.Errorf("work span's parent remote=%v, links %v: want a remote parent and no link", work.Parent.IsRemote(), work.Links)
+	}
+	if seen.SpanID() != work.SpanContext.SpanID() {
+		t.Errorf("handler's context carries span %v, want the work span %v", seen.SpanID(), work.SpanContext.SpanID())
+	}
+	id := res.Job.ID
+	wantAttrs(t, in, map[string]any{
+		"messaging.system": "leasehold", "messaging.operation.type": "send", "messaging.operation.name": "insert",
+		"messaging.destination.name": "default", "leasehold.job.kind": "task", "leasehold.job.queue": "default",
+		"leasehold.job.id": id,
+	})
+	wantAttrs(t, work, map[string]any{
+		"messaging.system": "leasehold", "messaging.operation.type": "process", "messaging.operation.name": "work",
+		"messaging.destination.name": "default", "leasehold.job.kind": "task", "leasehold.job.queue": "default",
+		"leasehold.job.id": id, "leasehold.job.attempt": int64(1), "leasehold.lease.owner": owner,
+		"leasehold.outcome": "completed",
+	})
+	for _, s := range []tracetest.SpanStub{in, work} {
+		if s.Status.Code != codes.Unset || len(s.Events) != 0 {
+			t.Errorf("span %q: status %v, events %v; want neither", s.Name, s.Status, s.Events)
+		}
+	}
+}
+
+// TestNewTraceLinks checks Options.NewTrace: the work span is the root of
+// its own trace, linked to the insert span.
+func TestNewTraceLinks(t *testing.T) {
+	e := setup(t, leaseholdotel.Options{NewTrace: true}, true, true)
+	_, err := e.client.Insert(t.Context(), taskArgs{}, nil)
+	must(t, err)
+	e.start(t)
+	work := e.waitSpans(t, trace.SpanKindConsumer, 1)[0]
+	in := e.ofKind(trace.SpanKindProducer)[0]
+	if work.Parent.IsValid() {
+		t.Errorf("work span has parent %v, want a root", work.Parent.SpanID())
+	}
+	if work.SpanContext.TraceID() == in.SpanContext.TraceID() {
+		t.Error("work span is in the insert span's trace, want a trace of its own")
+	}
+	if len(work.Links) != 1 || !work.Links[0].SpanContext.Equal(in.SpanContext.WithRemote(true)) {
+		t.Errorf("work span links %v, want one to the insert span %v", work.Links, in.SpanContext)
+	}
+}
+
+// TestWorkWithoutCarriedContext checks that a job inserted without the
+// insert middleware gets a root work span, even when the client's
+// context holds a span.
+func TestWorkWithoutCarriedContext(t *testing.T) {
+	e := setup(t, leaseholdotel.Options{}, false, true)
+	res, err := e.client.Insert(t.Context(), taskArgs{}, nil)
+	must(t, err)
+	if len(res.Job.Metadata) != 0 && string(res.Job.Metadata) != "{}" {
+		t.Errorf("metadata without insert middleware: %s", res.Job.Metadata)
+	}
+	ctx, boot := e.tp.Tracer("test").Start(t.Context(), "boot")
+	defer boot.End()
+	must(t, e.client.Start(ctx))
+	work := e.waitSpans(t, trace.SpanKindConsumer, 1)[0]
+	if work.Parent.IsValid() || len(work.Links) != 0 {
+		t.Errorf("work span: parent %v, links %v; want a root without links", work.Parent, work.Links)
+	}
+}
+
+// TestWorkOutcomes checks the outcome attribute, status and recorded
+// error of each way a handler ends.
+func TestWorkOutcomes(t *testing.T) {
+	cases := []struct {
+		do, outcome, errText string
+	}{
+		{"permanent", "failed", "permanent: card declined"},
+		{"error", "error", "provider timeout"},
+		{"cancel", "cancelled", "cancelled: order withdrawn"},
+		{"panic", "panic", "handler panicked"},
+		{"snooze", "snoozed", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.do, func(t *testing.T) {
+			e := setup(t, leaseholdotel.Options{}, true, true)
+			_, err := e.client.Insert(t.Context(), taskArgs{Do: tc.do}, nil)
+			must(t, err)
+			e.start(t)
+			work := e.waitSpans(t, trace.SpanKindConsumer, 1)[0]
+			if got := attrs(work.Attributes)["leasehold.outcome"]; got != tc.outcome {
+				t.Errorf("outcome %v, want %s", got, tc.outcome)
+			}
+			if tc.errText == "" {
+				if work.Status.Code != codes.Unset || len(work.Events) != 0 {
+					t.Errorf("status %v, events %v; want neither", work.Status, work.Events)
+				}
+				return
+			}
+			if work.Status.Code != codes.Error || work.Status.Description != tc.errText {
+				t.Errorf("status %v, want Error %q", work.Status, tc.errText)
+			}
+			if len(work.Events) != 1 || work.Events[0].Name != "exception" ||
+				attrs(work.Events[0].Attributes)["exception.message"] != tc.errText {
+				t.Errorf("events %v, want one exception %q", work.Events, tc.errText)
+			}
+		})
+	}
+}
+
+// TestInsertMany checks the span of a batch of mixed kinds: one span,
+// named without a kind, with the batch size, and the same trace context
+// in every job.
+func TestInsertMany(t *testing.T) {
+	e := setup(t, leaseholdotel.Options{}, true, false)
+	res, err := e.client.InsertMany(t.Context(), nil, []leasehold.InsertManyParams{
+		{Args: taskArgs{}}, {Args: otherArgs{}, Opts: &leasehold.InsertOpts{Queue: "mail"}},
+	})
+	must(t, err)
+	ins := e.ofKind(trace.SpanKindProducer)
+	if len(ins) != 1 {
+		t.Fatalf("%d insert spans, want 1", len(ins))
+	}
+	if ins[0].Name != "leasehold.insert" {
+		t.Errorf("name %q", ins[0].Name)
+	}
+	wantAttrs(t, ins[0], map[string]any{
+		"messaging.system": "leasehold", "messaging.operation.type": "send", "messaging.operation.name": "insert",
+		"messaging.batch.message_count": int64(2),
+	})
+	want := traceparent(ins[0])
+	for _, r := range res {
+		if got := carried(t, r.Job.Metadata)["traceparent"]; got != want {
+			t.Errorf("job %d carries %q, want %q", r.Job.ID, got, want)
+		}
+	}
+}
+
+// traceparent is the W3C traceparent header of span s.
+func traceparent(s tracetest.SpanStub) string {
+	return fmt.Sprintf("00-%s-%s-%s", s.SpanContext.TraceID(), s.SpanContext.SpanID(), s.SpanContext.TraceFlags())
+}
+
+// TestOutcomeFromContextCause checks the outcomes that come from the
+// handler context's cause rather than from its error.
+func TestOutcomeFromContextCause(t *testing.T) {
+	for _, tc := range []struct {
+		cause   error
+		outcome string
+	}{
+		{leasehold.ErrLeaseLost, "lease_lost"},
+		{leasehold.ErrJobCancelled, "cancelled"},
+		{context.Canceled, "error"},
+	} {
+		e := setup(t, leaseholdotel.Options{}, false, false)
+		ctx, cancel := context.WithCancelCause(t.Context())
+		cancel(tc.cause)
+		job := &leasehold.JobRow{ID: 7, Kind: "task", Queue: "default", Attempt: 2, LeaseOwner: owner}
+		mw := leaseholdotel.New(leaseholdotel.Options{TracerProvider: e.tp}).WorkMiddleware()
+		err := mw.Work(ctx, job, func(ctx context.Context) error { return ctx.Err() })
+		if err != context.Canceled {
+			t.Errorf("middleware returned %v, want the handler's error", err)
+		}
+		spans := e.ofKind(trace.SpanKindConsumer)
+		if len(spans) != 1 {
+			t.Fatalf("%d spans, want 1", len(spans))
+		}
+		if got := attrs(spans[0].Attributes)["leasehold.outcome"]; got != tc.outcome {
+			t.Errorf("cause %v: outcome %v, want %s", tc.cause, got, tc.outcome)
+		}
+	}
+}

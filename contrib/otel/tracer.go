@@ -1,0 +1,89 @@
+package leaseholdotel
+
+import (
+	"sync"
+
+	"github.com/leasehold/leasehold"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the spans: the name of the
+// tracer this package asks the TracerProvider for.
+const ScopeName = "github.com/leasehold/leasehold/contrib/otel"
+
+// MetadataKey is the key of the job's metadata object under which the
+// insert span's trace context is carried to the work spans, as an object
+// of the propagator's fields ("traceparent", "tracestate", …).
+const MetadataKey = "otel"
+
+// Options configures a Tracer. The zero value traces with the global
+// tracer provider.
+type Options struct {
+	// TracerProvider makes the spans. Default: otel.GetTracerProvider(),
+	// which follows a provider set globally later.
+	TracerProvider trace.TracerProvider
+	// Propagator writes the trace context into a job's metadata and reads
+	// it back. Default: the global propagator (otel.GetTextMapPropagator)
+	// when one with fields was set before New, propagation.TraceContext
+	// otherwise (the global default propagates nothing).
+	Propagator propagation.TextMapPropagator
+	// NewTrace makes each work span the root of a trace of its own,
+	// linked to the insert span, instead of its child.
+	NewTrace bool
+}
+
+// Tracer makes the insert and work spans of leasehold clients. One
+// Tracer may serve any number of clients; it is safe for concurrent use.
+type Tracer struct {
+	tracer   trace.Tracer
+	prop     propagation.TextMapPropagator
+	newTrace bool
+	names    sync.Map // job kind -> *spanNames
+}
+
+// spanNames are the span names of one job kind, built once.
+type spanNames struct{ insert, work string }
+
+// New returns a Tracer configured by o.
+func New(o Options) *Tracer {
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	prop := o.Propagator
+	if prop == nil {
+		prop = otel.GetTextMapPropagator()
+		if len(prop.Fields()) == 0 {
+			prop = propagation.TraceContext{}
+		}
+	}
+	return &Tracer{
+		tracer:   tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		prop:     prop,
+		newTrace: o.NewTrace,
+	}
+}
+
+// InsertMiddleware returns the insert middleware that starts the insert
+// spans and writes their trace context into the jobs' metadata.
+func (t *Tracer) InsertMiddleware() leasehold.InsertMiddleware {
+	return leasehold.InsertMiddlewareFunc(t.insert)
+}
+
+// WorkMiddleware returns the work middleware that starts a span for each
+// handler run.
+func (t *Tracer) WorkMiddleware() leasehold.WorkMiddleware {
+	return leasehold.WorkMiddlewareFunc(t.work)
+}
+
+// namesOf returns the span names of kind.
+func (t *Tracer) namesOf(kind string) *spanNames {
+	if n, ok := t.names.Load(kind); ok {
+		return n.(*spanNames)
+	}
+	n, _ := t.names.LoadOrStore(kind, &spanNames{insert: "leasehold.insert " + kind, work: "leasehold.work " + kind})
+	return n.(*spanNames)
+}

@@ -1,0 +1,99 @@
+package leaseholdotel
+
+import (
+	"context"
+	"errors"
+
+	"github.com/leasehold/leasehold"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// errPanicked is recorded on the span of a handler that panicked; the
+// client recovers the panic, with its value and stack, after the span
+// has ended.
+var errPanicked = errors.New("handler panicked")
+
+// work is the work middleware: one consumer span around a handler run,
+// child of (or linked to) the insert span carried in the job's metadata.
+func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(context.Context) error) error {
+	spanCtx, span := t.startWork(ctx, job)
+	returned := false
+	defer func() {
+		if !returned {
+			endWork(span, OutcomePanic, errPanicked)
+		}
+	}()
+	err := next(spanCtx)
+	returned = true
+	endWork(span, outcome(ctx, err), err)
+	return err
+}
+
+// startWork starts the span of a run of job: a child of the insert span
+// carried in its metadata, or with NewTrace a root linked to it, or a
+// root when the job carries none (whatever span ctx holds: the client's
+// context is not the job's).
+func (t *Tracer) startWork(ctx context.Context, job *leasehold.JobRow) (context.Context, trace.Span) {
+	parent, carried := t.extract(ctx, job.Metadata)
+	carried = carried && trace.SpanContextFromContext(parent).IsValid()
+	q := queueAttrs(job.Kind, job.Queue)
+	attrs := [...]attribute.KeyValue{
+		systemAttr, processAttr, workAttr, q[0], q[1], q[2],
+		JobIDKey.Int64(job.ID),
+		JobAttemptKey.Int(job.Attempt),
+		LeaseOwnerKey.String(job.LeaseOwner),
+	}
+	opts := [4]trace.SpanStartOption{consumerOpt, trace.WithAttributes(attrs[:]...)}
+	n := 2
+	switch {
+	case !carried:
+		opts[2], n = newRootOpt, 3
+	case t.newTrace:
+		opts[2], opts[3], n = newRootOpt, trace.WithLinks(trace.LinkFromContext(parent)), 4
+	}
+	return t.tracer.Start(parent, t.namesOf(job.Kind).work, opts[:n]...)
+}
+
+// endWork records outcome and, for a failure, err on span, and ends it.
+func endWork(span trace.Span, outcome string, err error) {
+	if span.IsRecording() {
+		span.SetAttributes(OutcomeKey.String(outcome))
+		if err != nil && outcome != string(leasehold.OutcomeSnoozed) {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+	}
+	span.End()
+}
+
+// outcome names how a handler run that returned err ended, as far as the
+// work middleware can tell, in the order the client decides it; ctx is
+// the handler's context as the client gave it, whose cause tells a lost
+// lease or an operator's cancel.
+func outcome(ctx context.Context, err error) string {
+	if err == nil {
+		return string(leasehold.OutcomeCompleted)
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(err, leasehold.ErrLeaseLost), errors.Is(cause, leasehold.ErrLeaseLost):
+		return string(leasehold.OutcomeLeaseLost)
+	case errors.Is(cause, leasehold.ErrJobCancelled):
+		return string(leasehold.OutcomeCancelled)
+	case is[*leasehold.SnoozeError](err):
+		return string(leasehold.OutcomeSnoozed)
+	case is[*leasehold.CancelError](err):
+		return string(leasehold.OutcomeCancelled)
+	case is[*leasehold.PermanentError](err):
+		return string(leasehold.OutcomeFailed)
+	}
+	return OutcomeError
+}
+
+// is reports whether err's tree holds an error of type E.
+func is[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
+}
