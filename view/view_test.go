@@ -188,3 +188,25 @@ func TestRescuedView(t *testing.T) {
 	r := &leasehold.RescuedJob{ID: 3, Queue: "q", Kind: "k", Attempt: 2, Owner: "w", NewState: leasehold.StateStuck}
 	jsonEqual(t, view.NewRescuedView(r), `{"id": 3, "kind": "k", "queue": "q", "attempt": 2, "owner": "w", "status": "stuck"}`)
 }
+
+func TestOwnerViews(t *testing.T) {
+	a1 := processing() // host-1-ab, heartbeat t0-0.5s, live
+	a2 := processing()
+	a2.ID, a2.Queue, a2.HeartbeatAt, a2.LeaseUntil = 9, "default", time.Time{}, t0.Add(-time.Second)
+	b := processing()
+	b.ID, b.LeaseOwner, b.HeartbeatAt = 10, "host-2-cd", time.Time{}
+	done := &leasehold.JobRow{ID: 11, State: leasehold.StateCompleted, LeaseOwner: "host-3"}
+	got := view.NewOwnerViews([]*leasehold.JobRow{b, a1, done, a2}, t0)
+	if len(got) != 2 || got[0].Owner != "host-1-ab" || got[1].Owner != "host-2-cd" {
+		t.Fatalf("owners = %+v, want host-1-ab (2 leases) then host-2-cd", got)
+	}
+	o := got[0]
+	if o.Leases != 2 || o.Expired != 1 || o.LastHeartbeat == nil || !o.LastHeartbeat.Equal(a1.HeartbeatAt) ||
+		len(o.Jobs) != 2 || len(o.Queues) != 2 || o.Queues[0] != "default" || len(o.Kinds) != 1 {
+		t.Errorf("host-1-ab = %+v", o)
+	}
+	jsonEqual(t, got[1].LastHeartbeat, `null`)
+	if b, _ := json.Marshal(got[1]); bytes.Contains(b, []byte("last_heartbeat")) {
+		t.Errorf("an owner never renewed: %s, want no last_heartbeat", b)
+	}
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/web"
+)
+
+// The environment variables `leasehold serve` reads its credentials from
+// (flags override them; a flag's value shows in the process list, the
+// environment's does not).
+const (
+	envWebToken    = "LEASEHOLD_WEB_TOKEN"
+	envWebUser     = "LEASEHOLD_WEB_USER"
+	envWebPassword = "LEASEHOLD_WEB_PASSWORD"
+)
+
+// serveShutdownTimeout bounds how long requests in flight may finish once
+// the server is told to stop.
+const serveShutdownTimeout = 5 * time.Second
+
+type serveFlags struct {
+	addr, prefix, logLevel string
+	opts                   web.Options
+}
+
+func (a *app) serveCommand() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the web dashboard: queues, jobs, workers, lease timelines, retry and cancel",
+		Long: `Serve the web dashboard on --addr until interrupted. Changes (retry, cancel,
+bulk actions) need authentication: a token ($` + envWebToken + ` or --token;
+browsers log in with it once, scripts send "Authorization: Bearer TOKEN") or
+basic-auth credentials ($` + envWebUser + ` and $` + envWebPassword + `, or
+--basic-user and --basic-password). With neither, the dashboard is read-only,
+and it is served only on a loopback address: serve refuses any other address
+without authentication. --read-only refuses changes even to authenticated
+operators. Put a TLS-terminating proxy in front of it for anything but
+localhost: credentials travel in every request.`,
+		Example: `  leasehold serve --db postgres://localhost/app
+  LEASEHOLD_WEB_TOKEN=$(openssl rand -hex 16) leasehold serve --addr :8080
+  leasehold serve --read-only --prefix /queue`,
+		Args: argNames(),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, &f) }),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")
+	fl.StringVar(&f.prefix, "prefix", "", "path to serve the dashboard under, such as /queue (default the root)")
+	fl.BoolVar(&f.opts.ReadOnly, "read-only", false, "refuse every change, even to authenticated operators")
+	fl.StringVar(&f.opts.Token, "token", "", "token that authenticates operators (default $"+envWebToken+")")
+	fl.StringVar(&f.opts.BasicUser, "basic-user", "", "basic-auth user (default $"+envWebUser+")")
+	fl.StringVar(&f.opts.BasicPassword, "basic-password", "", "basic-auth password (default $"+envWebPassword+")")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	return cmd
+}
+
+func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
+	if err := f.resolve(a.getenv); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return cli.Usagef("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	if err := checkListen(f.addr, f.opts.Token != "" || f.opts.BasicUser != ""); err != nil {
+		return err
+	}
+	return a.withDB(cmd, func(_ *cli.DB, c *leasehold.Client) error {
+		f.opts.Logger = a.logger(level)
+		dash, err := web.New(c, f.opts)
+		if err != nil {
+			return cli.UsageError(err)
+		}
+		ln, err := net.Listen("tcp", f.addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", f.addr, err)
+		}
+		mode := "changes need the token or credentials"
+		switch {
+		case f.opts.ReadOnly:
+			mode = "read-only"
+		case f.opts.Token == "" && f.opts.BasicUser == "":
+			mode = "read-only: no authentication configured"
+		}
+		fmt.Fprintf(a.stderr, "leasehold serve: dashboard at http://%s%s/ (%s)\n", ln.Addr(), f.opts.Prefix, mode)
+		return runServer(cmd.Context(), ln, serveRoutes(dash, f.opts.Prefix))
+	})
+}
+
+// resolve fills the credentials from the environment where no flag gave
+// them, and checks the prefix.
+func (f *serveFlags) resolve(getenv func(string) string) error {
+	for dst, env := range map[*string]string{&f.opts.Token: envWebToken, &f.opts.BasicUser: envWebUser,
+		&f.opts.BasicPassword: envWebPassword} {
+		if *dst == "" {
+			*dst = getenv(env)
+		}
+	}
+	if (f.opts.BasicUser == "") != (f.opts.BasicPassword == "") {
+		return cli.Usagef("basic auth needs both a user and a password (--basic-user, --basic-password or $%s, $%s)",
+			envWebUser, envWebPassword)
+	}
+	f.opts.Prefix = strings.TrimSuffix(f.prefix, "/")
+	if f.opts.Prefix != "" && !strings.HasPrefix(f.opts.Prefix, "/") {
+		return cli.Usagef("--prefix %q must start with /", f.prefix)
+	}
+	return nil
+}
+
+// checkListen refuses a non-loopback address unless authentication is
+// configured: the dashboard shows every job's arguments.
+func checkListen(addr string, authenticated bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return cli.Usagef("--addr %q: want host:port (%v)", addr, err)
+	}
+	if authenticated || isLoopback(host) {
+		return nil
+	}
+	return cli.Usagef("refusing to serve the dashboard on %s without authentication: it would show every job to the network; "+
+		"set $%s (or basic-auth credentials), or listen on 127.0.0.1", addr, envWebToken)
+}
+
+// isLoopback reports whether host names only the loopback interface. An
+// empty host listens on every interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveRoutes is the server's mux: the dashboard under its prefix. Other
+// endpoints of the server (such as a metrics endpoint) are registered here,
+// beside it.
+func serveRoutes(dash http.Handler, prefix string) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle(prefix+"/", dash)
+	if prefix != "" {
+		mux.Handle(prefix, http.RedirectHandler(prefix+"/", http.StatusMovedPermanently))
+	}
+	return mux
+}
+
+// runServer serves h on ln until ctx is done, then lets requests in flight
+// finish for serveShutdownTimeout.
+func runServer(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

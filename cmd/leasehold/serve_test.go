@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+)
+
+// TestServeRefusesPublicWithoutAuth: serve refuses to listen on anything
+// but loopback without a token or credentials, and checks its flags.
+func TestServeRefusesPublicWithoutAuth(t *testing.T) {
+	db := "sqlite:" + t.TempDir() + "/lh.db"
+	ok(t, db, "migrate")
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"every interface", nil, []string{"--addr", ":0"}, "without authentication"},
+		{"a public address", nil, []string{"--addr", "0.0.0.0:0"}, "without authentication"},
+		{"a public IPv6 address", nil, []string{"--addr", "[::]:0"}, "without authentication"},
+		{"a host name", nil, []string{"--addr", "example.com:0"}, "without authentication"},
+		{"read-only is no authentication", nil, []string{"--addr", "0.0.0.0:0", "--read-only"}, "without authentication"},
+		{"half the basic credentials", []string{envWebUser + "=ops"}, []string{"--addr", "0.0.0.0:0"}, "both a user and a password"},
+		{"a bad address", nil, []string{"--addr", "nowhere"}, "want host:port"},
+		{"a bad prefix", nil, []string{"--prefix", "queue"}, "must start with /"},
+	}
+	for _, c := range cases {
+		r := runIn(t, "", c.env, append([]string{"--db", db, "serve"}, c.args...)...)
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: %s\nwant exit %d and %q", c.name, r, cli.ExitUsage, c.want)
+		}
+	}
+}
+
+// TestServe: serve runs the dashboard on both databases; with a token from
+// the environment it takes changes (bearer token) and refuses them without
+// it, on a public address too; SIGTERM stops it cleanly.
+func TestServe(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1s"}`)
+		for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
+			s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", addr, "--prefix", "/queue")
+			base := strings.Replace(s.url, "0.0.0.0", "127.0.0.1", 1)
+			status, body := fetch(t, http.MethodGet, base+"jobs", "tok")
+			if status != http.StatusOK || !strings.Contains(body, "/queue/jobs/") {
+				t.Fatalf("GET jobs with the token = %d:\n%s", status, body)
+			}
+			if status, _ := fetch(t, http.MethodPost, base+"jobs/"+strconv.FormatInt(id, 10)+"/cancel", "wrong"); status != http.StatusUnauthorized {
+				t.Errorf("cancel with a wrong token = %d, want 401", status)
+			}
+			s.stop(t)
+		}
+		if j := showJob(t, db, id); j.Status != "pending" {
+			t.Fatalf("an unauthenticated cancel changed the job: %s", j.Status)
+		}
+		s := startServe(t, db, []string{envWebToken + "=tok"})
+		if status, _ := fetch(t, http.MethodPost, s.url+"jobs/"+strconv.FormatInt(id, 10)+"/cancel", "tok"); status != http.StatusSeeOther {
+			t.Errorf("cancel with the token = %d, want 303", status)
+		}
+		if j := showJob(t, db, id); j.Status != "cancelled" {
+			t.Errorf("after the dashboard's cancel: %s, want cancelled", j.Status)
+		}
+		s.stop(t)
+
+		open := startServe(t, db, nil)
+		if !strings.Contains(open.bg.stderr.String(), "read-only: no authentication configured") {
+			t.Errorf("serve without authentication does not say it is read-only: %s", open.bg.stderr.String())
+		}
+		if status, _ := fetch(t, http.MethodGet, open.url, ""); status != http.StatusOK {
+			t.Errorf("overview = %d", status)
+		}
+		open.stop(t)
+	})
+}
+
+// served is a running `leasehold serve`.
+type served struct {
+	bg  *background
+	url string
+}
+
+var servingRE = regexp.MustCompile(`dashboard at (http://\S+/) `)
+
+// startServe starts serve on a free loopback port (or per args) with env.
+func startServe(t *testing.T, db string, env []string, args ...string) *served {
+	t.Helper()
+	if len(args) == 0 {
+		args = []string{"--addr", "127.0.0.1:0"}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &background{done: make(chan error, 1)}
+	b.cmd = command(ctx, "", env, append([]string{"--db", db, "serve"}, args...)...)
+	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
+	if err := b.cmd.Start(); err != nil {
+		t.Fatalf("start serve: %v", err)
+	}
+	go func() { b.done <- b.cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		<-b.done
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := servingRE.FindStringSubmatch(b.stderr.String()); m != nil {
+			return &served{bg: b, url: m[1]}
+		}
+		select {
+		case err := <-b.done:
+			b.done <- err
+			t.Fatalf("serve exited: %v\n%s", err, b.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve did not start:\n%s", b.stderr.String())
+	return nil
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	if err := s.bg.cmd.Process.Signal(syscall.SIGTERM); err != nil && err != os.ErrProcessDone {
+		t.Fatalf("signal serve: %v", err)
+	}
+	if err := s.bg.wait(t); err != nil {
+		t.Errorf("serve after SIGTERM: %v\n%s", err, s.bg.stderr.String())
+	}
+}
+
+// fetch sends a request with the bearer token (none when empty).
+func fetch(t *testing.T, method, url, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	c := &http.Client{Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

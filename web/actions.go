@@ -1,0 +1,164 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/view"
+)
+
+// retry makes one job pending again.
+func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
+	h.act(w, r, "retry", h.client.RetryJob)
+}
+
+// cancel cancels one job.
+func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
+	h.act(w, r, "cancel", h.client.CancelJob)
+}
+
+// act runs one job action and goes back to the job's page.
+func (h *handler) act(w http.ResponseWriter, r *http.Request, name string,
+	fn func(context.Context, int64) (*leasehold.JobRow, error)) {
+	id, ok := h.jobID(w, r)
+	if !ok {
+		return
+	}
+	if _, err := fn(r.Context(), id); err != nil {
+		h.failErr(w, r, actionStatus(err), fmt.Errorf("%s job %d: %w", name, id, err))
+		return
+	}
+	h.log.InfoContext(r.Context(), "web: job action", "action", name, "job", id)
+	http.Redirect(w, r, h.path("/jobs/"+strconv.FormatInt(id, 10)+"?done="+name), http.StatusSeeOther)
+}
+
+// actionStatus is the status of an action's error: 404 for an unknown
+// job, 409 for one whose state refuses it, 500 otherwise.
+func actionStatus(err error) int {
+	switch {
+	case errors.Is(err, leasehold.ErrJobNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, leasehold.ErrJobRunning), errors.Is(err, leasehold.ErrJobFinished):
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+// bulkData is the bulk confirmation page's.
+type bulkData struct {
+	Action string
+	Filter filter
+	// IDs are the jobs the action will touch: the filtered jobs whose
+	// state allows it, at most MaxBulk.
+	IDs []int64
+	// Matched counts the filtered jobs read, Skipped those whose state
+	// refuses the action; More is set when more than MaxBulk matched.
+	Matched, Skipped int
+	More             bool
+	Max              int
+	Back             string
+}
+
+// bulkConfirm says how many jobs a bulk action on the filtered set would
+// touch, and asks to confirm. It changes nothing.
+func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	action := q.Get("action")
+	if action != "retry" && action != "cancel" {
+		h.fail(w, r, http.StatusBadRequest, "action must be retry or cancel")
+		return
+	}
+	f, err := parseFilter(q)
+	if err != nil {
+		h.failErr(w, r, http.StatusBadRequest, err)
+		return
+	}
+	f.Before, f.After, f.Oldest = 0, 0, true
+	rows, err := h.client.ListJobs(r.Context(), f.params(MaxBulk+1))
+	if err != nil {
+		h.failErr(w, r, listStatus(err), err)
+		return
+	}
+	d := bulkData{Action: action, Filter: f, Max: MaxBulk, Back: h.link("/jobs", f.query())}
+	if len(rows) > MaxBulk {
+		rows, d.More = rows[:MaxBulk], true
+	}
+	d.Matched = len(rows)
+	for _, j := range rows {
+		if allows(action, j.State) {
+			d.IDs = append(d.IDs, j.ID)
+		} else {
+			d.Skipped++
+		}
+	}
+	h.render(w, r, "bulk", "Confirm bulk "+action, d)
+}
+
+// allows reports whether action applies to a job in state s.
+func allows(action string, s leasehold.JobState) bool {
+	if action == "retry" {
+		return s != leasehold.StateProcessing
+	}
+	return !s.Finished()
+}
+
+// doneData is the result page of a bulk action or a watcher pass.
+type doneData struct {
+	Action string
+	Done   int
+	// Failed lists the jobs the action was refused for, and why.
+	Failed []string
+	Moved  []view.RescuedView
+	Back   string
+}
+
+// bulk applies the confirmed action to the listed job ids.
+func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
+	action := r.PostFormValue("action")
+	fn := map[string]func(context.Context, int64) (*leasehold.JobRow, error){
+		"retry": h.client.RetryJob, "cancel": h.client.CancelJob,
+	}[action]
+	if fn == nil {
+		h.fail(w, r, http.StatusBadRequest, "action must be retry or cancel")
+		return
+	}
+	ids := r.PostForm["id"]
+	if len(ids) == 0 || len(ids) > MaxBulk {
+		h.fail(w, r, http.StatusBadRequest, fmt.Sprintf("a bulk action takes 1 to %d job ids, got %d", MaxBulk, len(ids)))
+		return
+	}
+	d := doneData{Action: action, Back: h.path("/jobs")}
+	for _, s := range ids {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= 0 {
+			d.Failed = append(d.Failed, fmt.Sprintf("%q: not a job id", s))
+			continue
+		}
+		if _, err := fn(r.Context(), id); err != nil {
+			d.Failed = append(d.Failed, fmt.Sprintf("job %d: %v", id, err))
+			continue
+		}
+		d.Done++
+	}
+	h.log.InfoContext(r.Context(), "web: bulk action", "action", action, "done", d.Done, "refused", len(d.Failed))
+	h.render(w, r, "done", "Bulk "+action, d)
+}
+
+// rescue runs one pass of the stuck watcher now.
+func (h *handler) rescue(w http.ResponseWriter, r *http.Request) {
+	moved, err := h.client.RescueExpired(r.Context())
+	if err != nil {
+		h.failErr(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	d := doneData{Action: "rescue", Done: len(moved), Back: h.path("/attention")}
+	for _, m := range moved {
+		d.Moved = append(d.Moved, view.NewRescuedView(m))
+	}
+	h.log.InfoContext(r.Context(), "web: watcher pass", "moved", len(moved))
+	h.render(w, r, "done", "Watcher pass", d)
+}

@@ -1,0 +1,25 @@
+// Package web is leasehold's dashboard: an http.Handler, rendered on the
+// server with html/template, that shows each queue, the jobs, the live
+// leases by worker instance, what needs attention, and one job's attempt
+// history drawn as a lease timeline (one bar per attempt, from its claim
+// to its end, with its last heartbeat, owner and outcome). It lets an
+// authenticated operator retry and cancel jobs, one at a time or a
+// filtered set after a confirmation.
+//
+// Every asset (templates, stylesheet) is embedded; the pages load nothing
+// from elsewhere and run no script. Mount the handler in your own server:
+//
+//	h, err := web.New(client, web.Options{Token: os.Getenv("DASHBOARD_TOKEN"), Prefix: "/jobs-admin"})
+//	mux.Handle("/jobs-admin/", h)
+//
+// or run it on its own with `leasehold serve`.
+//
+// Security: when Options names a token or basic-auth credentials, every
+// page needs them; without either, the dashboard is read-only. Every
+// change is a POST carrying a CSRF token bound to the browser's session
+// cookie, and cross-origin requests are refused (Sec-Fetch-Site and
+// Origin, see net/http.CrossOriginProtection). Pages are sent with a
+// Content-Security-Policy that allows no script and no inline style,
+// frame-ancestors 'none' and nosniff; html/template escapes everything a
+// job carries (arguments, metadata, errors, names).
+package web

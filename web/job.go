@@ -1,0 +1,70 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/view"
+)
+
+// jobData is the job page's.
+type jobData struct {
+	Job      view.JobInfoView
+	Timeline *timeline
+	// CanRetry and CanCancel say which actions the job's state allows.
+	CanRetry, CanCancel bool
+	// Notice is the outcome of the action that led here, if any.
+	Notice string
+}
+
+// job shows one job: arguments, metadata, errors and its lease timeline.
+func (h *handler) job(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.jobID(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	info, err := h.client.GetJob(ctx, id)
+	if errors.Is(err, leasehold.ErrJobNotFound) {
+		h.fail(w, r, http.StatusNotFound, "job "+strconv.FormatInt(id, 10)+" not found")
+		return
+	}
+	if err != nil {
+		h.failErr(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	now, err := h.now(ctx)
+	if err != nil {
+		h.failErr(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	v := view.NewJobInfoView(info, now)
+	d := jobData{
+		Job: v, Timeline: newTimeline(v, now), Notice: noticeText(r.URL.Query().Get("done")),
+		CanRetry: info.State != leasehold.StateProcessing, CanCancel: !info.State.Finished(),
+	}
+	h.render(w, r, "job", "Job "+strconv.FormatInt(id, 10), d)
+}
+
+// jobID parses the {id} of the path, answering 400 when it is not one.
+func (h *handler) jobID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		h.fail(w, r, http.StatusBadRequest, "not a job id")
+		return 0, false
+	}
+	return id, true
+}
+
+// noticeText is the message of a finished action, by its name.
+func noticeText(done string) string {
+	switch done {
+	case "retry":
+		return "The job is pending again, with a fresh retry budget."
+	case "cancel":
+		return "The job was cancelled (a processing job is cancelled at its next heartbeat)."
+	}
+	return ""
+}

@@ -1,0 +1,174 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/leasehold/leasehold/view"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// pageNames are the templates that are whole pages (each with layout.html).
+var pageNames = []string{"overview", "jobs", "job", "workers", "attention", "bulk", "done", "login", "error"}
+
+// pages holds one parsed template per page.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+// loadPages parses every page with the layout.
+func loadPages() (*pages, error) {
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", name, err)
+		}
+		p.byName[name] = t
+	}
+	if _, err := fs.Stat(staticFS, "static/style.css"); err != nil {
+		return nil, fmt.Errorf("web: stylesheet: %w", err)
+	}
+	return p, nil
+}
+
+// funcs are the helpers the templates call.
+var funcs = template.FuncMap{
+	"ago":      ago,
+	"seconds":  func(s float64) string { return ago(time.Duration(s * float64(time.Second))) },
+	"clock":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
+	"clockPtr": clockPtr,
+	"pretty":   pretty,
+	"short":    short,
+	"args":     subArgs,
+}
+
+// sub is what a nested template receives: the page, a list and a state.
+type sub struct {
+	Page  page
+	Jobs  []view.JobView
+	State string
+}
+
+// subArgs bundles a nested template's arguments.
+func subArgs(p page, jobs []view.JobView, state string) sub {
+	return sub{Page: p, Jobs: jobs, State: state}
+}
+
+// page is what every template receives: the layout's fields and the
+// page's own Data.
+type page struct {
+	Title  string
+	Active string
+	Prefix string
+	CSRF   string
+	// CanChange is set when the dashboard accepts changes (authentication
+	// configured, not read-only): the templates show the buttons then.
+	CanChange bool
+	ReadOnly  bool
+	// LoggedIn is set for a browser holding the session cookie.
+	LoggedIn bool
+	Data     any
+}
+
+// render writes the page name with data, or an error page.
+func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title string, data any) {
+	p := page{
+		Title: title, Active: name, Prefix: h.opts.Prefix, CSRF: h.csrfToken(w, r), CanChange: h.canChange(),
+		ReadOnly: !h.canChange(), LoggedIn: h.loggedIn(r), Data: data,
+	}
+	var buf bytes.Buffer
+	if err := h.pages.byName[name].Execute(&buf, p); err != nil {
+		h.log.ErrorContext(r.Context(), "web: render", "page", name, "err", err)
+		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = buf.WriteTo(w)
+}
+
+// loggedIn reports whether r holds the session cookie.
+func (h *handler) loggedIn(r *http.Request) bool {
+	c, err := r.Cookie(sessionCookie)
+	return h.opts.Token != "" && err == nil && equal(c.Value, h.sessionValue())
+}
+
+// errorData is the error page's.
+type errorData struct {
+	Status  int
+	Message string
+}
+
+// fail answers with status and an error page saying msg.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	w.WriteHeader(status)
+	h.render(w, r, "error", http.StatusText(status), errorData{Status: status, Message: msg})
+}
+
+// failErr logs err and answers 500 (or 400 for invalid input) with its text.
+func (h *handler) failErr(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if status >= 500 {
+		h.log.ErrorContext(r.Context(), "web: request failed", "path", r.URL.Path, "err", err)
+	}
+	h.fail(w, r, status, err.Error())
+}
+
+// path returns p under the handler's prefix.
+func (h *handler) path(p string) string { return h.opts.Prefix + p }
+
+// ago writes a duration for people: 450ms, 12.3s, 4m05s, 3h12m, 2d04h.
+func ago(d time.Duration) string {
+	neg := ""
+	if d < 0 {
+		neg, d = "-", -d
+	}
+	switch {
+	case d < time.Second:
+		return neg + strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return neg + strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%s%dm%02ds", neg, int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%s%dh%02dm", neg, int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%s%dd%02dh", neg, int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// clockPtr formats an optional time, "" for nil.
+func clockPtr(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000")
+}
+
+// pretty indents JSON for display (the template escapes it).
+func pretty(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// short cuts s to n runes, with an ellipsis.
+func short(n int, s string) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,205 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// Cookie names of the dashboard.
+const (
+	sessionCookie = "leasehold_session"
+	csrfCookie    = "leasehold_csrf"
+	csrfField     = "csrf"
+)
+
+// contentSecurityPolicy allows the page's own stylesheet and images and
+// nothing else: no script at all, no inline style, no framing.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; " +
+	"frame-ancestors 'none'; base-uri 'none'"
+
+// securityHeaders sets the headers every answer carries.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", contentSecurityPolicy)
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Referrer-Policy", "same-origin")
+		hd.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// secretOf returns the CSRF key: the configured one, or 32 random bytes.
+func secretOf(configured []byte) ([]byte, error) {
+	if len(configured) > 0 {
+		if len(configured) < 16 {
+			return nil, errors.New("web: Secret is shorter than 16 bytes")
+		}
+		return configured, nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// mac returns the hex HMAC-SHA256 of msg under key.
+func mac(key []byte, msg string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// equal compares two secrets in constant time.
+func equal(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// sessionValue is the session cookie of a browser that typed the token:
+// derived from the token, so it is worthless once the token changes.
+func (h *handler) sessionValue() string {
+	return mac([]byte(h.opts.Token), "leasehold web session")
+}
+
+// authenticate lets a request through when authentication is off, for the
+// login page and the stylesheet, or when the request carries the token
+// (bearer header or session cookie) or the basic-auth credentials.
+// Otherwise a page is answered 401 with the way to log in.
+func (h *handler) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.authConfigured() || r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/") ||
+			h.authenticated(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if h.opts.BasicUser != "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="leasehold", charset="UTF-8"`)
+		}
+		if r.Method == http.MethodGet && h.opts.Token != "" && h.opts.BasicUser == "" {
+			http.Redirect(w, r, h.path("/login"), http.StatusSeeOther)
+			return
+		}
+		h.fail(w, r, http.StatusUnauthorized, "authentication required: log in with the dashboard's token or credentials")
+	})
+}
+
+// authenticated reports whether r carries valid credentials.
+func (h *handler) authenticated(r *http.Request) bool {
+	if h.opts.Token != "" {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(tok, h.opts.Token) {
+			return true
+		}
+		if c, err := r.Cookie(sessionCookie); err == nil && equal(c.Value, h.sessionValue()) {
+			return true
+		}
+	}
+	if h.opts.BasicUser != "" {
+		u, p, ok := r.BasicAuth()
+		// Both compared, so the time taken says nothing of which was wrong.
+		uok, pok := equal(u, h.opts.BasicUser), equal(p, h.opts.BasicPassword)
+		return ok && uok && pok
+	}
+	return false
+}
+
+// bearer reports whether r authenticated with the Authorization header's
+// token, which a browser never sends by itself: such a request cannot be
+// forged cross-site and needs no CSRF token.
+func (h *handler) bearer(r *http.Request) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return h.opts.Token != "" && ok && equal(tok, h.opts.Token)
+}
+
+// csrfToken returns the CSRF token of r's browser, setting its cookie on
+// w when it has none yet: the token is an HMAC of the cookie under the
+// handler's secret, so a page of another site can neither read nor make it.
+func (h *handler) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 64 {
+		return mac(h.secret, c.Value)
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	v := hex.EncodeToString(b)
+	http.SetCookie(w, h.cookie(r, csrfCookie, v))
+	return mac(h.secret, v)
+}
+
+// csrfValid reports whether the POST r carries its browser's CSRF token.
+func (h *handler) csrfValid(r *http.Request) bool {
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || c.Value == "" {
+		return false
+	}
+	return equal(r.PostFormValue(csrfField), mac(h.secret, c.Value))
+}
+
+// cookie returns a cookie scoped to the dashboard's path, HttpOnly and
+// SameSite=Strict, Secure over TLS.
+func (h *handler) cookie(r *http.Request, name, value string) *http.Cookie {
+	return &http.Cookie{
+		Name: name, Value: value, Path: h.path("/"), HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+	}
+}
+
+// mutation guards a change: refused without authentication configured,
+// in read-only mode, and without a valid CSRF token (unless the request
+// carries the bearer token).
+func (h *handler) mutation(fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case !h.authConfigured():
+			h.fail(w, r, http.StatusForbidden, "changes need authentication: configure a token or basic-auth credentials")
+		case h.opts.ReadOnly:
+			h.fail(w, r, http.StatusForbidden, "this dashboard is read-only")
+		case !h.bearer(r) && !h.csrfValid(r):
+			h.fail(w, r, http.StatusForbidden, "missing or invalid CSRF token: reload the page and try again")
+		default:
+			fn(w, r)
+		}
+	}
+}
+
+// loginPage shows the token form.
+func (h *handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, "login", "Log in", struct{ Failed bool }{})
+}
+
+// login checks the typed token and sets the session cookie.
+func (h *handler) login(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Token == "" {
+		h.fail(w, r, http.StatusNotFound, "this dashboard has no token to log in with")
+		return
+	}
+	if !h.csrfValid(r) {
+		h.fail(w, r, http.StatusForbidden, "missing or invalid CSRF token: reload the page and try again")
+		return
+	}
+	if !equal(r.PostFormValue("token"), h.opts.Token) {
+		w.WriteHeader(http.StatusUnauthorized)
+		h.render(w, r, "login", "Log in", struct{ Failed bool }{true})
+		return
+	}
+	http.SetCookie(w, h.cookie(r, sessionCookie, h.sessionValue()))
+	http.Redirect(w, r, h.path("/"), http.StatusSeeOther)
+}
+
+// logout drops the session cookie.
+func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
+	if !h.csrfValid(r) {
+		h.fail(w, r, http.StatusForbidden, "missing or invalid CSRF token: reload the page and try again")
+		return
+	}
+	c := h.cookie(r, sessionCookie, "")
+	c.MaxAge = -1
+	http.SetCookie(w, c)
+	http.Redirect(w, r, h.path("/login"), http.StatusSeeOther)
+}

@@ -1,0 +1,150 @@
+package web
+
+import (
+	"time"
+
+	"github.com/leasehold/leasehold/view"
+)
+
+// The lease timeline's geometry, in SVG user units.
+const (
+	tlLabel  = 170 // width of the label column
+	tlWidth  = 900 // whole drawing
+	tlRow    = 36  // height of one attempt's row
+	tlBar    = 18  // height of a bar
+	tlTop    = 26  // room for the axis labels
+	tlMinBar = 2   // the narrowest bar drawn
+)
+
+// timeline is one job's attempt history drawn to scale: one bar per
+// attempt, from claim to end.
+type timeline struct {
+	Width, Height int
+	Ticks         []tick
+	Bars          []bar
+	// Span is the time the drawing covers.
+	Span string
+}
+
+// tick is one label of the time axis.
+type tick struct {
+	X     float64
+	Label string
+}
+
+// bar is one attempt.
+type bar struct {
+	view.AttemptView
+	Y, TextY, MidY, BottomY float64
+	// X, W are the held part: from the claim to the last heartbeat (or to
+	// the end, or to now while running).
+	X, W float64
+	// TailX, TailW is the rest: the unrenewed end of an expired or lost
+	// lease (hatched), or the time a running lease is granted for
+	// (outlined); TailW is 0 when there is none.
+	TailX, TailW float64
+	TailClass    string
+	// HeartbeatX is the last renewal's mark, or negative when none.
+	HeartbeatX float64
+	// FenceX marks where the lease ended and every later write by its
+	// owner is refused by the fence; negative for an attempt that ended
+	// by its own write.
+	FenceX float64
+	// TakenOverBy names the next attempt's owner when the lease expired or
+	// was lost and another claim took the job.
+	TakenOverBy string
+	// EndX is where the bar ends, for the takeover's connector.
+	EndX, NextX, NextY float64
+}
+
+// leaseEnded reports whether an outcome is a lease that ran out rather
+// than a write by its owner.
+func leaseEnded(outcome string) bool {
+	return outcome == "lease_expired" || outcome == "lease_lost"
+}
+
+// newTimeline draws the attempts of job j; now is the database clock.
+func newTimeline(j view.JobInfoView, now time.Time) *timeline {
+	if len(j.Attempts) == 0 {
+		return nil
+	}
+	start, end := span(j, now)
+	scale := float64(tlWidth-tlLabel-10) / float64(end.Sub(start))
+	x := func(t time.Time) float64 { return tlLabel + float64(t.Sub(start))*scale }
+	tl := &timeline{Width: tlWidth, Height: tlTop + tlRow*len(j.Attempts) + 4, Span: ago(end.Sub(start))}
+	for i := range 5 {
+		d := end.Sub(start) * time.Duration(i) / 4
+		tl.Ticks = append(tl.Ticks, tick{X: x(start.Add(d)), Label: "+" + ago(d)})
+	}
+	for i, a := range j.Attempts {
+		tl.Bars = append(tl.Bars, newBar(j, i, a, now, x))
+	}
+	for i := range tl.Bars[:len(tl.Bars)-1] {
+		b, next := &tl.Bars[i], tl.Bars[i+1]
+		if leaseEnded(b.Outcome) {
+			b.TakenOverBy, b.NextX, b.NextY = next.Owner, next.X, next.MidY
+		}
+	}
+	return tl
+}
+
+// span returns the times the drawing covers: the first claim to the last
+// end, or to now (or the running lease's end) while the job runs.
+func span(j view.JobInfoView, now time.Time) (time.Time, time.Time) {
+	start, end := j.Attempts[0].ClaimedAt, j.Attempts[0].ClaimedAt
+	for _, a := range j.Attempts {
+		e := now
+		if a.EndedAt != nil {
+			e = *a.EndedAt
+		}
+		end = later(end, e)
+	}
+	if j.Lease != nil {
+		end = later(end, j.Lease.Until)
+	}
+	if !end.After(start) {
+		end = start.Add(time.Millisecond)
+	}
+	return start, end
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// newBar places attempt i (a) of j.
+func newBar(j view.JobInfoView, i int, a view.AttemptView, now time.Time, x func(time.Time) float64) bar {
+	y := float64(tlTop + i*tlRow)
+	b := bar{AttemptView: a, Y: y, TextY: y + tlBar - 4, MidY: y + tlBar/2, BottomY: y + tlBar, HeartbeatX: -1, FenceX: -1}
+	b.X = x(a.ClaimedAt)
+	end := now
+	if a.EndedAt != nil {
+		end = *a.EndedAt
+	}
+	b.EndX = x(end)
+	held := end
+	switch {
+	case a.EndedAt == nil && j.Lease != nil && j.Attempt == a.Attempt:
+		b.TailX, b.TailW, b.TailClass = b.EndX, x(j.Lease.Until)-b.EndX, "granted"
+	case leaseEnded(a.Outcome):
+		if a.HeartbeatAt != nil {
+			held = *a.HeartbeatAt
+		} else {
+			held = a.ClaimedAt
+		}
+		b.TailX, b.TailW, b.TailClass = x(held), b.EndX-x(held), "unrenewed"
+		b.FenceX = b.EndX
+	}
+	b.W = max(x(held)-b.X, tlMinBar)
+	if b.TailW < 0 {
+		b.TailW = 0
+	}
+	if a.HeartbeatAt != nil {
+		b.HeartbeatX = x(*a.HeartbeatAt)
+	}
+	return b
+}

@@ -1,0 +1,156 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// Options configures the dashboard. The zero value is a read-only
+// dashboard with no authentication, mounted at the root.
+type Options struct {
+	// Token, when set, is a shared secret: a request is authenticated by
+	// "Authorization: Bearer <Token>", or by the session cookie the login
+	// page sets once the token is typed in.
+	Token string
+	// BasicUser and BasicPassword, when both set, authenticate requests
+	// with HTTP basic authentication.
+	BasicUser, BasicPassword string
+	// ReadOnly refuses every change (retry, cancel, bulk actions, the
+	// watcher pass) even to authenticated operators, and hides their
+	// buttons.
+	ReadOnly bool
+	// Prefix is the path the handler is mounted under, such as "/admin/jobs"
+	// (no trailing slash; empty for the root). The handler strips it from
+	// request paths and puts it in front of every link it renders.
+	Prefix string
+	// Secret keys the CSRF tokens. Set it (32 random bytes or more) when
+	// several instances serve the dashboard behind one load balancer; by
+	// default each handler draws its own at New.
+	Secret []byte
+	// Logger receives the errors of failed requests; nil discards them.
+	Logger *slog.Logger
+	// UnclaimedAfter is how long a due job may wait unclaimed, with no
+	// job of its kind running, before the overview flags its kind
+	// (default DefaultUnclaimedAfter).
+	UnclaimedAfter time.Duration
+	// PageSize is the number of jobs per page of the jobs list (default
+	// DefaultPageSize, at most MaxBulk).
+	PageSize int
+}
+
+// Defaults of Options.
+const (
+	DefaultUnclaimedAfter = time.Minute
+	DefaultPageSize       = 50
+	// MaxBulk bounds the jobs one bulk action touches; a larger filtered
+	// set is acted on in several confirmations.
+	MaxBulk = 1000
+	// maxWorkerLeases bounds the processing jobs the workers page reads.
+	maxWorkerLeases = 5000
+)
+
+// ErrNoClient is returned by New without a client.
+var ErrNoClient = errors.New("web: no leasehold client")
+
+// handler is the dashboard.
+type handler struct {
+	client *leasehold.Client
+	opts   Options
+	secret []byte
+	pages  *pages
+	log    *slog.Logger
+	mux    *http.ServeMux
+}
+
+// New returns the dashboard for client, which needs no workers: an
+// operator client (leasehold.NewClient with only a Driver) is enough.
+func New(client *leasehold.Client, opts Options) (http.Handler, error) {
+	if client == nil {
+		return nil, ErrNoClient
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	secret, err := secretOf(opts.Secret)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &handler{client: client, opts: opts, secret: secret, pages: p, log: log, mux: http.NewServeMux()}
+	h.routes()
+	return h.wrap(), nil
+}
+
+// withDefaults checks o and fills its defaults.
+func (o Options) withDefaults() (Options, error) {
+	o.Prefix = strings.TrimSuffix(o.Prefix, "/")
+	if o.Prefix != "" && !strings.HasPrefix(o.Prefix, "/") {
+		return o, fmt.Errorf("web: Prefix %q must start with /", o.Prefix)
+	}
+	if (o.BasicUser == "") != (o.BasicPassword == "") {
+		return o, errors.New("web: BasicUser and BasicPassword go together")
+	}
+	if o.UnclaimedAfter <= 0 {
+		o.UnclaimedAfter = DefaultUnclaimedAfter
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	o.PageSize = min(o.PageSize, MaxBulk)
+	return o, nil
+}
+
+// routes registers every page and action on h.mux, without the prefix.
+func (h *handler) routes() {
+	m := h.mux
+	m.HandleFunc("GET /{$}", h.overview)
+	m.HandleFunc("GET /jobs", h.jobs)
+	m.HandleFunc("GET /jobs/{id}", h.job)
+	m.HandleFunc("GET /workers", h.workers)
+	m.HandleFunc("GET /attention", h.attention)
+	m.HandleFunc("GET /login", h.loginPage)
+	m.HandleFunc("POST /login", h.login)
+	m.HandleFunc("POST /logout", h.logout)
+	m.Handle("GET /static/", http.FileServerFS(staticFS))
+	m.HandleFunc("POST /jobs/{id}/retry", h.mutation(h.retry))
+	m.HandleFunc("POST /jobs/{id}/cancel", h.mutation(h.cancel))
+	m.HandleFunc("GET /bulk", h.bulkConfirm)
+	m.HandleFunc("POST /bulk", h.mutation(h.bulk))
+	m.HandleFunc("POST /rescue", h.mutation(h.rescue))
+}
+
+// wrap adds, outside the routes: the security headers, the prefix, the
+// cross-origin check and authentication.
+func (h *handler) wrap() http.Handler {
+	var inner http.Handler = h.mux
+	inner = h.authenticate(inner)
+	inner = http.NewCrossOriginProtection().Handler(inner)
+	if h.opts.Prefix != "" {
+		inner = http.StripPrefix(h.opts.Prefix, inner)
+	}
+	return securityHeaders(inner)
+}
+
+// authConfigured reports whether a token or basic-auth credentials are set.
+func (h *handler) authConfigured() bool {
+	return h.opts.Token != "" || h.opts.BasicUser != ""
+}
+
+// canChange reports whether this dashboard accepts changes at all.
+func (h *handler) canChange() bool {
+	return h.authConfigured() && !h.opts.ReadOnly
+}

@@ -1,0 +1,255 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/web"
+)
+
+// TestPagesRender: every page answers 200 with its content, on both
+// databases.
+func TestPagesRender(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		pending := e.insert("default", "email.send", `{"to":"a@example.com"}`)
+		running := e.insert("payments", "payment.charge", `{"payment_id":"p-2"}`)
+		e.claim(running.ID, "worker-1", time.Minute, false)
+		cases := []struct{ path, want string }{
+			{"/", `href="/jobs?queue=payments"`},
+			{"/jobs", "email.send"},
+			{"/jobs/" + strconv.FormatInt(pending.ID, 10), "a@example.com"},
+			{"/jobs/" + strconv.FormatInt(running.ID, 10), `id="timeline"`},
+			{"/workers", "worker-1"},
+			{"/attention", "Expired leases"},
+			{"/bulk?action=retry&queue=default", "This will <b>retry</b> <b>1</b> job(s)."},
+			{"/static/style.css", "svg.timeline"},
+		}
+		for _, c := range cases {
+			if body := e.mustGet(c.path); !strings.Contains(body, c.want) {
+				t.Errorf("GET %s does not show %q:\n%s", c.path, c.want, body)
+			}
+		}
+		if status, _ := e.get("/jobs/999999"); status != http.StatusNotFound {
+			t.Errorf("an unknown job = %d, want 404", status)
+		}
+		if status, _ := e.get("/jobs?state=bogus"); status != http.StatusBadRequest {
+			t.Errorf("an unknown state = %d, want 400", status)
+		}
+	})
+}
+
+// TestOverviewCounts: the overview counts a queue's jobs by state and its
+// live and expired leases.
+func TestOverviewCounts(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{})
+		for range 3 {
+			e.insert("mail", "email.send", `{}`)
+		}
+		j := e.insert("mail", "email.send", `{}`)
+		e.claim(j.ID, "w", time.Millisecond, false)
+		time.Sleep(20 * time.Millisecond)
+		body := e.mustGet("/")
+		for _, want := range []string{
+			`<a href="/jobs?queue=mail&amp;state=pending">3</a>`,
+			`<a href="/jobs?queue=mail&amp;state=processing">1</a>`,
+			`<td class="num warn"><a href="/attention">1</a></td>`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("overview lacks %s:\n%s", want, body)
+			}
+		}
+		if body := e.mustGet("/attention"); !strings.Contains(body, fmt.Sprintf(`/jobs/%d"`, j.ID)) {
+			t.Errorf("attention does not list the expired lease of job %d:\n%s", j.ID, body)
+		}
+	})
+}
+
+// TestJobsFilters: each filter narrows the list, and the id jumps to the
+// job.
+func TestJobsFilters(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{})
+		a := e.insert("q1", "k1", `{}`)
+		b := e.insert("q2", "k1", `{}`)
+		c := e.insert("q2", "k2", `{}`)
+		e.claim(c.ID, "owner-x", time.Minute, false)
+		id := func(j *leasehold.JobRow) string { return strconv.FormatInt(j.ID, 10) }
+		cases := []struct {
+			query string
+			want  []string
+		}{
+			{"", []string{id(c), id(b), id(a)}},
+			{"?queue=q2", []string{id(c), id(b)}},
+			{"?kind=k1", []string{id(b), id(a)}},
+			{"?state=processing", []string{id(c)}},
+			{"?state=pending&state=processing&queue=q2", []string{id(c), id(b)}},
+			{"?owner=owner-x", []string{id(c)}},
+			{"?kind=k1&order=oldest", []string{id(a), id(b)}},
+			{"?queue=none", nil},
+		}
+		for _, tc := range cases {
+			if got := jobIDs(e.mustGet("/jobs" + tc.query)); !slices.Equal(got, tc.want) {
+				t.Errorf("/jobs%s lists %v, want %v", tc.query, got, tc.want)
+			}
+		}
+		status, _ := e.get("/jobs?id=" + id(b))
+		if status != http.StatusSeeOther {
+			t.Errorf("/jobs?id= = %d, want a redirect to the job", status)
+		}
+	})
+}
+
+// TestKeysetPaging: pages follow each other by id, newest or oldest
+// first, and the last page has no next link.
+func TestKeysetPaging(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{PageSize: 2})
+		var all []string
+		for range 5 {
+			all = append(all, strconv.FormatInt(e.insert("q", "k", `{}`).ID, 10))
+		}
+		walk := func(start string) [][]string {
+			var pages [][]string
+			path := start
+			for path != "" && len(pages) < 10 {
+				body := e.mustGet(path)
+				pages = append(pages, jobIDs(body))
+				path = ""
+				if m := nextRE.FindStringSubmatch(body); m != nil {
+					path = strings.ReplaceAll(m[1], "&amp;", "&")
+				}
+			}
+			return pages
+		}
+		newest := walk("/jobs?queue=q")
+		want := [][]string{{all[4], all[3]}, {all[2], all[1]}, {all[0]}}
+		if fmt.Sprint(newest) != fmt.Sprint(want) {
+			t.Errorf("newest first: pages %v, want %v", newest, want)
+		}
+		oldest := walk("/jobs?queue=q&order=oldest")
+		want = [][]string{{all[0], all[1]}, {all[2], all[3]}, {all[4]}}
+		if fmt.Sprint(oldest) != fmt.Sprint(want) {
+			t.Errorf("oldest first: pages %v, want %v", oldest, want)
+		}
+	})
+}
+
+// TestActionsRoundTrip: a logged-in operator cancels and retries a job,
+// and the database changes.
+func TestActionsRoundTrip(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		j := e.insert("q", "k", `{}`)
+		path := "/jobs/" + strconv.FormatInt(j.ID, 10)
+		status, _ := e.post(path+"/cancel", url.Values{"csrf": {e.csrf(path)}})
+		if status != http.StatusSeeOther || e.state(j.ID) != leasehold.StateCancelled {
+			t.Fatalf("cancel = %d, state %s; want 303, cancelled", status, e.state(j.ID))
+		}
+		if body := e.mustGet(path + "?done=cancel"); !strings.Contains(body, "The job was cancelled") {
+			t.Errorf("the job page does not confirm the cancel:\n%s", body)
+		}
+		status, _ = e.post(path+"/retry", url.Values{"csrf": {e.csrf(path)}})
+		if status != http.StatusSeeOther || e.state(j.ID) != leasehold.StatePending {
+			t.Fatalf("retry = %d, state %s; want 303, pending", status, e.state(j.ID))
+		}
+		// A job whose state refuses the action: 409, nothing changes.
+		e.claim(j.ID, "w", time.Minute, false)
+		if status, _ := e.post(path+"/retry", url.Values{"csrf": {e.csrf(path)}}); status != http.StatusConflict {
+			t.Errorf("retry of a processing job = %d, want 409", status)
+		}
+		// The bearer token needs no CSRF token (a browser never sends it).
+		k := e.insert("q", "k", `{}`)
+		status, _ = e.post("/jobs/"+strconv.FormatInt(k.ID, 10)+"/cancel", nil, "Authorization", "Bearer "+testToken)
+		if status != http.StatusSeeOther || e.state(k.ID) != leasehold.StateCancelled {
+			t.Errorf("cancel with the bearer token = %d, state %s", status, e.state(k.ID))
+		}
+	})
+}
+
+// TestBulkAction: the confirmation counts the jobs the action touches,
+// leaving out those whose state refuses it, and the confirmed action
+// changes exactly those.
+func TestBulkAction(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
+		e.http.Transport = basicAuth{"ops", "pw"}
+		var ids []int64
+		for range 3 {
+			ids = append(ids, e.insert("bulk", "k", `{}`).ID)
+		}
+		running := e.insert("bulk", "k", `{}`)
+		e.claim(running.ID, "w", time.Minute, false)
+		other := e.insert("elsewhere", "k", `{}`)
+		body := e.mustGet("/bulk?action=cancel&queue=bulk&state=pending&state=processing")
+		if !strings.Contains(body, "This will <b>cancel</b> <b>4</b> job(s).") {
+			t.Fatalf("cancel confirmation:\n%s", body)
+		}
+		body = e.mustGet("/bulk?action=retry&queue=bulk")
+		if !strings.Contains(body, "<b>3</b> job(s)") || !strings.Contains(body, "1 of them are left alone") {
+			t.Fatalf("retry confirmation does not leave the processing job out:\n%s", body)
+		}
+		form := url.Values{"csrf": {csrfRE.FindStringSubmatch(body)[1]}, "action": {"cancel"}}
+		for _, id := range ids[:2] {
+			form.Add("id", strconv.FormatInt(id, 10))
+		}
+		status, body := e.post("/bulk", form)
+		if status != http.StatusOK || !strings.Contains(body, "cancel: 2 job(s) done") {
+			t.Fatalf("bulk cancel = %d:\n%s", status, body)
+		}
+		for i, id := range ids {
+			want := leasehold.StateCancelled
+			if i == 2 {
+				want = leasehold.StatePending
+			}
+			if got := e.state(id); got != want {
+				t.Errorf("job %d after the bulk cancel: %s, want %s", id, got, want)
+			}
+		}
+		if e.state(other.ID) != leasehold.StatePending {
+			t.Errorf("a job of another queue was touched")
+		}
+	})
+}
+
+// basicAuth adds basic-auth credentials to every request.
+type basicAuth struct{ user, password string }
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.password)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestLeaseTimelineTakeover: a job whose lease expired and was taken over
+// shows the expired lease (hatched, fenced) and the takeover.
+func TestLeaseTimelineTakeover(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{})
+		j := e.takenOver()
+		body := e.mustGet("/jobs/" + strconv.FormatInt(j.ID, 10))
+		for _, want := range []string{
+			`<g class="attempt outcome-lease_expired" data-attempt="1">`,
+			`<g class="attempt outcome-running" data-attempt="2">`,
+			`class="unrenewed"`, `class="fence"`, `class="heartbeat"`, `class="takeover"`, `class="granted"`,
+			"taken over by owner-b; later writes of owner-a refused",
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the timeline lacks %s:\n%s", want, body)
+			}
+		}
+	})
+}
+
+var nextRE = regexp0(`<a href="([^"]+)" rel="next">`)
