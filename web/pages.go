@@ -34,16 +34,28 @@ type overviewData struct {
 	Queues []view.QueueView
 	// Totals sums Counts over the queues.
 	Totals map[string]int64
+	// Chart is the last hour's throughput and failures.
+	Chart *chart
 }
 
 // overview shows each queue's jobs by state, oldest due age and leases.
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
-	qs, err := h.client.QueueStats(r.Context())
+	ctx := r.Context()
+	qs, err := h.client.QueueStats(ctx)
+	if err != nil {
+		h.failErr(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	now, err := h.now(ctx)
 	if err != nil {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
 	d := overviewData{States: stateNames(), Totals: map[string]int64{}}
+	if d.Chart, err = h.lastHour(ctx, now); err != nil {
+		h.failErr(w, r, http.StatusInternalServerError, err)
+		return
+	}
 	for _, q := range qs {
 		v := view.NewQueueView(q, h.opts.UnclaimedAfter)
 		for s, n := range v.Counts {

@@ -46,13 +46,15 @@ func loadPages() (*pages, error) {
 
 // funcs are the helpers the templates call.
 var funcs = template.FuncMap{
-	"ago":      ago,
-	"seconds":  func(s float64) string { return ago(time.Duration(s * float64(time.Second))) },
-	"clock":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
-	"clockPtr": clockPtr,
-	"pretty":   pretty,
-	"short":    short,
-	"args":     subArgs,
+	"ago":     ago,
+	"seconds": func(s float64) string { return ago(time.Duration(s * float64(time.Second))) },
+	// "expiredFor" is the time since a lease with left seconds left ran out.
+	"expiredFor": func(left float64) string { return ago(time.Duration(-left * float64(time.Second))) },
+	"clock":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") },
+	"clockPtr":   clockPtr,
+	"pretty":     pretty,
+	"short":      short,
+	"args":       subArgs,
 }
 
 // sub is what a nested template receives: the page, a list and a state.

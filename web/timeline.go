@@ -30,6 +30,9 @@ type timeline struct {
 type tick struct {
 	X     float64
 	Label string
+	// Anchor aligns the label: start, middle or end (the axis's ends stay
+	// inside the drawing).
+	Anchor string
 }
 
 // bar is one attempt.
@@ -74,7 +77,7 @@ func newTimeline(j view.JobInfoView, now time.Time) *timeline {
 	tl := &timeline{Width: tlWidth, Height: tlTop + tlRow*len(j.Attempts) + 4, Span: ago(end.Sub(start))}
 	for i := range 5 {
 		d := end.Sub(start) * time.Duration(i) / 4
-		tl.Ticks = append(tl.Ticks, tick{X: x(start.Add(d)), Label: "+" + ago(d)})
+		tl.Ticks = append(tl.Ticks, tick{X: x(start.Add(d)), Label: "+" + ago(d), Anchor: [...]string{"start", "middle", "middle", "middle", "end"}[i]})
 	}
 	for i, a := range j.Attempts {
 		tl.Bars = append(tl.Bars, newBar(j, i, a, now, x))

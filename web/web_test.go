@@ -56,6 +56,8 @@ func TestOverviewCounts(t *testing.T) {
 		for range 3 {
 			e.insert("mail", "email.send", `{}`)
 		}
+		done := e.claim(e.insert("mail", "email.send", `{}`).ID, "w", time.Minute, false)
+		e.finish(done, leasehold.OutcomeCompleted, "")
 		j := e.insert("mail", "email.send", `{}`)
 		e.claim(j.ID, "w", time.Millisecond, false)
 		time.Sleep(20 * time.Millisecond)
@@ -64,6 +66,8 @@ func TestOverviewCounts(t *testing.T) {
 			`<a href="/jobs?queue=mail&amp;state=pending">3</a>`,
 			`<a href="/jobs?queue=mail&amp;state=processing">1</a>`,
 			`<td class="num warn"><a href="/attention">1</a></td>`,
+			`<span class="key-ok">1 completed</span>, <span class="key-fail">0 failed</span>`,
+			`<rect class="ok" x="886`,
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("overview lacks %s:\n%s", want, body)
