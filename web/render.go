@@ -85,8 +85,14 @@ type page struct {
 	Data     any
 }
 
-// render writes the page name with data, or an error page.
+// render writes the page name with data, status 200.
 func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title string, data any) {
+	h.renderStatus(w, r, http.StatusOK, name, title, data)
+}
+
+// renderStatus writes the page name with data and status, or a bare 500
+// when the template fails.
+func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	p := page{
 		Title: title, Active: name, Prefix: h.opts.Prefix, CSRF: h.csrfToken(w, r), CanChange: h.canChange(),
 		ReadOnly: !h.canChange(), LoggedIn: h.loggedIn(r), Data: data,
@@ -98,6 +104,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
 }
 
@@ -115,8 +122,7 @@ type errorData struct {
 
 // fail answers with status and an error page saying msg.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	w.WriteHeader(status)
-	h.render(w, r, "error", http.StatusText(status), errorData{Status: status, Message: msg})
+	h.renderStatus(w, r, status, "error", http.StatusText(status), errorData{Status: status, Message: msg})
 }
 
 // failErr logs err and answers 500 (or 400 for invalid input) with its text.

@@ -184,8 +184,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !equal(r.PostFormValue("token"), h.opts.Token) {
-		w.WriteHeader(http.StatusUnauthorized)
-		h.render(w, r, "login", "Log in", struct{ Failed bool }{true})
+		h.renderStatus(w, r, http.StatusUnauthorized, "login", "Log in", struct{ Failed bool }{true})
 		return
 	}
 	http.SetCookie(w, h.cookie(r, sessionCookie, h.sessionValue()))

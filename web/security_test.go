@@ -191,6 +191,16 @@ func TestHeaders(t *testing.T) {
 		if resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("headers %v", resp.Header)
 		}
+		// An error page too is HTML, with the headers.
+		resp, err = http.Get(e.base + "/jobs/999999")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
+			resp.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("error page: %d %v", resp.StatusCode, resp.Header)
+		}
 		body := e.mustGet("/")
 		if !strings.Contains(body, `href="/ops/queue/static/style.css"`) || !strings.Contains(body, `href="/ops/queue/jobs"`) {
 			t.Errorf("links without the prefix:\n%s", body)
