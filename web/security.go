@@ -170,6 +170,10 @@ func (h *handler) mutation(fn http.HandlerFunc) http.HandlerFunc {
 
 // loginPage shows the token form.
 func (h *handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Token == "" {
+		h.fail(w, r, http.StatusNotFound, "this dashboard has no token to log in with")
+		return
+	}
 	h.render(w, r, "login", "Log in", struct{ Failed bool }{})
 }
 

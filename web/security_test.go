@@ -60,8 +60,8 @@ func TestUnauthenticated(t *testing.T) {
 		if strings.Contains(body, `id="cancel"`) {
 			t.Errorf("a dashboard without authentication shows the cancel button")
 		}
-		if status, _ := open.post(path+"/cancel", url.Values{"csrf": {open.csrf("/login")}}); status != http.StatusForbidden {
-			t.Errorf("cancel on a dashboard without authentication = %d, want 403", status)
+		if status, body := open.post(path+"/cancel", nil); status != http.StatusForbidden || !strings.Contains(body, "changes need authentication") {
+			t.Errorf("cancel on a dashboard without authentication = %d, want 403:\n%s", status, body)
 		}
 		if e.state(j.ID) != leasehold.StatePending {
 			t.Fatalf("a refused request changed the job")
