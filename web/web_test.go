@@ -257,3 +257,21 @@ func TestLeaseTimelineTakeover(t *testing.T) {
 }
 
 var nextRE = regexp0(`<a href="([^"]+)" rel="next">`)
+
+// TestRescueAction: the attention page's watcher pass moves an expired
+// lease back to pending and lists it.
+func TestRescueAction(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		j := e.insert("q", "k", `{}`)
+		e.claim(j.ID, "gone", time.Millisecond, false)
+		time.Sleep(20 * time.Millisecond)
+		status, body := e.post("/rescue", nil, "Authorization", "Bearer "+testToken)
+		if status != http.StatusOK || !strings.Contains(body, "The stuck watcher moved 1 job(s).") {
+			t.Fatalf("rescue = %d:\n%s", status, body)
+		}
+		if got := e.state(j.ID); got != leasehold.StatePending {
+			t.Errorf("after the watcher pass: %s, want pending", got)
+		}
+	})
+}
