@@ -43,12 +43,15 @@ type Driver interface {
 	InsertBulk(ctx context.Context, params []*InsertParams) (int64, error)
 
 	// Claim leases up to Limit claimable jobs of one queue in one atomic
-	// conditional UPDATE, and records a history row for each claim.
+	// conditional UPDATE, and records a history row for each claim. It
+	// leases nothing while the queue is paused (PauseQueue): the same
+	// statement checks it, so a claim that starts after a pause committed
+	// never takes a job of the queue.
 	Claim(ctx context.Context, p *ClaimParams) ([]*leasetype.JobRow, error)
 
 	// ClaimByID leases one known job if it is claimable. It returns
-	// (nil, nil) when the job exists but is not claimable, and
-	// ErrJobNotFound when it does not exist.
+	// (nil, nil) when the job exists but is not claimable, which includes
+	// a job of a paused queue, and ErrJobNotFound when it does not exist.
 	ClaimByID(ctx context.Context, p *ClaimByIDParams) (*leasetype.JobRow, error)
 
 	// Heartbeat renews the given leases of one owner in one statement and
@@ -97,9 +100,22 @@ type Driver interface {
 	Purge(ctx context.Context, p *PurgeParams) (int64, error)
 
 	// QueueStats returns per-queue counts by state, the age of the oldest
-	// claimable pending job, the number of live leases and the due jobs
-	// never claimed, per kind.
+	// claimable pending job, the number of live leases, the due jobs
+	// never claimed, per kind, and whether the queue is paused, ordered by
+	// queue. A paused queue with no jobs is reported too.
 	QueueStats(ctx context.Context) ([]*leasetype.QueueStats, error)
+
+	// PauseQueue records queue as paused, whether or not it has jobs:
+	// from then on no Claim or ClaimByID leases its jobs, in any process.
+	// Leases already held are unaffected (heartbeats and finishes go on).
+	// Pausing a paused queue changes nothing, and keeps its PausedAt.
+	PauseQueue(ctx context.Context, queue string) error
+
+	// ResumeQueue lets claims lease queue's jobs again, and sends the
+	// queue's wake-up hint when the driver is a Notifier, so that idle
+	// workers claim at once. Resuming a queue that is not paused changes
+	// nothing.
+	ResumeQueue(ctx context.Context, queue string) error
 
 	// Now returns the database clock.
 	Now(ctx context.Context) (time.Time, error)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/leasehold/leasehold/leasetype"
 )
@@ -88,4 +89,31 @@ func Rescued(jobs []*leasetype.JobRow, ps []*FinishParams, applied []int64) []*l
 	}
 	slices.SortFunc(out, func(a, b *leasetype.RescuedJob) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// MergePaused marks the queues of stats (sorted by queue) that are in
+// paused, with the time each was paused, and adds an empty entry for each
+// paused queue that has no jobs, keeping the result sorted by queue. It
+// is for drivers implementing QueueStats.
+func MergePaused(stats []*leasetype.QueueStats, paused map[string]time.Time) []*leasetype.QueueStats {
+	seen := make(map[string]bool, len(stats))
+	for _, s := range stats {
+		seen[s.Queue] = true
+		if at, ok := paused[s.Queue]; ok {
+			s.Paused, s.PausedAt = true, at
+		}
+	}
+	added := false
+	for q, at := range paused {
+		if !seen[q] {
+			stats = append(stats, &leasetype.QueueStats{
+				Queue: q, Counts: map[leasetype.JobState]int64{}, Paused: true, PausedAt: at,
+			})
+			added = true
+		}
+	}
+	if added {
+		slices.SortFunc(stats, func(a, b *leasetype.QueueStats) int { return cmp.Compare(a.Queue, b.Queue) })
+	}
+	return stats
 }

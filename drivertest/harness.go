@@ -103,6 +103,8 @@ func invariants() []invariant {
 		{"OperatorErrorText", testOperatorErrorText},
 		{"Purge", testPurge},
 		{"QueueStats", testQueueStats},
+		{"PausedQueueNotClaimed", testPausedQueueNotClaimed},
+		{"QueueStatsPaused", testQueueStatsPaused},
 		{"Migrate", testMigrate},
 		{"SchemaTooNewRefused", testSchemaTooNewRefused},
 	}

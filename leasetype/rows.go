@@ -32,6 +32,13 @@ type ListParams struct {
 type QueueStats struct {
 	Queue  string
 	Counts map[JobState]int64
+	// Paused is set while the queue is paused: no worker claims its jobs
+	// (running ones finish normally). A paused queue is reported even
+	// when it has no jobs.
+	Paused bool
+	// PausedAt is when the queue was paused, by the database clock; zero
+	// when it is not paused.
+	PausedAt time.Time
 	// OldestPending is the age, by the database clock, of the oldest
 	// pending job whose run_at has passed; zero when none.
 	OldestPending time.Duration

@@ -39,18 +39,25 @@ SELECT ` + jobColumns + ` FROM claimed ORDER BY priority, run_at, id`
 const takeOverCond = `status = 'processing' AND lease_until < now() AND NOT cancel_requested
 		AND attempt - free_attempts < max_attempts`
 
+// notPaused3 holds unless queue $3 is paused. It does not refer to the
+// job row, so the planner runs it once per statement (a one-time filter
+// on a primary-key lookup), not once per row.
+const notPaused3 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = $3 AND paused_at IS NOT NULL)`
+
 // claimSQL: $3 queue, $4 kinds, $5 limit, $6 take over. Expired leases come
-// first; each candidate set uses its own partial index.
+// first; each candidate set uses its own partial index. Neither takes a
+// job of a paused queue.
 const claimSQL = `WITH takeover AS (
 	SELECT id, attempt, heartbeat_at FROM leasehold_jobs
 	WHERE $6::boolean AND ` + takeOverCond + `
-		AND queue = $3 AND kind = ANY($4::text[])
+		AND queue = $3 AND kind = ANY($4::text[]) AND ` + notPaused3 + `
 	ORDER BY priority, run_at, id
 	LIMIT $5::int
 	FOR UPDATE SKIP LOCKED
 ), pending AS (
 	SELECT id FROM leasehold_jobs
 	WHERE status = 'pending' AND queue = $3 AND kind = ANY($4::text[]) AND run_at <= now()
+		AND ` + notPaused3 + `
 	ORDER BY priority, run_at, id
 	LIMIT $5::int - (SELECT count(*) FROM takeover)
 	FOR UPDATE SKIP LOCKED
@@ -59,11 +66,13 @@ const claimSQL = `WITH takeover AS (
 ),` + claimTail
 
 // claimByIDSQL: $3 id, $4 take over. Racers wait for the row lock and
-// re-check the condition, so exactly one wins.
+// re-check the condition, so exactly one wins. A job of a paused queue is
+// not claimable.
 const claimByIDSQL = `WITH picked AS (
-	SELECT id, status, attempt, heartbeat_at FROM leasehold_jobs
+	SELECT id, status, attempt, heartbeat_at FROM leasehold_jobs j
 	WHERE id = $3 AND ((status = 'pending' AND run_at <= now()) OR ($4::boolean AND ` + takeOverCond + `))
-	FOR UPDATE
+		AND NOT EXISTS (SELECT 1 FROM leasehold_queues q WHERE q.name = j.queue AND q.paused_at IS NOT NULL)
+	FOR UPDATE OF j
 ), takeover AS (
 	SELECT id, attempt, heartbeat_at FROM picked WHERE status = 'processing'
 ),` + claimTail

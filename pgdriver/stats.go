@@ -53,8 +53,9 @@ GROUP BY queue, status
 ORDER BY queue, status`
 
 // QueueStats returns per-queue counts by state, the age of the oldest
-// claimable pending job and the numbers of live and expired leases, ordered
-// by queue.
+// claimable pending job, the numbers of live and expired leases and
+// whether the queue is paused, ordered by queue; a paused queue with no
+// jobs is included.
 func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error) {
 	rs, err := d.pool.Query(ctx, statsSQL)
 	if err != nil {
@@ -86,7 +87,11 @@ func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error
 	if err := d.neverClaimed(ctx, out); err != nil {
 		return nil, err
 	}
-	return out, nil
+	paused, err := d.pausedQueues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return driver.MergePaused(out, paused), nil
 }
 
 // neverClaimedSQL returns, per (queue, kind) with due jobs never claimed,

@@ -17,19 +17,25 @@ import (
 const claimSet = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
     lease_owner = ?3, lease_until = ?1 + ?2`
 
-// claimPendingSQL selects ready jobs through leasehold_jobs_ready.
-// ?4 queue, ?5 kinds (JSON array), ?6 limit.
+// notPaused4 holds unless queue ?4 is paused. It does not refer to the job
+// row, so SQLite runs it once per statement (a primary-key lookup), not
+// once per row.
+const notPaused4 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = ?4 AND paused_at IS NOT NULL)`
+
+// claimPendingSQL selects ready jobs through leasehold_jobs_ready, unless
+// the queue is paused. ?4 queue, ?5 kinds (JSON array), ?6 limit.
 const claimPendingSQL = `SELECT id, 1 AS grp, priority, run_at FROM (
         SELECT id, priority, run_at FROM leasehold_jobs
         WHERE status = 'pending' AND queue = ?4 AND run_at <= ?1
-          AND kind IN (SELECT value FROM json_each(?5))
+          AND kind IN (SELECT value FROM json_each(?5)) AND ` + notPaused4 + `
         ORDER BY priority, run_at, id LIMIT ?6 + 0)`
 
-// claimExpiredSQL selects expired leases through leasehold_jobs_leases.
+// claimExpiredSQL selects expired leases through leasehold_jobs_leases,
+// unless the queue is paused.
 const claimExpiredSQL = `SELECT id, 0 AS grp, priority, run_at FROM (
         SELECT id, priority, run_at FROM leasehold_jobs
         WHERE status = 'processing' AND lease_until < ?1 AND queue = ?4
-          AND kind IN (SELECT value FROM json_each(?5))
+          AND kind IN (SELECT value FROM json_each(?5)) AND ` + notPaused4 + `
           AND NOT cancel_requested AND attempt - free_attempts < max_attempts
         ORDER BY priority, run_at, id LIMIT ?6 + 0)`
 
@@ -53,11 +59,14 @@ var (
 	claimSQLTakeOver = claimSQL(true)
 )
 
-// claimByIDSQL leases job ?4 if claimable; ?5 allows takeover.
+// claimByIDSQL leases job ?4 if claimable; ?5 allows takeover. A job of
+// a paused queue is not claimable.
 const claimByIDSQL = claimSet + `
 WHERE id = ?4 AND ((status = 'pending' AND run_at <= ?1)
     OR (?5 AND status = 'processing' AND lease_until < ?1 AND NOT cancel_requested
         AND attempt - free_attempts < max_attempts))
+  AND NOT EXISTS (SELECT 1 FROM leasehold_queues q
+    WHERE q.name = leasehold_jobs.queue AND q.paused_at IS NOT NULL)
 RETURNING ` + jobCols
 
 // endTakenOverSQL ends the previous attempt of claimed jobs (a takeover).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // getJobSQL reads one job.
@@ -132,8 +133,9 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 }
 
 // QueueStats returns per-queue counts by state, the age of the oldest
-// claimable pending job and the live and expired lease counts, ordered by
-// queue. One statement reads all the numbers from one snapshot, without
+// claimable pending job, the live and expired lease counts and whether the
+// queue is paused, ordered by queue; a paused queue with no jobs is
+// included. One statement reads all the numbers from one snapshot, without
 // taking the write lock.
 func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error) {
 	now, err := d.Now(ctx)
@@ -198,7 +200,11 @@ func (d *Driver) queueStats(ctx context.Context, now int64) ([]*leasehold.QueueS
 	if err := d.neverClaimed(ctx, now, byQueue); err != nil {
 		return nil, err
 	}
-	return out, nil
+	paused, err := d.pausedQueues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return driver.MergePaused(out, paused), nil
 }
 
 // neverClaimedSQL returns, per (queue, kind) with due jobs never claimed
