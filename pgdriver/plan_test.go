@@ -93,3 +93,34 @@ func explain(t *testing.T, d *Driver, sql string, args ...any) string {
 	}
 	return b.String()
 }
+
+// TestClaimPlanChecksPauseOnce checks the claim's plan on a queue of many
+// ready jobs: the ready jobs come from their partial index, and the
+// paused-queue check runs once per statement (a one-time filter of an
+// init plan), not once per candidate job.
+func TestClaimPlanChecksPauseOnce(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	ps := make([]*driver.InsertParams, 20_000)
+	for i := range ps {
+		ps[i] = job("q")
+	}
+	if _, err := d.InsertBulk(ctx, ps); err != nil {
+		t.Fatalf("InsertBulk: %v", err)
+	}
+	for _, q := range []string{"other", "more"} {
+		if err := d.PauseQueue(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.pool.Exec(ctx, "ANALYZE leasehold_jobs, leasehold_queues"); err != nil {
+		t.Fatalf("ANALYZE: %v", err)
+	}
+	plan := explain(t, d, claimSQL, "w", int64(1e6), "q", []string{"k"}, 500, true)
+	if !strings.Contains(plan, "leasehold_jobs_ready_idx") || strings.Contains(plan, "Seq Scan on leasehold_jobs") {
+		t.Errorf("claim: want the ready jobs from leasehold_jobs_ready_idx, got plan:\n%s", plan)
+	}
+	if n := strings.Count(plan, "One-Time Filter"); n != 2 || strings.Contains(plan, "SubPlan") {
+		t.Errorf("claim: want the pause checked by two one-time filters (takeover, pending) and no per-row subplan, got plan:\n%s", plan)
+	}
+}

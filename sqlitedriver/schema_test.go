@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -90,5 +91,60 @@ func startRefused(t *testing.T, d *Driver, version int) {
 	if !errors.Is(err, leasehold.ErrSchemaNotMigrated) || !errors.As(err, &verr) || verr.Database != version {
 		_ = c.Stop(testCtx(t))
 		t.Fatalf("Start on schema version %d = %v, want ErrSchemaNotMigrated naming version %d", version, err, version)
+	}
+}
+
+// TestSchemaUpgradeFromVersion2 migrates a version 2 database holding a
+// job: Start refuses it until then; afterwards its queue can be paused
+// (no claim takes the job, QueueStats says so) and resumed.
+func TestSchemaUpgradeFromVersion2(t *testing.T) {
+	ctx := testCtx(t)
+	d, err := Open(testdb.SQLitePath(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		for _, m := range ms[:2] {
+			if _, _, err := applyMigration(ctx, tx, now, m, latestVersion(ms)); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO leasehold_jobs
+			(kind, queue, status, max_attempts, args, run_at, created_at, uuid)
+			VALUES ('k', 'q', 'pending', 3, '{}', ?, ?, 'c0ffee00-0000-4000-8000-000000000000')`, now, now)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("set up version 2: %v", err)
+	}
+	startRefused(t, d, 2)
+
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate from version 2: %v", err)
+	}
+	if want := (driver.MigrateResult{From: 2, To: len(ms), Applied: len(ms) - 2}); *res != want {
+		t.Fatalf("Migrate from version 2 = %+v, want %+v", *res, want)
+	}
+	if err := d.PauseQueue(ctx, "q"); err != nil {
+		t.Fatalf("PauseQueue after the upgrade: %v", err)
+	}
+	if got := claim(t, d, "w", 10, time.Minute, false); len(got) != 0 {
+		t.Fatalf("claimed %d jobs of a paused queue after the upgrade", len(got))
+	}
+	qs, err := d.QueueStats(ctx)
+	if err != nil || len(qs) != 1 || !qs[0].Paused {
+		t.Fatalf("QueueStats after pause = %+v, %v; want queue q paused", qs, err)
+	}
+	if err := d.ResumeQueue(ctx, "q"); err != nil {
+		t.Fatalf("ResumeQueue: %v", err)
+	}
+	if got := claim(t, d, "w", 10, time.Minute, false); len(got) != 1 {
+		t.Fatalf("claimed %d jobs after resume, want the job from before the upgrade", len(got))
 	}
 }

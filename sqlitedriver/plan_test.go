@@ -1,0 +1,36 @@
+package sqlitedriver
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestClaimPlanChecksPauseOnce checks that the claim statements look up
+// the paused-queue check once per statement, through leasehold_queues'
+// primary key (an uncorrelated scalar subquery), and still take their
+// ready jobs from leasehold_jobs_ready.
+func TestClaimPlanChecksPauseOnce(t *testing.T) {
+	d := openTest(t)
+	for name, query := range map[string]string{"pending": claimSQLPending, "takeover": claimSQLTakeOver} {
+		rows, err := d.DB().QueryContext(testCtx(t), "EXPLAIN QUERY PLAN "+query,
+			int64(0), int64(1e6), "w", "q", `["k"]`, 10)
+		if err != nil {
+			t.Fatalf("EXPLAIN QUERY PLAN: %v", err)
+		}
+		var b strings.Builder
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(detail + "\n")
+		}
+		rows.Close()
+		plan := b.String()
+		if strings.Contains(plan, "CORRELATED") || !strings.Contains(plan, "SEARCH leasehold_queues USING PRIMARY KEY") ||
+			!strings.Contains(plan, "USING INDEX leasehold_jobs_ready") {
+			t.Errorf("%s claim: want a one-time primary-key lookup of the pause and the ready index, got plan:\n%s", name, plan)
+		}
+	}
+}
