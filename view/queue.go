@@ -14,6 +14,10 @@ type QueueView struct {
 	OldestPendingSeconds float64          `json:"oldest_pending_seconds"`
 	LiveLeases           int64            `json:"live_leases"`
 	ExpiredLeases        int64            `json:"expired_leases"`
+	// Paused is set while no worker claims the queue's jobs; PausedAt is
+	// when it was paused (database clock), absent when it is not.
+	Paused   bool       `json:"paused"`
+	PausedAt *time.Time `json:"paused_at,omitempty"`
 	// NeverClaimed lists, per kind, the due jobs no worker ever claimed;
 	// empty, never null, when there are none.
 	NeverClaimed []KindBacklogView `json:"never_claimed"`
@@ -38,6 +42,7 @@ func NewQueueView(q *leasehold.QueueStats, unclaimedAfter time.Duration) QueueVi
 	v := QueueView{
 		Queue: q.Queue, Counts: map[string]int64{}, OldestPendingSeconds: q.OldestPending.Seconds(),
 		LiveLeases: q.LiveLeases, ExpiredLeases: q.ExpiredLeases, NeverClaimed: []KindBacklogView{},
+		Paused: q.Paused, PausedAt: timePtr(q.PausedAt),
 	}
 	for _, s := range leasehold.AllStates {
 		v.Counts[string(s)] = q.Counts[s]

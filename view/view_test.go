@@ -145,13 +145,18 @@ func TestQueueView(t *testing.T) {
 	jsonEqual(t, view.NewQueueView(q, 5*time.Minute), `{
 		"queue": "payments",
 		"counts": {"cancelled": 0, "completed": 0, "failed": 0, "pending": 4, "processing": 2, "stuck": 0},
-		"oldest_pending_seconds": 90, "live_leases": 1, "expired_leases": 1,
+		"oldest_pending_seconds": 90, "live_leases": 1, "expired_leases": 1, "paused": false,
 		"never_claimed": [
 			{"kind": "orphan", "due": 3, "oldest_due_seconds": 600, "live_leases": 0, "suspect": true},
 			{"kind": "payment.charge", "due": 1, "oldest_due_seconds": 600, "live_leases": 2, "suspect": false}]}`)
 	empty := view.NewQueueView(&leasehold.QueueStats{Queue: "q"}, time.Minute)
 	if b, _ := json.Marshal(empty); !bytes.Contains(b, []byte(`"never_claimed":[]`)) || len(empty.Counts) != len(leasehold.AllStates) {
 		t.Errorf("an empty queue: %s, want every state counted and an empty never_claimed", b)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	paused := view.NewQueueView(&leasehold.QueueStats{Queue: "q", Paused: true, PausedAt: at}, time.Minute)
+	if b, _ := json.Marshal(paused); !bytes.Contains(b, []byte(`"paused":true,"paused_at":"2026-01-02T03:04:05Z"`)) {
+		t.Errorf("a paused queue: %s, want paused and paused_at", b)
 	}
 }
 

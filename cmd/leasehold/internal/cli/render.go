@@ -184,7 +184,7 @@ func renderQueueTable(w io.Writer, qs []*leasehold.QueueStats) error {
 		return nil
 	}
 	t := NewTable(w, "QUEUE", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "CANCELLED", "STUCK",
-		"OLDEST PENDING", "LIVE LEASES", "EXPIRED LEASES")
+		"OLDEST PENDING", "LIVE LEASES", "EXPIRED LEASES", "PAUSED")
 	for _, q := range qs {
 		oldest := "-"
 		if q.OldestPending > 0 {
@@ -194,7 +194,11 @@ func renderQueueTable(w io.Writer, qs []*leasehold.QueueStats) error {
 		for _, s := range leasehold.AllStates {
 			row = append(row, strconv.FormatInt(q.Counts[s], 10))
 		}
-		row = append(row, oldest, strconv.FormatInt(q.LiveLeases, 10), strconv.FormatInt(q.ExpiredLeases, 10))
+		paused := "no"
+		if q.Paused {
+			paused = "yes"
+		}
+		row = append(row, oldest, strconv.FormatInt(q.LiveLeases, 10), strconv.FormatInt(q.ExpiredLeases, 10), paused)
 		t.Row(row...)
 	}
 	return t.Flush()
