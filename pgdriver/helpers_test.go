@@ -102,15 +102,3 @@ func finish(t *testing.T, d *Driver, tx any, p *driver.FinishParams) bool {
 func transition(o leasehold.Outcome, text string) driver.Transition {
 	return statemachine.Finish(statemachine.Ending{Outcome: o, Error: text})
 }
-
-// claimAll claims up to 100 jobs of queue for owner "w".
-func claimAll(t *testing.T, d *Driver, queue string) []*leasehold.JobRow {
-	t.Helper()
-	jobs, err := d.Claim(testCtx(t), &driver.ClaimParams{
-		Queue: queue, Kinds: []string{"k"}, Owner: "w", TTL: leaseTTL, Limit: 100,
-	})
-	if err != nil {
-		t.Fatalf("Claim: %v", err)
-	}
-	return jobs
-}

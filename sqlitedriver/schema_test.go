@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/drivertest"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -131,20 +131,5 @@ func TestSchemaUpgradeFromVersion2(t *testing.T) {
 	if want := (driver.MigrateResult{From: 2, To: len(ms), Applied: len(ms) - 2}); *res != want {
 		t.Fatalf("Migrate from version 2 = %+v, want %+v", *res, want)
 	}
-	if err := d.PauseQueue(ctx, "q"); err != nil {
-		t.Fatalf("PauseQueue after the upgrade: %v", err)
-	}
-	if got := claim(t, d, "w", 10, time.Minute, false); len(got) != 0 {
-		t.Fatalf("claimed %d jobs of a paused queue after the upgrade", len(got))
-	}
-	qs, err := d.QueueStats(ctx)
-	if err != nil || len(qs) != 1 || !qs[0].Paused {
-		t.Fatalf("QueueStats after pause = %+v, %v; want queue q paused", qs, err)
-	}
-	if err := d.ResumeQueue(ctx, "q"); err != nil {
-		t.Fatalf("ResumeQueue: %v", err)
-	}
-	if got := claim(t, d, "w", 10, time.Minute, false); len(got) != 1 {
-		t.Fatalf("claimed %d jobs after resume, want the job from before the upgrade", len(got))
-	}
+	drivertest.CheckPauseAfterUpgrade(t, d, "q")
 }
