@@ -32,6 +32,11 @@ var (
 	// allowed.
 	ErrJobFinished = errors.New("leasehold: job already finished")
 
+	// ErrJobNotFinished reports an operator action allowed only on a job in
+	// a terminal state (completed, failed or cancelled), such as deleting
+	// it, on a pending or stuck one: cancel it first.
+	ErrJobNotFinished = errors.New("leasehold: job not finished")
+
 	// ErrInvalidKind reports an empty or malformed job kind. The library
 	// returns it inside an *InvalidInputError, as it does the next three.
 	ErrInvalidKind = errors.New("leasehold: invalid job kind")

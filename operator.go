@@ -150,3 +150,16 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
 	return c.rescuer.Pass(ctx)
 }
+
+// DeleteJob deletes one completed, failed or cancelled job and its
+// attempt history at once (PurgeFinished does the same by age), and
+// returns the job as it was. It refuses an unfinished job, returning it
+// with ErrJobRunning when it is processing and ErrJobNotFinished when it
+// is pending or stuck (cancel it first); a missing job is ErrJobNotFound.
+func (c *Client) DeleteJob(ctx context.Context, id int64) (*JobRow, error) {
+	row, err := c.driver.DeleteJob(ctx, id)
+	if err != nil {
+		return row, opErr(err, "delete job %d", id)
+	}
+	return row, nil
+}

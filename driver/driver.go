@@ -95,6 +95,13 @@ type Driver interface {
 	// the job, for a terminal job.
 	CancelJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
+	// DeleteJob deletes one completed, failed or cancelled job and its
+	// history, and returns the job as it was. For an unfinished job it
+	// deletes nothing and returns the job with ErrJobRunning (processing)
+	// or ErrJobNotFinished (pending, stuck); for a missing one
+	// ErrJobNotFound.
+	DeleteJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
+
 	// Purge deletes up to Limit terminal jobs (and their history) finished
 	// longer than OlderThan ago, and returns how many it deleted.
 	Purge(ctx context.Context, p *PurgeParams) (int64, error)

@@ -102,6 +102,7 @@ func invariants() []invariant {
 		{"QueueStatsNeverClaimed", testQueueStatsNeverClaimed},
 		{"OperatorErrorText", testOperatorErrorText},
 		{"Purge", testPurge},
+		{"DeleteJob", testDeleteJob},
 		{"QueueStats", testQueueStats},
 		{"PausedQueueNotClaimed", testPausedQueueNotClaimed},
 		{"QueueStatsPaused", testQueueStatsPaused},

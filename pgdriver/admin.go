@@ -26,7 +26,7 @@ func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error
 // repeating them here would print them twice.
 func wrapOp(err error) error {
 	if errors.Is(err, leasehold.ErrJobNotFound) || errors.Is(err, leasehold.ErrJobRunning) ||
-		errors.Is(err, leasehold.ErrJobFinished) {
+		errors.Is(err, leasehold.ErrJobFinished) || errors.Is(err, leasehold.ErrJobNotFinished) {
 		return err
 	}
 	return fmt.Errorf("pgdriver: %w", err)
@@ -189,4 +189,36 @@ func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, er
 		return j, wrapOp(err)
 	}
 	return j, nil
+}
+
+// deleteSQL deletes finished job $1 and its history in one statement.
+const deleteSQL = `WITH doomed AS (
+	DELETE FROM leasehold_jobs WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled')
+	RETURNING *
+), history AS (
+	DELETE FROM leasehold_attempts a USING doomed d WHERE a.job_id = d.id
+)
+SELECT ` + jobColumns + ` FROM doomed`
+
+// DeleteJob deletes a finished job and its history. For an unfinished job
+// it returns the job and ErrJobRunning or ErrJobNotFinished; for a missing
+// one ErrJobNotFound.
+func (d *Driver) DeleteJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	j, err := d.updateOr(ctx, id, deleteSQL, unfinished)
+	if err != nil {
+		return j, wrapOp(err)
+	}
+	return j, nil
+}
+
+// unfinished returns why a job in j's state cannot be deleted, or nil for
+// a finished one.
+func unfinished(j *leasehold.JobRow) error {
+	switch {
+	case j.State == leasehold.StateProcessing:
+		return leasehold.ErrJobRunning
+	case !j.State.Finished():
+		return leasehold.ErrJobNotFinished
+	}
+	return nil
 }

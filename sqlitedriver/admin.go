@@ -155,3 +155,43 @@ func purge(ctx context.Context, tx *sql.Tx, before int64, limit int) (int64, err
 	}
 	return int64(len(ids)), nil
 }
+
+// deleteSQL deletes finished job ?1; deleteAttemptsSQL its history.
+const (
+	deleteSQL = `DELETE FROM leasehold_jobs
+WHERE id = ?1 AND status IN ('completed', 'failed', 'cancelled')
+RETURNING ` + jobCols
+	deleteAttemptsSQL = `DELETE FROM leasehold_attempts WHERE job_id = ?1`
+)
+
+// DeleteJob deletes a finished job and its history in one transaction.
+// For an unfinished job it returns the job and ErrJobRunning
+// (processing) or ErrJobNotFinished (pending, stuck); for a missing one
+// ErrJobNotFound.
+func (d *Driver) DeleteJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	var job *leasehold.JobRow
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, _ int64) error {
+		var err error
+		job, err = scanJob(d.queryRow(ctx, tx, deleteSQL, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			if job, err = getJob(ctx, tx, id); err != nil {
+				return err
+			}
+			if job.State == leasehold.StateProcessing {
+				return leasehold.ErrJobRunning // the Client names the job
+			}
+			return leasehold.ErrJobNotFinished
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitedriver: delete job: %w", err)
+		}
+		if _, err := d.exec(ctx, tx, deleteAttemptsSQL, id); err != nil {
+			return fmt.Errorf("sqlitedriver: delete job history: %w", err)
+		}
+		return nil
+	}, deleteSQL, deleteAttemptsSQL)
+	if err != nil && !errors.Is(err, leasehold.ErrJobRunning) && !errors.Is(err, leasehold.ErrJobNotFinished) {
+		return nil, err
+	}
+	return job, err
+}
