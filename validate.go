@@ -28,7 +28,8 @@ type InvalidInputError struct {
 	// Field names the refused input as the jobs table and the command-line
 	// tool call it: "kind", "queue", "args", "metadata", "unique_key",
 	// "priority", "max_attempts", "run_at" or "jobs" (an empty batch) for
-	// inserts; "kind", "queue", "owner", "state" or "limit" for ListJobs.
+	// inserts; "kind", "queue", "owner", "search", "state" or "limit" for
+	// ListJobs.
 	Field string
 	// Index is the position of the refused job in the slice passed to
 	// InsertMany or InsertBulk (nothing of the batch is inserted), and -1
@@ -136,8 +137,9 @@ func textProblem(s string, controls bool) string {
 
 // validateListParams refuses ListJobs filters that no stored job can
 // match, before PostgreSQL would refuse them as text: an unknown state, a
-// malformed kind or queue name, or an owner that is not valid UTF-8 or
-// holds control characters (as Config.Owner may not).
+// malformed kind or queue name, an owner that is not valid UTF-8 or
+// holds control characters (as Config.Owner may not), or a search that is
+// not valid UTF-8 or holds a NUL.
 func validateListParams(p *ListParams) error {
 	for _, s := range p.States {
 		if !s.Valid() {
@@ -159,6 +161,9 @@ func validateListParams(p *ListParams) error {
 	}
 	if prob := textProblem(p.Owner, true); prob != "" {
 		return invalid(ErrInvalidArgs, "owner", "%s: %s", quoteInput(p.Owner), prob)
+	}
+	if prob := textProblem(p.Search, false); prob != "" {
+		return invalid(ErrInvalidArgs, "search", "%s: %s", quoteInput(p.Search), prob)
 	}
 	return nil
 }

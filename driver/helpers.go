@@ -117,3 +117,16 @@ func MergePaused(stats []*leasetype.QueueStats, paused map[string]time.Time) []*
 	}
 	return stats
 }
+
+// SearchFold returns s with its ASCII letters in lower case and every
+// other character unchanged: how drivers compare ListParams.Search with
+// the string values of a job, the same whatever the database's locale.
+func SearchFold(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -132,6 +132,8 @@ func checkBadFilters(t *testing.T, e *clientEnv, c *leasehold.Client) {
 		{leasehold.ListParams{Kind: "k\xff"}, "kind", leasehold.ErrInvalidKind},
 		{leasehold.ListParams{Owner: "host-1\x00"}, "owner", leasehold.ErrInvalidArgs},
 		{leasehold.ListParams{Owner: "host-\xff"}, "owner", leasehold.ErrInvalidArgs},
+		{leasehold.ListParams{Search: "a\x00b"}, "search", leasehold.ErrInvalidArgs},
+		{leasehold.ListParams{Search: "caf\xe9"}, "search", leasehold.ErrInvalidArgs},
 	}
 	for _, tc := range cases {
 		_, err := c.ListJobs(e.ctx, &tc.p)

@@ -99,6 +99,7 @@ func invariants() []invariant {
 		{"OperatorActionsAfterHeartbeat", testOperatorActionsAfterHeartbeat},
 		{"NotFound", testNotFound},
 		{"ListJobs", testListJobs},
+		{"ListJobsSearch", testListJobsSearch},
 		{"QueueStatsNeverClaimed", testQueueStatsNeverClaimed},
 		{"OperatorErrorText", testOperatorErrorText},
 		{"Purge", testPurge},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 )
 
 // defaultListLimit is ListJobs' limit when ListParams.Limit is 0.
@@ -72,6 +73,17 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	return jobs, nil
 }
 
+// asciiLower folds the ASCII letters of a text, whatever the database's
+// locale, as driver.SearchFold does.
+const asciiLower = `'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'`
+
+// searchCond matches a job with a string value, at any depth of its args
+// or metadata, containing the parameter (folded by driver.SearchFold).
+const searchCond = `EXISTS (SELECT 1 FROM jsonb_path_query(args, 'strict $.**') v
+	WHERE jsonb_typeof(v) = 'string' AND strpos(translate(v #>> '{}', ` + asciiLower + `), $%[1]d) > 0
+	UNION ALL SELECT 1 FROM jsonb_path_query(metadata, 'strict $.**') v
+	WHERE jsonb_typeof(v) = 'string' AND strpos(translate(v #>> '{}', ` + asciiLower + `), $%[1]d) > 0)`
+
 // listQuery builds ListJobs' statement from the non-zero filters of p.
 func listQuery(p *leasehold.ListParams) (string, []any) {
 	var (
@@ -106,6 +118,9 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 	}
 	if p.Expired {
 		where = append(where, "status = 'processing' AND lease_until < now()")
+	}
+	if p.Search != "" {
+		add(searchCond, driver.SearchFold(p.Search))
 	}
 	limit := p.Limit
 	if limit <= 0 {

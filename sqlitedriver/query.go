@@ -76,6 +76,12 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 	return out, nil
 }
 
+// searchCond matches a job with a string value, at any depth of its args
+// or metadata, containing the parameter (folded by driver.SearchFold;
+// SQLite's lower folds ASCII letters only, the same).
+const searchCond = `EXISTS (SELECT 1 FROM json_tree(args) WHERE type = 'text' AND instr(lower(value), ?) > 0
+    UNION ALL SELECT 1 FROM json_tree(metadata) WHERE type = 'text' AND instr(lower(value), ?) > 0)`
+
 // ListJobs returns jobs matching p, ordered by id, descending with p.Desc
 // (Limit 0 means 100).
 func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leasehold.JobRow, error) {
@@ -112,6 +118,10 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	if p.Expired {
 		where = append(where, `status = 'processing' AND lease_until < `+nowExpr)
 	}
+	if p.Search != "" {
+		where = append(where, searchCond)
+		args = append(args, driver.SearchFold(p.Search), driver.SearchFold(p.Search))
+	}
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
@@ -125,7 +135,7 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	} else {
 		query += ` ORDER BY id LIMIT ?`
 	}
-	rows, err := d.dbQuery(ctx, query, append(args, limit)...) // at most 256 distinct queries
+	rows, err := d.dbQuery(ctx, query, append(args, limit)...) // at most 512 distinct queries
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: list jobs: %w", err)
 	}
