@@ -11,15 +11,9 @@ const pauseSQL = `INSERT INTO leasehold_queues (name, paused_at, updated_at) VAL
 ON CONFLICT (name) DO UPDATE SET paused_at = now(), updated_at = now()
 WHERE leasehold_queues.paused_at IS NULL`
 
-// resumeSQL resumes queue $1, if paused, and then sends its wake-up hint,
-// which NOTIFY delivers at commit: a worker it wakes sees the queue
-// resumed.
-const resumeSQL = `WITH resumed AS (
-	UPDATE leasehold_queues SET paused_at = NULL, updated_at = now()
-	WHERE name = $1 AND paused_at IS NOT NULL
-	RETURNING name
-)
-SELECT pg_notify('` + notifyChannel + `', name) FROM resumed`
+// resumeSQL resumes queue $1 if it is paused.
+const resumeSQL = `UPDATE leasehold_queues SET paused_at = NULL, updated_at = now()
+WHERE name = $1 AND paused_at IS NOT NULL`
 
 // pausedSQL reads the paused queues.
 const pausedSQL = `SELECT name, paused_at FROM leasehold_queues WHERE paused_at IS NOT NULL`
@@ -33,11 +27,18 @@ func (d *Driver) PauseQueue(ctx context.Context, queue string) error {
 	return nil
 }
 
-// ResumeQueue lets claims lease queue's jobs again and notifies its
-// listeners (driver.Notifier), so that idle workers claim at once.
+// ResumeQueue lets claims lease queue's jobs again and, when it was
+// paused, sends the queue's wake-up hint through the notifier once the
+// resume has committed, so that idle workers listening (driver.Notifier)
+// claim at once. The hint's errors are dropped, as an insert's are: on a
+// database without pg_notify workers find the jobs at their next poll.
 func (d *Driver) ResumeQueue(ctx context.Context, queue string) error {
-	if _, err := d.pool.Exec(ctx, resumeSQL, queue); err != nil {
+	tag, err := d.pool.Exec(ctx, resumeSQL, queue)
+	if err != nil {
 		return fmt.Errorf("pgdriver: resume queue: %w", err)
+	}
+	if tag.RowsAffected() > 0 {
+		d.notes.request([]string{queue})
 	}
 	return nil
 }
