@@ -21,6 +21,47 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 	h.act(w, r, "cancel", h.client.CancelJob)
 }
 
+// deleteJob deletes one finished job and its history, then goes to the
+// jobs list.
+func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.jobID(w, r)
+	if !ok {
+		return
+	}
+	if _, err := h.client.DeleteJob(r.Context(), id); err != nil {
+		h.failErr(w, r, actionStatus(err), fmt.Errorf("delete job %d: %w", id, err))
+		return
+	}
+	h.log.InfoContext(r.Context(), "web: job action", "action", "delete", "job", id)
+	http.Redirect(w, r, h.path("/jobs?deleted="+strconv.FormatInt(id, 10)), http.StatusSeeOther)
+}
+
+// pauseQueue stops every worker from claiming the queue's jobs.
+func (h *handler) pauseQueue(w http.ResponseWriter, r *http.Request) {
+	h.queueAction(w, r, "pause", h.client.PauseQueue)
+}
+
+// resumeQueue lets workers claim the queue's jobs again.
+func (h *handler) resumeQueue(w http.ResponseWriter, r *http.Request) {
+	h.queueAction(w, r, "resume", h.client.ResumeQueue)
+}
+
+// queueAction runs one queue action and goes back to the overview.
+func (h *handler) queueAction(w http.ResponseWriter, r *http.Request, name string,
+	fn func(context.Context, string) error) {
+	queue := r.PathValue("name")
+	if err := fn(r.Context(), queue); err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, leasehold.ErrInvalidQueue) {
+			status = http.StatusBadRequest
+		}
+		h.failErr(w, r, status, fmt.Errorf("%s queue %s: %w", name, queue, err))
+		return
+	}
+	h.log.InfoContext(r.Context(), "web: queue action", "action", name, "queue", queue)
+	http.Redirect(w, r, h.path("/"), http.StatusSeeOther)
+}
+
 // act runs one job action and goes back to the job's page.
 func (h *handler) act(w http.ResponseWriter, r *http.Request, name string,
 	fn func(context.Context, int64) (*leasehold.JobRow, error)) {
@@ -42,7 +83,8 @@ func actionStatus(err error) int {
 	switch {
 	case errors.Is(err, leasehold.ErrJobNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, leasehold.ErrJobRunning), errors.Is(err, leasehold.ErrJobFinished):
+	case errors.Is(err, leasehold.ErrJobRunning), errors.Is(err, leasehold.ErrJobFinished),
+		errors.Is(err, leasehold.ErrJobNotFinished):
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError

@@ -13,8 +13,9 @@ import (
 type jobData struct {
 	Job      view.JobInfoView
 	Timeline *timeline
-	// CanRetry and CanCancel say which actions the job's state allows.
-	CanRetry, CanCancel bool
+	// CanRetry, CanCancel and CanDelete say which actions the job's state
+	// allows.
+	CanRetry, CanCancel, CanDelete bool
 	// Notice is the outcome of the action that led here, if any.
 	Notice string
 }
@@ -44,6 +45,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	d := jobData{
 		Job: v, Timeline: newTimeline(v, now), Notice: noticeText(r.URL.Query().Get("done")),
 		CanRetry: info.State != leasehold.StateProcessing, CanCancel: !info.State.Finished(),
+		CanDelete: info.State.Finished(),
 	}
 	h.render(w, r, "job", "Job "+strconv.FormatInt(id, 10), d)
 }

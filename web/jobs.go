@@ -18,6 +18,9 @@ type filter struct {
 	Queue  string
 	Kind   string
 	Owner  string
+	// Search is a substring of a string value in the jobs' args or
+	// metadata (ListParams.Search).
+	Search string
 	// Oldest orders by ascending id; the default is newest first.
 	Oldest bool
 	// Before and After are the keyset: the last id of the previous page.
@@ -31,7 +34,7 @@ var errBadQuery = errors.New("bad query")
 // the caller jumps to the job.
 func parseFilter(q url.Values) (filter, error) {
 	f := filter{Queue: strings.TrimSpace(q.Get("queue")), Kind: strings.TrimSpace(q.Get("kind")),
-		Owner: strings.TrimSpace(q.Get("owner")), Oldest: q.Get("order") == "oldest"}
+		Owner: strings.TrimSpace(q.Get("owner")), Search: q.Get("search"), Oldest: q.Get("order") == "oldest"}
 	for _, s := range q["state"] {
 		if s = strings.TrimSpace(s); s != "" {
 			f.States = append(f.States, s)
@@ -62,7 +65,7 @@ func optionalID(q url.Values, name string) (int64, error) {
 
 // params returns the ListParams of f, for at most limit jobs.
 func (f filter) params(limit int) *leasehold.ListParams {
-	p := &leasehold.ListParams{Queue: f.Queue, Kind: f.Kind, Owner: f.Owner, Desc: !f.Oldest,
+	p := &leasehold.ListParams{Queue: f.Queue, Kind: f.Kind, Owner: f.Owner, Search: f.Search, Desc: !f.Oldest,
 		BeforeID: f.Before, AfterID: f.After, Limit: limit}
 	for _, s := range f.States {
 		p.States = append(p.States, leasehold.JobState(s))
@@ -76,7 +79,7 @@ func (f filter) query() url.Values {
 	for _, s := range f.States {
 		q.Add("state", s)
 	}
-	for k, v := range map[string]string{"queue": f.Queue, "kind": f.Kind, "owner": f.Owner} {
+	for k, v := range map[string]string{"queue": f.Queue, "kind": f.Kind, "owner": f.Owner, "search": f.Search} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -110,6 +113,8 @@ type jobsData struct {
 	// BulkRetry, BulkCancel link to the confirmation of a bulk action on
 	// the filtered set.
 	BulkRetry, BulkCancel string
+	// Deleted is the job the previous request deleted, 0 for none.
+	Deleted int64
 }
 
 // jobs lists jobs, filtered, one keyset page at a time.
@@ -139,6 +144,7 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		rows = rows[:h.opts.PageSize]
 	}
 	d := jobsData{Filter: f, States: stateNames(), Jobs: jobViews(rows, now), Paged: f.Before > 0 || f.After > 0}
+	d.Deleted, _ = optionalID(q, "deleted")
 	d.First = h.link("/jobs", f.query())
 	if more {
 		next := f.query()

@@ -1,0 +1,112 @@
+package web_test
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/web"
+)
+
+// TestSearchFilter: the search box narrows the list to jobs whose args or
+// metadata hold the text, and survives paging links.
+func TestSearchFilter(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{})
+		a := e.insert("q", "k", `{"customer":"ACME Corp"}`)
+		e.insert("q", "k", `{"customer":"Globex"}`)
+		got := jobIDs(e.mustGet("/jobs?search=acme"))
+		if want := []string{strconv.FormatInt(a.ID, 10)}; !slices.Equal(got, want) {
+			t.Fatalf("/jobs?search=acme lists %v, want %v", got, want)
+		}
+		if body := e.mustGet("/jobs?search=acme"); !strings.Contains(body, `value="acme"`) {
+			t.Error("the search box does not keep the search")
+		}
+	})
+}
+
+// TestDeleteFinishedJob: a finished job can be deleted with its history;
+// an unfinished one is refused and kept.
+func TestDeleteFinishedJob(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		pending := e.insert("q", "k", `{}`)
+		path := "/jobs/" + strconv.FormatInt(pending.ID, 10)
+		if strings.Contains(e.mustGet(path), `id="delete"`) {
+			t.Error("a pending job's page offers to delete it")
+		}
+		if status, _ := e.post(path+"/delete", url.Values{"csrf": {e.csrf(path)}}); status != http.StatusConflict {
+			t.Errorf("delete of a pending job = %d, want 409", status)
+		}
+		if e.state(pending.ID) != leasehold.StatePending {
+			t.Fatal("a refused delete changed the job")
+		}
+		done := e.insert("q", "k", `{}`)
+		e.finish(e.claim(done.ID, "w", time.Minute, false), leasehold.OutcomeCompleted, "")
+		path = "/jobs/" + strconv.FormatInt(done.ID, 10)
+		if !strings.Contains(e.mustGet(path), `id="delete"`) {
+			t.Fatal("a completed job's page has no delete button")
+		}
+		status, _ := e.post(path+"/delete", url.Values{"csrf": {e.csrf(path)}})
+		if status != http.StatusSeeOther {
+			t.Fatalf("delete = %d, want 303", status)
+		}
+		if _, err := d.GetJob(e.t.Context(), done.ID); !errors.Is(err, leasehold.ErrJobNotFound) {
+			t.Fatalf("after delete GetJob = %v, want ErrJobNotFound", err)
+		}
+		if body := e.mustGet("/jobs?deleted=" + strconv.FormatInt(done.ID, 10)); !strings.Contains(body, `id="deleted"`) {
+			t.Error("the jobs page does not confirm the delete")
+		}
+	})
+}
+
+// TestPauseResumeQueue: the overview pauses and resumes a queue, and the
+// database records it; without a CSRF token nothing changes.
+func TestPauseResumeQueue(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		e.insert("payments", "k", `{}`)
+		if status, _ := e.post("/queues/payments/pause", url.Values{}); status == http.StatusSeeOther {
+			t.Fatal("a pause without a CSRF token was accepted")
+		}
+		if e.paused("payments") {
+			t.Fatal("a refused pause paused the queue")
+		}
+		if !strings.Contains(e.mustGet("/"), `id="pause-payments"`) {
+			t.Fatal("the overview offers no pause button")
+		}
+		if status, _ := e.post("/queues/payments/pause", url.Values{"csrf": {e.csrf("/")}}); status != http.StatusSeeOther || !e.paused("payments") {
+			t.Fatalf("pause = %d, paused %v; want 303, paused", status, e.paused("payments"))
+		}
+		if body := e.mustGet("/"); !strings.Contains(body, `id="resume-payments"`) || !strings.Contains(body, "paused since") {
+			t.Fatal("the overview does not show the queue paused with a resume button")
+		}
+		if status, _ := e.post("/queues/payments/resume", url.Values{"csrf": {e.csrf("/")}}); status != http.StatusSeeOther || e.paused("payments") {
+			t.Fatalf("resume = %d, paused %v; want 303, not paused", status, e.paused("payments"))
+		}
+	})
+}
+
+// paused reports whether the database records queue as paused.
+func (e *env) paused(queue string) bool {
+	e.t.Helper()
+	qs, err := e.d.QueueStats(e.t.Context())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, q := range qs {
+		if q.Queue == queue {
+			return q.Paused
+		}
+	}
+	return false
+}
