@@ -1,0 +1,68 @@
+// Package leaseholdprom exports the metrics of a leasehold client to
+// Prometheus, with the standard client library (client_golang). It is a
+// module of its own, so a program that uses leasehold without it does not
+// download Prometheus.
+//
+// It plugs into the client only through the client's hooks: an insert
+// middleware counts inserted jobs, a subscription to the event stream
+// feeds the counters and histograms, and a collector reads the client's
+// running handlers and, at a bounded rate, its queues' depth from the
+// database:
+//
+//	m, err := leaseholdprom.New(leaseholdprom.Options{Registerer: reg})
+//	client, err := leasehold.NewClient(leasehold.Config{
+//		Driver: drv, Workers: workers,
+//		InsertMiddleware: []leasehold.InsertMiddleware{m.InsertMiddleware()},
+//	})
+//	err = m.Attach(client) // before client.Start, to miss no event
+//	defer m.Close()
+//	http.Handle("/metrics", leaseholdprom.Handler(reg))
+//
+// # Metrics
+//
+// With the default namespace "leasehold":
+//
+//	leasehold_jobs_inserted_total{queue,kind}           jobs written by Insert, InsertTx, InsertMany, InsertBulk
+//	leasehold_jobs_claimed_total{queue,kind}            leases taken by the client's fetchers
+//	leasehold_jobs_not_started_total{queue,kind}        claimed, but past the lease's safe window: released unrun
+//	leasehold_jobs_finished_total{queue,kind,outcome}   outcomes written, fence matched
+//	leasehold_jobs_rescued_total{queue,kind,state}      expired leases the stuck watcher moved, by new state
+//	leasehold_leases_lost_total{queue,kind}             handlers cancelled: lease taken over or not renewed
+//	leasehold_fenced_writes_refused_total{queue,kind}   late outcomes the database refused (the lease was another's)
+//	leasehold_outcomes_dropped_total{queue,kind}        outcomes given up unwritten
+//	leasehold_heartbeat_failures_total                  heartbeat statements that failed
+//	leasehold_finish_failures_total                     outcome statements that failed and were retried
+//	leasehold_events_dropped_total                      events the client's subscribers missed (full channels)
+//	leasehold_handler_duration_seconds{queue,kind}      histogram: how long handlers ran
+//	leasehold_claim_to_start_seconds{queue}             histogram: from sending the claim to starting the handler
+//	leasehold_heartbeat_duration_seconds                histogram: round trip of a heartbeat statement
+//	leasehold_jobs_running                              gauge: handlers running now, or claimed and about to run
+//	leasehold_queue_jobs{queue,state}                   gauge: jobs by state, read from the database
+//	leasehold_queue_oldest_due_seconds{queue}           gauge: how long the oldest due pending job has waited
+//	leasehold_queue_stats_failures_total                readings of the queue gauges that failed
+//
+// The outcomes of one attempt (completed, retried, failed, snoozed,
+// cancelled, released, lease_lost) are one counter with an outcome label
+// rather than a counter each: they partition the attempts that finished,
+// so a sum over the label is meaningful (every finished attempt), as
+// Prometheus's naming conventions ask. The other counters count events of
+// different kinds, which no sum of them would mean, so each has its name.
+//
+// Labels are queue, kind, outcome and state only: never a job id or an
+// owner. Queues and kinds are the application's own, so the number of
+// series stays bounded by its code, not by its traffic.
+//
+// The queue gauges come from Client.QueueStats, a query over the jobs
+// table: a scrape reuses the last reading until it is
+// Options.QueueStatsInterval old, so however often Prometheus scrapes,
+// the database answers that query at most once per interval per process.
+// In a fleet of workers, one process reading them is enough: set a
+// negative interval in the others.
+//
+// The event consumer runs on its own goroutine and resolves the labelled
+// series of a (queue, kind) once, so counting an event costs a map look-up
+// and an atomic add. Its subscription has room for Options.EventBuffer
+// events; if it ever falls that far behind, the events it misses are
+// counted in leasehold_events_dropped_total, and the client itself is
+// never slowed down.
+package leaseholdprom

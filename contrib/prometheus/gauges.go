@@ -1,0 +1,99 @@
+package leaseholdprom
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leasehold/leasehold"
+)
+
+// clientCollector reads the attached client at scrape time: its running
+// handlers and dropped events from Stats, and its queues' depth from the
+// database, at most once per interval.
+type clientCollector struct {
+	running, eventsDropped, queueJobs, oldestDue *prometheus.Desc
+	failures                                     prometheus.Counter
+	interval                                     time.Duration // negative: no queue gauges
+
+	client atomic.Pointer[leasehold.Client]
+
+	mu     sync.Mutex // serialises readings, so concurrent scrapes share one
+	readAt time.Time  // when the last reading was tried; zero before the first
+	last   []*leasehold.QueueStats
+}
+
+func newClientCollector(ns string, interval time.Duration) *clientCollector {
+	name := func(n string) string { return prometheus.BuildFQName(ns, "", n) }
+	return &clientCollector{
+		running: prometheus.NewDesc(name("jobs_running"),
+			"Handlers running now, or claimed and about to run.", nil, nil),
+		eventsDropped: prometheus.NewDesc(name("events_dropped_total"),
+			"Events the client's subscribers missed because their channel was full.", nil, nil),
+		queueJobs: prometheus.NewDesc(name("queue_jobs"),
+			"Jobs in the queue by state, as last read from the database.", []string{"queue", "state"}, nil),
+		oldestDue: prometheus.NewDesc(name("queue_oldest_due_seconds"),
+			"How long the queue's oldest due pending job has waited, by the database clock, as last read.", []string{"queue"}, nil),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "queue_stats_failures_total",
+			Help: "Readings of the queue gauges from the database that failed."}),
+		interval: interval,
+	}
+}
+
+// attach makes the collector read c; nil stops it reading.
+func (q *clientCollector) attach(c *leasehold.Client) { q.client.Store(c) }
+
+// Describe implements prometheus.Collector.
+func (q *clientCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- q.running
+	ch <- q.eventsDropped
+	ch <- q.queueJobs
+	ch <- q.oldestDue
+	q.failures.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (q *clientCollector) Collect(ch chan<- prometheus.Metric) {
+	q.failures.Collect(ch)
+	c := q.client.Load()
+	if c == nil {
+		return
+	}
+	st := c.Stats()
+	ch <- prometheus.MustNewConstMetric(q.running, prometheus.GaugeValue, float64(st.Running))
+	ch <- prometheus.MustNewConstMetric(q.eventsDropped, prometheus.CounterValue, float64(st.EventsDropped))
+	if q.interval < 0 {
+		return
+	}
+	for _, s := range q.queueStats(c) {
+		for _, state := range leasehold.AllStates {
+			ch <- prometheus.MustNewConstMetric(q.queueJobs, prometheus.GaugeValue, float64(s.Counts[state]),
+				s.Queue, string(state))
+		}
+		ch <- prometheus.MustNewConstMetric(q.oldestDue, prometheus.GaugeValue, s.OldestPending.Seconds(), s.Queue)
+	}
+}
+
+// queueStats returns the last reading, reading again when it is older
+// than the interval. A failed reading counts a failure and reports no
+// queue until the next one, so stale figures never pass for fresh.
+func (q *clientCollector) queueStats(c *leasehold.Client) []*leasehold.QueueStats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.readAt.IsZero() && time.Since(q.readAt) < q.interval {
+		return q.last
+	}
+	q.readAt = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), queueStatsTimeout)
+	defer cancel()
+	qs, err := c.QueueStats(ctx)
+	if err != nil {
+		q.failures.Inc()
+		qs = nil
+	}
+	q.last = qs
+	return qs
+}
