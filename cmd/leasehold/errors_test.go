@@ -46,6 +46,7 @@ func TestBadInput(t *testing.T) {
 		{"garbage duration", []string{"purge", "--older-than", "soon"}, cli.ExitUsage, "invalid duration"},
 		{"missing duration", []string{"purge"}, cli.ExitUsage, "older-than"},
 		{"TTL too short", []string{"work", "--ttl", "0s"}, cli.ExitUsage, "too short"},
+		{"bad metrics address", []string{"work", "--metrics-addr", "127.0.0.1:99999"}, cli.ExitFailure, "--metrics-addr"},
 		{"unknown status", []string{"jobs", "list", "--status", "pending,bogus"}, cli.ExitUsage, `unknown status "bogus"`},
 		{"bad limit", []string{"jobs", "list", "--limit", "0"}, cli.ExitUsage, "--limit 0 is out of range"},
 		{"bad job id", []string{"jobs", "show", "abc"}, cli.ExitUsage, `invalid job id "abc"`},

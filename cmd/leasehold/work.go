@@ -40,7 +40,8 @@ optionally "snooze":"1s" to snooze the first attempt, then "panic", "cancel"
 or "fail" with a message). Jobs of other kinds are left alone (` + "`leasehold queues`" + `
 points at kinds no worker claims). Applies the schema migrations first.
 Prints the worker's counters when it stops, and how many leases it could not
-release (the database unreachable): those come back when their TTL runs out.`,
+release (the database unreachable): those come back when their TTL runs out.
+With --metrics-addr it serves Prometheus metrics at /metrics while it runs.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.work(cmd, &f) }),
 	}
@@ -56,6 +57,7 @@ release (the database unreachable): those come back when their TTL runs out.`,
 	fl.StringVar(&f.o.ProviderURL, "provider", "", "payment provider base URL (default: an in-process stand-in)")
 	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
+	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	fl.BoolVar(&f.stopOnStdin, "stop-on-stdin-eof", false, "stop when standard input is closed (used by the demo)")
 	_ = fl.MarkHidden("stop-on-stdin-eof")

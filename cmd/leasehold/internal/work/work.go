@@ -51,6 +51,10 @@ type Options struct {
 	// follows its workers by them.
 	Reports     io.Writer
 	ReportEvery time.Duration
+	// MetricsAddr, when set, is the address (host:port; port 0 lets the
+	// system choose, and the log says which) where the worker serves
+	// Prometheus metrics at /metrics while it runs.
+	MetricsAddr string
 	Logger      *slog.Logger
 }
 
@@ -64,7 +68,14 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		return view.StatsView{}, cli.UsageError(fmt.Errorf("--kind: %w", err))
 	}
 	o.Kinds = kinds
-	client, closeProvider, err := newClient(ctx, o)
+	var metrics *metricsServer
+	if o.MetricsAddr != "" {
+		if metrics, err = startMetrics(o.MetricsAddr, o.Logger); err != nil {
+			return view.StatsView{}, err
+		}
+	}
+	defer closeMetrics(metrics, o.Logger)
+	client, closeProvider, err := newClient(ctx, o, metrics)
 	if err != nil {
 		return view.StatsView{}, err
 	}
@@ -110,6 +121,13 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	return stats, nil
 }
 
+// closeMetrics stops serving metrics, once the client has stopped.
+func closeMetrics(m *metricsServer, logger *slog.Logger) {
+	if err := m.close(); err != nil {
+		logger.Warn("stopping the metrics server", "err", err)
+	}
+}
+
 // report writes the client's counters to e every period until ctx ends,
 // then closes done.
 func report(ctx context.Context, c *leasehold.Client, e *fleet.Emitter, every time.Duration, done chan<- struct{}) {
@@ -127,9 +145,9 @@ func report(ctx context.Context, c *leasehold.Client, e *fleet.Emitter, every ti
 }
 
 // newClient migrates the schema (and, for the payment kind, the payments
-// ledger) and builds the client; the returned function stops the
-// in-process provider, if any.
-func newClient(ctx context.Context, o Options) (*leasehold.Client, func(), error) {
+// ledger) and builds the client, with metrics when m is not nil; the
+// returned function stops the in-process provider, if any.
+func newClient(ctx context.Context, o Options, m *metricsServer) (*leasehold.Client, func(), error) {
 	noop := func() {}
 	if _, err := o.DB.Driver.Migrate(ctx); err != nil {
 		return nil, noop, fmt.Errorf("migrate %s: %w", o.DB.Target, err)
@@ -145,7 +163,12 @@ func newClient(ctx context.Context, o Options) (*leasehold.Client, func(), error
 			return nil, noop, err
 		}
 	}
-	client, err := jobkinds.NewClient(config(o), deps)
+	cfg := config(o)
+	m.configure(&cfg)
+	client, err := jobkinds.NewClient(cfg, deps)
+	if err == nil {
+		err = m.attach(client)
+	}
 	if err != nil {
 		closeProvider()
 		return nil, noop, err
