@@ -31,7 +31,10 @@ func (a *app) benchCommand() *cobra.Command {
 
   insert   bulk insert rate (COPY on PostgreSQL) of --jobs jobs;
   drain    --jobs no-op jobs inserted first, then the time a client with default
-           settings and each --workers count takes to complete them all;
+           settings and each --workers count takes to complete them all; with
+           --metrics, then --metrics-rounds pairs of the default drain with
+           Prometheus metrics attached (registry gathered every second) and
+           without, in alternating order, and the median of the pairs' ratios;
   ceiling  the same jobs claimed and completed by bare SQL loops (batched
            conditional-UPDATE claim and fenced batched completion, attempt history
            included, no engine), and each drain's ratio to it;
@@ -53,6 +56,8 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.StringSliceVar(&f.o.Phases, "phases", bench.AllPhases, "phases to run")
 	fl.IntVar(&f.o.Jobs, "jobs", bench.DefaultJobs, "jobs per insert, drain and ceiling measurement")
 	fl.IntSliceVar(&f.o.Workers, "workers", bench.DefaultWorkers, "worker counts of the drain sweep")
+	fl.BoolVar(&f.o.Metrics, "metrics", false, "compare the default drain with and without Prometheus metrics")
+	fl.IntVar(&f.o.MetricsRounds, "metrics-rounds", bench.DefaultMetricsRounds, "--metrics: pairs of drains with and without metrics")
 	fl.IntVar(&f.o.CeilingLoops, "ceiling-loops", bench.DefaultCeilingLoops, "concurrent bare-SQL loops")
 	fl.IntVar(&f.o.CeilingBatch, "ceiling-batch", bench.DefaultCeilingBatch, "jobs per bare-SQL claim")
 	fl.IntVar(&f.o.Rate, "rate", bench.DefaultRate, "pickup latency: jobs inserted per second")

@@ -13,10 +13,10 @@ import (
 )
 
 // tinyBench are bench flags small enough for a smoke test: every phase
-// runs, on a handful of jobs. The figures are not checked, only that each
-// phase produced them.
-var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--ceiling-batch", "50",
-	"--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
+// runs, and the drains with metrics, on a handful of jobs. The figures
+// are not checked, only that each phase produced them.
+var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--metrics", "--metrics-rounds", "1",
+	"--ceiling-batch", "50", "--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
 	"--lease-hold", "700ms", "--timeout", "60s"}
 
 // TestBenchSmoke runs `leasehold bench` end to end on tiny numbers so that
@@ -30,7 +30,7 @@ func TestBenchSmoke(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("bench: %s", r)
 		}
-		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "in-process wake", "lease overhead"} {
+		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics, median", "in-process wake", "lease overhead"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("bench output lacks %q:\n%s", want, r.stdout)
 			}
@@ -56,6 +56,10 @@ func TestBenchSmoke(t *testing.T) {
 		if rep.Database != "postgres" || rep.Insert == nil || len(rep.Drain) != 3 || rep.Ceiling == nil ||
 			len(rep.Latency) != 2 || len(rep.Lease) != 3 || rep.DefaultRatio <= 0 {
 			t.Errorf("bench report incomplete: %+v", rep)
+		}
+		if m := rep.DrainMetrics; m == nil || m.Ratio <= 0 || m.Scrapes < 1 || m.Workers != rep.Drain[2].Workers || m.BestRatio <= 0 ||
+			len(m.Plain) != 1 || len(m.WithMetrics) != 1 {
+			t.Errorf("drain with metrics: %+v", m)
 		}
 		for _, d := range rep.Drain {
 			if d.JobsPerSec <= 0 || d.Statements <= 0 || d.Ceiling <= 0 || d.CeilingRatio <= 0 || d.BestRatio <= 0 {

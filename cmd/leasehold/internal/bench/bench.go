@@ -30,6 +30,7 @@ const (
 	DefaultLeaseHold      = 10 * time.Second
 	DefaultCeilingLoops   = 2
 	DefaultCeilingBatch   = 500
+	DefaultMetricsRounds  = 3
 	DefaultPhaseTimeout   = 5 * time.Minute
 	defaultInsertChunk    = 10_000
 	completionPollEvery   = time.Millisecond
@@ -61,6 +62,11 @@ type Options struct {
 	Phases  []string // default AllPhases
 	Jobs    int      // jobs per drain, ceiling and insert measurement
 	Workers []int    // drain sweep; the default worker count is always added
+	// Metrics compares the drain with the default worker count with and
+	// without Prometheus metrics: MetricsRounds pairs of drains after the
+	// sweep's (Report.DrainMetrics).
+	Metrics       bool
+	MetricsRounds int
 
 	CeilingLoops int // concurrent bare-SQL loops
 	CeilingBatch int // jobs per bare-SQL claim
@@ -94,6 +100,7 @@ func (o Options) withDefaults() Options {
 	o.Workers = slices.Compact(slices.Sorted(slices.Values(o.Workers)))
 	o.CeilingLoops = cmp.Or(o.CeilingLoops, DefaultCeilingLoops)
 	o.CeilingBatch = cmp.Or(o.CeilingBatch, DefaultCeilingBatch)
+	o.MetricsRounds = cmp.Or(o.MetricsRounds, DefaultMetricsRounds)
 	o.Rate = cmp.Or(o.Rate, DefaultRate)
 	o.LatencyFor = cmp.Or(o.LatencyFor, DefaultLatencyFor)
 	o.LeaseJobs = cmp.Or(o.LeaseJobs, DefaultLeaseJobs)
@@ -123,7 +130,7 @@ func (o Options) validate() error {
 			return fmt.Errorf("bench: worker count %d must be positive", w)
 		}
 	}
-	if o.Jobs < 1 || o.Rate < 1 || o.LeaseJobs < 1 || o.CeilingLoops < 1 || o.CeilingBatch < 1 {
+	if o.Jobs < 1 || o.Rate < 1 || o.LeaseJobs < 1 || o.CeilingLoops < 1 || o.CeilingBatch < 1 || o.MetricsRounds < 1 {
 		return fmt.Errorf("bench: counts must be positive")
 	}
 	if o.LeaseHold <= o.LeaseTTL/3 {
@@ -134,9 +141,10 @@ func (o Options) validate() error {
 
 // bench is one run.
 type bench struct {
-	opts  Options
-	stats *pgStats // nil when statements are counted from driver calls
-	rep   *Report
+	opts        Options
+	stats       *pgStats // nil when statements are counted from driver calls
+	rep         *Report
+	metricsRuns []*drainMetrics // the drains with metrics, for their totals
 }
 
 func (b *bench) postgres() bool { return b.opts.URL != "" }

@@ -46,15 +46,24 @@ type CeilingResult struct {
 
 // summarize sets the median and the best of the samples.
 func (r *CeilingResult) summarize() {
-	s := slices.Sorted(slices.Values(r.Samples))
-	if len(s) == 0 {
+	if len(r.Samples) == 0 {
 		return
 	}
-	r.BestJobsPerSec = s[len(s)-1]
-	r.JobsPerSec = s[len(s)/2]
-	if len(s)%2 == 0 {
-		r.JobsPerSec = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	r.BestJobsPerSec = slices.Max(r.Samples)
+	r.JobsPerSec = median(r.Samples)
+}
+
+// median returns the median of vs (the mean of the middle two for an
+// even count), 0 for none.
+func median(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	if len(s) == 0 {
+		return 0
 	}
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // pgCeilingClaim leases up to $2 pending jobs of the default queue to $1

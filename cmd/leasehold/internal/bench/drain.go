@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -113,9 +115,14 @@ func (b *bench) runDrain(ctx context.Context) error {
 		}
 	}
 	for _, w := range b.opts.Workers {
-		r, err := b.drainOnce(ctx, w)
+		r, err := b.drainOnce(ctx, w, nil)
 		if err != nil {
 			return fmt.Errorf("%d workers: %w", w, err)
+		}
+		if w == leasehold.DefaultMaxWorkers && b.opts.Metrics {
+			if err := b.drainMetrics(ctx, r); err != nil {
+				return fmt.Errorf("%d workers with metrics: %w", w, err)
+			}
 		}
 		if paired {
 			after, err := b.measureCeiling(ctx)
@@ -131,9 +138,76 @@ func (b *bench) runDrain(ctx context.Context) error {
 	return nil
 }
 
+// drainMetrics runs Rounds pairs of drains with plain's workers after
+// plain, one with metrics and one without, alternating which goes first
+// (see MetricsDrain).
+func (b *bench) drainMetrics(ctx context.Context, plain DrainResult) error {
+	md := &MetricsDrain{Rounds: b.opts.MetricsRounds}
+	var runs, plains []DrainResult
+	var ratios []float64
+	for i := range md.Rounds {
+		with, without, err := b.drainPair(ctx, plain.Workers, i%2 == 1)
+		if err != nil {
+			return err
+		}
+		runs, plains = append(runs, with), append(plains, without)
+		ratios = append(ratios, with.JobsPerSec/without.JobsPerSec)
+		md.WithMetrics, md.Plain = append(md.WithMetrics, with.JobsPerSec), append(md.Plain, without.JobsPerSec)
+		b.logf("drain: %4d workers, round %d: + metrics %.0f jobs/s, %.1f µs CPU/job; plain %.0f jobs/s, %.1f µs CPU/job: %.1f%%",
+			plain.Workers, i+1, with.JobsPerSec, with.Cost.CPUMicrosPerJob, without.JobsPerSec, without.Cost.CPUMicrosPerJob, 100*ratios[i])
+	}
+	md.Ratio = median(ratios)
+	md.WithMetricsCPU, md.PlainCPU = median(cpuPerJob(runs)), median(cpuPerJob(plains))
+	md.Scrapes, md.EventsDropped = b.metricsTotals()
+	slices.SortFunc(runs, func(x, y DrainResult) int { return cmp.Compare(x.JobsPerSec, y.JobsPerSec) })
+	md.DrainResult = runs[len(runs)/2]
+	b.rep.DrainMetrics = md
+	b.logf("drain: with metrics at %.1f%% of plain (median of %d rounds), %.1f vs %.1f µs CPU/job (%d scrapes, %d events dropped)",
+		100*md.Ratio, md.Rounds, md.WithMetricsCPU, md.PlainCPU, md.Scrapes, md.EventsDropped)
+	return nil
+}
+
+// drainPair drains with w workers twice, with metrics and without; plain
+// first when plainFirst.
+func (b *bench) drainPair(ctx context.Context, w int, plainFirst bool) (with, without DrainResult, err error) {
+	dm, err := newDrainMetrics()
+	if err != nil {
+		return with, without, err
+	}
+	for _, metrics := range []bool{!plainFirst, plainFirst} {
+		if metrics {
+			if with, err = b.drainOnce(ctx, w, dm); err != nil {
+				return with, without, err
+			}
+			b.metricsRuns = append(b.metricsRuns, dm)
+		} else if without, err = b.drainOnce(ctx, w, nil); err != nil {
+			return with, without, fmt.Errorf("plain: %w", err)
+		}
+	}
+	return with, without, nil
+}
+
+// metricsTotals sums the scrapes and dropped events of the drains with
+// metrics.
+func (b *bench) metricsTotals() (scrapes int, dropped int64) {
+	for _, dm := range b.metricsRuns {
+		scrapes, dropped = scrapes+dm.scrapes, dropped+dm.eventsDropped
+	}
+	return scrapes, dropped
+}
+
+func cpuPerJob(rs []DrainResult) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.Cost.CPUMicrosPerJob
+	}
+	return out
+}
+
 // drainOnce inserts Jobs no-op jobs, then times a default client with w
-// workers until it has completed all of them.
-func (b *bench) drainOnce(ctx context.Context, w int) (DrainResult, error) {
+// workers until it has completed all of them; with metrics (dm not nil)
+// attached to the client.
+func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainResult, error) {
 	r := DrainResult{Workers: w, Default: w == leasehold.DefaultMaxWorkers, Jobs: b.opts.Jobs}
 	s, err := b.newScratch(ctx)
 	if err != nil {
@@ -153,11 +227,16 @@ func (b *bench) drainOnce(ctx context.Context, w int) (DrainResult, error) {
 		return r, err
 	}
 	var n callCounts
-	c, err := leasehold.NewClient(leasehold.Config{
+	cfg := leasehold.Config{
 		Driver: counted(s.drv, &n), Workers: workers, Logger: b.opts.Logger,
 		Queues: map[string]leasehold.QueueConfig{leasehold.DefaultQueue: {MaxWorkers: w}},
-	})
+	}
+	dm.configure(&cfg)
+	c, err := leasehold.NewClient(cfg)
 	if err != nil {
+		return r, err
+	}
+	if err := dm.attach(c); err != nil {
 		return r, err
 	}
 	if err := b.resetStatements(ctx); err != nil {
@@ -171,11 +250,15 @@ func (b *bench) drainOnce(ctx context.Context, w int) (DrainResult, error) {
 	elapsed := time.Since(start)
 	r.Cost = cost.perJob(r.Jobs)
 	stopErr := c.Stop(context.WithoutCancel(ctx))
+	metricsErr := dm.close(r.Jobs)
 	if werr != nil {
 		return r, werr
 	}
 	if stopErr != nil {
 		return r, stopErr
+	}
+	if metricsErr != nil {
+		return r, metricsErr
 	}
 	r.Seconds = elapsed.Seconds()
 	r.JobsPerSec = float64(r.Jobs) / r.Seconds

@@ -26,11 +26,14 @@ type Report struct {
 	StatementNote string `json:"statement_note,omitempty"`
 	Jobs          int    `json:"jobs"`
 
-	Insert  *InsertResult   `json:"insert,omitempty"`
-	Drain   []DrainResult   `json:"drain,omitempty"`
-	Ceiling *CeilingResult  `json:"ceiling,omitempty"`
-	Latency []LatencyResult `json:"latency,omitempty"`
-	Lease   []LeaseResult   `json:"lease,omitempty"`
+	Insert *InsertResult `json:"insert,omitempty"`
+	Drain  []DrainResult `json:"drain,omitempty"`
+	// DrainMetrics is the default drain again with metrics on, when
+	// Options.Metrics asked for it.
+	DrainMetrics *MetricsDrain   `json:"drain_metrics,omitempty"`
+	Ceiling      *CeilingResult  `json:"ceiling,omitempty"`
+	Latency      []LatencyResult `json:"latency,omitempty"`
+	Lease        []LeaseResult   `json:"lease,omitempty"`
 	// DefaultRatio is the drain rate with the default worker count over
 	// the ceiling measured around it, when both were measured;
 	// DefaultBestRatio the same rate over the fastest ceiling of the run.
@@ -102,5 +105,8 @@ func (r *Report) finish() {
 		if d.Default {
 			r.DefaultRatio, r.DefaultBestRatio = d.CeilingRatio, d.BestRatio
 		}
+	}
+	if m := r.DrainMetrics; m != nil {
+		m.BestRatio = m.JobsPerSec / r.Ceiling.BestJobsPerSec
 	}
 }

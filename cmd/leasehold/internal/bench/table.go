@@ -68,14 +68,22 @@ func WriteTable(w io.Writer, r *Report) error {
 // against the fastest ceiling of the run.
 func writeDrain(p func(string, ...any), r *Report) {
 	p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tceiling around\tof ceiling\tof fastest\tclient CPU µs/job\tallocs/job\tstatements/job\tclaims\tfinishes\t\n")
-	for _, d := range r.Drain {
-		name := "leasehold"
-		if d.Default {
-			name = "leasehold (default)"
-		}
+	row := func(name string, d *DrainResult) {
 		p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.3f\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds,
 			d.JobsPerSec, rate(d.Ceiling), percent(d.CeilingRatio), percent(d.BestRatio), micros(d.Cost.CPUMicrosPerJob),
 			d.Cost.AllocsPerJob, d.StatementsPerJob, d.Calls.Claim, d.Calls.Finish)
+	}
+	for i := range r.Drain {
+		name := "leasehold"
+		if r.Drain[i].Default {
+			name = "leasehold (default)"
+		}
+		row(name, &r.Drain[i])
+	}
+	if m := r.DrainMetrics; m != nil {
+		row(fmt.Sprintf("leasehold (default) + metrics, median: %.1f%% of plain", 100*m.Ratio), &m.DrainResult)
+		p("plain / + metrics jobs/s (by round)\t%s / %s; client CPU µs/job, medians: %s / %s\t\t\t\t\t\t\t\t\t\t\t\t\n",
+			rates(m.Plain), rates(m.WithMetrics), micros(m.PlainCPU), micros(m.WithMetricsCPU))
 	}
 	if c := r.Ceiling; c != nil {
 		p("bare SQL ceiling, median\t%dx%d\t%d\t%.2f\t%.0f\t\t\t\t%s\t%.0f\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs,
