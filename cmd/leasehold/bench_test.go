@@ -17,7 +17,7 @@ import (
 // are not checked, only that each phase produced them.
 var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--metrics", "--metrics-rounds", "1",
 	"--ceiling-batch", "50", "--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
-	"--lease-hold", "700ms", "--timeout", "60s"}
+	"--lease-hold", "2s", "--timeout", "60s"}
 
 // TestBenchSmoke runs `leasehold bench` end to end on tiny numbers so that
 // it cannot rot: on SQLite with the table, and on PostgreSQL with --json,

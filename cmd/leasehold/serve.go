@@ -10,10 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	leaseholdprom "github.com/leasehold/leasehold/contrib/prometheus"
 	"github.com/leasehold/leasehold/web"
 )
 
@@ -94,8 +97,17 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		case f.opts.Token == "" && f.opts.BasicUser == "":
 			mode = "read-only: no authentication configured"
 		}
-		fmt.Fprintf(a.stderr, "leasehold serve: dashboard at http://%s%s/ (%s)\n", ln.Addr(), f.opts.Prefix, mode)
-		return runServer(cmd.Context(), ln, serveRoutes(dash, f.opts.Prefix))
+		metrics, err := serveMetrics(c)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer metrics.close()
+		fmt.Fprintf(a.stderr, "leasehold serve: dashboard at http://%s%s/ (%s), metrics at http://%s/metrics\n",
+			ln.Addr(), f.opts.Prefix, mode, ln.Addr())
+		mux := serveRoutes(dash, f.opts.Prefix)
+		mux.Handle("GET /metrics", metrics.handler)
+		return runServer(cmd.Context(), ln, mux)
 	})
 }
 
@@ -154,6 +166,31 @@ func serveRoutes(dash http.Handler, prefix string) *http.ServeMux {
 	}
 	return mux
 }
+
+// dashMetrics are the Prometheus metrics `leasehold serve` exposes: the
+// queue depth and oldest due age of the database, read at a bounded rate,
+// and the Go runtime's. The dashboard's client runs no workers, so the job
+// counters stay at zero here; workers expose theirs (work --metrics-addr).
+type dashMetrics struct {
+	m       *leaseholdprom.Metrics
+	handler http.Handler
+}
+
+func serveMetrics(c *leasehold.Client) (*dashMetrics, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := leaseholdprom.New(leaseholdprom.Options{Registerer: reg})
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if err := m.Attach(c); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return &dashMetrics{m: m, handler: leaseholdprom.Handler(reg)}, nil
+}
+
+func (d *dashMetrics) close() { d.m.Close() }
 
 // runServer serves h on ln until ctx is done, then lets requests in flight
 // finish for serveShutdownTimeout.

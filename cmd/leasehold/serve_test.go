@@ -80,6 +80,10 @@ func TestServe(t *testing.T) {
 		if status, _ := fetch(t, http.MethodGet, open.url, ""); status != http.StatusOK {
 			t.Errorf("overview = %d", status)
 		}
+		if status, body := fetch(t, http.MethodGet, open.url+"metrics", ""); status != http.StatusOK ||
+			!strings.Contains(body, `leasehold_queue_jobs{queue="default",state="cancelled"} 1`) {
+			t.Errorf("GET /metrics = %d, want the queue gauges of the database:\n%s", status, body)
+		}
 		open.stop(t)
 	})
 }
