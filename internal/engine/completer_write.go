@@ -48,6 +48,12 @@ func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, si
 			k.writeHalves(items, params, since)
 			return
 		}
+		if failures >= splitAfter && len(items) == 1 && k.lastOK.Load() <= since {
+			// Alone, this outcome cannot tell a database that refuses it
+			// from one that is down: the outcomes queued behind it get
+			// their turn, and show which it is.
+			k.flushWaiting()
+		}
 		if failures >= splitAfter && k.lastOK.Load() > since {
 			k.drop(items[0])
 			k.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
@@ -96,4 +102,30 @@ func (k *Completer) try(items []*finishItem, params []*driver.FinishParams, retr
 	k.lastOK.Store(k.cfg.Window.Clock.Now())
 	k.account(items, ids, retried)
 	return nil
+}
+
+// flushWaiting writes the outcomes waiting in the queue, up to one batch,
+// while the flusher is held by an outcome that keeps failing alone.
+func (k *Completer) flushWaiting() {
+	var batch []*finishItem
+gather:
+	for len(batch) < k.cfg.Batch {
+		select {
+		case it, ok := <-k.in:
+			if !ok {
+				break gather
+			}
+			batch = append(batch, it)
+		default:
+			break gather
+		}
+	}
+	if len(batch) == 0 {
+		return
+	}
+	params := make([]*driver.FinishParams, len(batch))
+	for i, it := range batch {
+		params[i] = &it.p
+	}
+	k.flush(batch, params)
 }

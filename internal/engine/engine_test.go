@@ -236,3 +236,33 @@ func TestHeartbeatAfterCommittedCompleteTxIsNotLost(t *testing.T) {
 		t.Fatalf("after a committed CompleteTx a heartbeat cancelled the handler (%v) or reported a lost lease", err)
 	}
 }
+
+func TestPoisonedOutcomeAloneDoesNotHoldBackTheQueue(t *testing.T) {
+	db := newFakeDB()
+	db.poison[1] = true
+	rec := &recorder{}
+	leases := NewLeases()
+	win := &Window{TTL: time.Minute, Margin: time.Second, Clock: NewClock()}
+	k := NewCompleter(CompleterConfig{Finisher: db, Leases: leases, Window: win, Batch: 100, Emit: rec.emit, Logger: discard})
+	if err := k.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop(context.Background())
+	submit := func(row *leasetype.JobRow) {
+		db.mu.Lock()
+		db.held[row.ID] = true
+		db.mu.Unlock()
+		l := &Lease{Row: row, window: win}
+		leases.add(l)
+		k.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
+	}
+	all := rows(6)
+	submit(all[0]) // the poisoned outcome is its batch alone
+	waitFor(t, "the poisoned outcome to fail", func() bool { return rec.count(leasetype.EventFinishFailed) >= 1 })
+	for _, row := range all[1:] {
+		submit(row) // queued behind it
+	}
+	waitFor(t, "five written and one dropped", func() bool {
+		return len(db.outcomes()) == 5 && rec.count(leasetype.EventOutcomeDropped) == 1
+	})
+}
