@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,6 +58,26 @@ func OpenWorkerDB(ctx context.Context, t cli.Target) (*cli.DB, error) {
 	}
 }
 
+// startRetrying starts client, retrying for up to openRetryFor while the
+// database does not answer: a worker restarted just as PostgreSQL restarts
+// may open its pool before the server goes down and read the schema
+// version while it is down. A failed Start leaves the client startable.
+// A schema at the wrong version is not retried.
+func startRetrying(ctx context.Context, client *leasehold.Client) error {
+	deadline := time.Now().Add(openRetryFor)
+	for {
+		err := client.Start(ctx)
+		var schema *leasehold.SchemaVersionError
+		if err == nil || errors.As(err, &schema) || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // RunWorker runs the payment worker until ctx ends, then stops it
 // gracefully. It writes its counters to Out every ReportEvery and when it
 // stops, and reports each refused CompleteTx and each renewal at once.
@@ -88,7 +109,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	go rec.sampleClock(bg, max(o.TTL/20, 10*time.Millisecond))
-	if err := client.Start(ctx); err != nil {
+	if err := startRetrying(ctx, client); err != nil {
 		return fmt.Errorf("chaos worker: start: %w", err)
 	}
 	report := func(typ string) {
