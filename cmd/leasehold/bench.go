@@ -58,6 +58,7 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.IntSliceVar(&f.o.Workers, "workers", bench.DefaultWorkers, "worker counts of the drain sweep")
 	fl.BoolVar(&f.o.Metrics, "metrics", false, "compare the default drain with and without Prometheus metrics")
 	fl.IntVar(&f.o.MetricsRounds, "metrics-rounds", bench.DefaultMetricsRounds, "--metrics: pairs of drains with and without metrics")
+	fl.BoolVar(&f.o.Tracing, "tracing", false, "--metrics: trace the drains with metrics too (OpenTelemetry SDK, every span sampled)")
 	fl.IntVar(&f.o.CeilingLoops, "ceiling-loops", bench.DefaultCeilingLoops, "concurrent bare-SQL loops")
 	fl.IntVar(&f.o.CeilingBatch, "ceiling-batch", bench.DefaultCeilingBatch, "jobs per bare-SQL claim")
 	fl.IntVar(&f.o.Rate, "rate", bench.DefaultRate, "pickup latency: jobs inserted per second")

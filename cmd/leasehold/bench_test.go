@@ -15,7 +15,7 @@ import (
 // tinyBench are bench flags small enough for a smoke test: every phase
 // runs, and the drains with metrics, on a handful of jobs. The figures
 // are not checked, only that each phase produced them.
-var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--metrics", "--metrics-rounds", "1",
+var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--metrics", "--tracing", "--metrics-rounds", "1",
 	"--ceiling-batch", "50", "--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
 	"--lease-hold", "2s", "--timeout", "60s"}
 
@@ -30,7 +30,7 @@ func TestBenchSmoke(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("bench: %s", r)
 		}
-		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics, median", "in-process wake", "lease overhead"} {
+		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics + tracing, median", "in-process wake", "lease overhead"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("bench output lacks %q:\n%s", want, r.stdout)
 			}

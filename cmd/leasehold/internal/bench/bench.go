@@ -67,6 +67,9 @@ type Options struct {
 	// sweep's (Report.DrainMetrics).
 	Metrics       bool
 	MetricsRounds int
+	// Tracing adds OpenTelemetry tracing (contrib/otel on the SDK, every
+	// span sampled) to the drains with metrics.
+	Tracing bool
 
 	CeilingLoops int // concurrent bare-SQL loops
 	CeilingBatch int // jobs per bare-SQL claim

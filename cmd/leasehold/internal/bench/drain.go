@@ -142,7 +142,7 @@ func (b *bench) runDrain(ctx context.Context) error {
 // plain, one with metrics and one without, alternating which goes first
 // (see MetricsDrain).
 func (b *bench) drainMetrics(ctx context.Context, plain DrainResult) error {
-	md := &MetricsDrain{Rounds: b.opts.MetricsRounds}
+	md := &MetricsDrain{Rounds: b.opts.MetricsRounds, Tracing: b.opts.Tracing}
 	var runs, plains []DrainResult
 	var ratios []float64
 	for i := range md.Rounds {
@@ -170,7 +170,7 @@ func (b *bench) drainMetrics(ctx context.Context, plain DrainResult) error {
 // drainPair drains with w workers twice, with metrics and without; plain
 // first when plainFirst.
 func (b *bench) drainPair(ctx context.Context, w int, plainFirst bool) (with, without DrainResult, err error) {
-	dm, err := newDrainMetrics()
+	dm, err := newDrainMetrics(b.opts.Tracing)
 	if err != nil {
 		return with, without, err
 	}

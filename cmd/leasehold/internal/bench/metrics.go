@@ -28,6 +28,8 @@ type MetricsDrain struct {
 	// DrainResult is the drain with metrics of median rate.
 	DrainResult
 	Rounds int `json:"rounds"`
+	// Tracing is set when the drains with metrics were traced too.
+	Tracing bool `json:"tracing,omitempty"`
 	// Plain and WithMetrics are the rates of the pairs' drains, in round
 	// order.
 	Plain       []float64 `json:"plain_jobs_per_sec"`
@@ -46,10 +48,12 @@ type MetricsDrain struct {
 	EventsDropped int64 `json:"events_dropped"`
 }
 
-// drainMetrics wires metrics into one drain's client and scrapes them.
+// drainMetrics wires metrics (and, with Options.Tracing, tracing) into
+// one drain's client and scrapes them.
 type drainMetrics struct {
 	reg           *prometheus.Registry
 	m             *leaseholdprom.Metrics
+	tracing       *drainTracing // nil without tracing
 	client        *leasehold.Client
 	stop          chan struct{}
 	done          chan struct{}
@@ -58,19 +62,24 @@ type drainMetrics struct {
 	err           error
 }
 
-func newDrainMetrics() (*drainMetrics, error) {
+func newDrainMetrics(tracing bool) (*drainMetrics, error) {
 	reg := prometheus.NewRegistry()
 	m, err := leaseholdprom.New(leaseholdprom.Options{Registerer: reg})
 	if err != nil {
 		return nil, err
 	}
-	return &drainMetrics{reg: reg, m: m, stop: make(chan struct{}), done: make(chan struct{})}, nil
+	d := &drainMetrics{reg: reg, m: m, stop: make(chan struct{}), done: make(chan struct{})}
+	if tracing {
+		d.tracing = newDrainTracing()
+	}
+	return d, nil
 }
 
 // configure adds the insert middleware to cfg; d may be nil (no metrics).
 func (d *drainMetrics) configure(cfg *leasehold.Config) {
 	if d != nil {
 		cfg.InsertMiddleware = append(cfg.InsertMiddleware, d.m.InsertMiddleware())
+		d.tracing.configure(cfg)
 	}
 }
 
@@ -115,6 +124,9 @@ func (d *drainMetrics) close(jobs int) error {
 	d.eventsDropped = d.client.Stats().EventsDropped
 	err := d.counted(jobs)
 	d.m.Close()
+	if terr := d.tracing.close(jobs); err == nil {
+		err = terr
+	}
 	if d.err == nil {
 		d.err = err
 	}

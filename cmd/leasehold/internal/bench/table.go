@@ -81,7 +81,11 @@ func writeDrain(p func(string, ...any), r *Report) {
 		row(name, &r.Drain[i])
 	}
 	if m := r.DrainMetrics; m != nil {
-		row(fmt.Sprintf("leasehold (default) + metrics, median: %.1f%% of plain", 100*m.Ratio), &m.DrainResult)
+		with := "metrics"
+		if m.Tracing {
+			with = "metrics + tracing"
+		}
+		row(fmt.Sprintf("leasehold (default) + %s, median: %.1f%% of plain", with, 100*m.Ratio), &m.DrainResult)
 		p("plain / + metrics jobs/s (by round)\t%s / %s; client CPU µs/job, medians: %s / %s\t\t\t\t\t\t\t\t\t\t\t\t\n",
 			rates(m.Plain), rates(m.WithMetrics), micros(m.PlainCPU), micros(m.WithMetricsCPU))
 	}
