@@ -99,6 +99,22 @@ func TestQueuesRetryCancelPurge(t *testing.T) {
 			t.Errorf("jobs retry = %+v", retried)
 		}
 		ok(t, db, "jobs", "cancel", fmt.Sprint(b))
+		if r := lh(t, db, "jobs", "delete", fmt.Sprint(a)); r.code != cli.ExitFailure || !strings.Contains(r.stderr, "has not finished") {
+			t.Errorf("deleting a pending job: %s", r)
+		}
+		if out := ok(t, db, "jobs", "delete", fmt.Sprint(b)); !strings.Contains(out, "deleted") {
+			t.Errorf("jobs delete said %q", out)
+		}
+		if r := lh(t, db, "jobs", "show", fmt.Sprint(b)); r.code != cli.ExitNotFound {
+			t.Errorf("jobs show of a deleted job: %s", r)
+		}
+		b = enqueueID(t, db, "sleep", "--queue", "q1", "--args", `{"duration":"1ms","note":"Needle"}`)
+		var found []view.JobView
+		okJSON(t, db, &found, "jobs", "list", "--search", "needle")
+		if len(found) != 1 || found[0].ID != b {
+			t.Errorf("jobs list --search needle = %+v, want job %d alone", found, b)
+		}
+		ok(t, db, "jobs", "cancel", fmt.Sprint(b))
 		var purged struct {
 			Purged int64 `json:"purged"`
 		}

@@ -18,6 +18,6 @@ func (a *app) jobsCommand() *cobra.Command {
 		}),
 	}
 	cmd.AddCommand(a.jobsListCommand(), a.jobsShowCommand(), a.jobsRetryCommand(),
-		a.jobsCancelCommand(), a.jobsStuckCommand())
+		a.jobsCancelCommand(), a.jobsDeleteCommand(), a.jobsStuckCommand())
 	return cmd
 }

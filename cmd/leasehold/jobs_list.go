@@ -61,6 +61,7 @@ budget.`,
 	fl.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
 	fl.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
 	fl.StringVar(&p.Owner, "owner", "", "only jobs leased by this worker instance")
+	fl.StringVar(&p.Search, "search", "", "only jobs with this text in a string value of their args or metadata (ASCII letters in any case; no index serves it)")
 	fl.Int64Var(&p.AfterID, "after", 0, "only jobs with an id above this one (paging)")
 	fl.Int64Var(&p.BeforeID, "before", 0, "only jobs with an id below this one (paging with --newest)")
 	fl.BoolVar(&p.Desc, "newest", false, "newest first (descending id)")
