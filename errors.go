@@ -93,6 +93,10 @@ var (
 	// The lease is not lost and nothing was written.
 	ErrAlreadyCompleted = errors.New("leasehold: job already completed in this transaction")
 
+	// ErrMiddlewareResults reports an insert middleware that returned
+	// without the results of next, one per job, and without an error.
+	ErrMiddlewareResults = errors.New("leasehold: insert middleware returned no result for every job")
+
 	// ErrWorkersFrozen reports AddWorker on a Workers value that a client
 	// has started with: a running client claims only the kinds registered
 	// when it started, so register every worker before Client.Start.

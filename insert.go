@@ -117,7 +117,7 @@ func (c *Client) insert(ctx context.Context, tx any, jobs []InsertManyParams, ba
 	if err != nil {
 		return nil, err
 	}
-	return c.intercept(ctx, tx, built, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
+	res, err := c.intercept(ctx, tx, built, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
 		params := toInsertParams(jobs)
 		res, err := c.driver.Insert(ctx, tx, params)
 		if err != nil {
@@ -126,6 +126,12 @@ func (c *Client) insert(ctx context.Context, tx any, jobs []InsertManyParams, ba
 		c.wakeQueues(params)
 		return res, nil
 	})
+	if err == nil && len(res) != len(built) {
+		// An insert middleware returned without next's results: callers
+		// index them, so say so rather than hand back a short slice.
+		return nil, fmt.Errorf("%w: %d results for %d jobs (the jobs may have been inserted)", ErrMiddlewareResults, len(res), len(built))
+	}
+	return res, err
 }
 
 func (c *Client) wakeQueues(params []*driver.InsertParams) {

@@ -98,6 +98,9 @@ func (c *Client) intercept(ctx context.Context, tx any, jobs []*InsertJob,
 // recheck checks jobs as insert middleware left them.
 func (c *Client) recheck(jobs []*InsertJob) error {
 	for i, j := range jobs {
+		if j == nil {
+			return atIndex(invalid(ErrInvalidArgs, "jobs", "insert middleware left no job"), i)
+		}
 		err := ValidateKind(j.Kind)
 		if err == nil {
 			err = checkArgs(j.Kind, j.Args, c.cfg.MaxPayloadBytes)

@@ -109,6 +109,23 @@ func testInsertMiddlewareRechecked(e *clientEnv) {
 	if after, _ := c.ListJobs(e.ctx, nil); len(after) != len(before) {
 		e.Fatalf("%d jobs after a refused insert, want %d", len(after), len(before))
 	}
+	dropper := leasehold.InsertMiddlewareFunc(func(ctx context.Context, tx any, jobs []*leasehold.InsertJob,
+		next func(context.Context) ([]*leasehold.InsertResult, error)) ([]*leasehold.InsertResult, error) {
+		jobs[0] = nil // a broken middleware: no job left to insert
+		return next(ctx)
+	})
+	c = e.newClient(e.d, nil, func(c *leasehold.Config) { c.InsertMiddleware = []leasehold.InsertMiddleware{dropper} })
+	if _, err := c.Insert(e.ctx, testArgs{N: 3}, nil); !errors.Is(err, leasehold.ErrInvalidArgs) {
+		e.Fatalf("Insert after a middleware dropped the job = %v, want ErrInvalidArgs", err)
+	}
+	swallow := leasehold.InsertMiddlewareFunc(func(ctx context.Context, tx any, jobs []*leasehold.InsertJob,
+		next func(context.Context) ([]*leasehold.InsertResult, error)) ([]*leasehold.InsertResult, error) {
+		return nil, nil // neither next's results nor an error
+	})
+	c = e.newClient(e.d, nil, func(c *leasehold.Config) { c.InsertMiddleware = []leasehold.InsertMiddleware{swallow} })
+	if _, err := c.Insert(e.ctx, testArgs{N: 4}, nil); !errors.Is(err, leasehold.ErrMiddlewareResults) {
+		e.Fatalf("Insert through a middleware that returned no results = %v, want ErrMiddlewareResults", err)
+	}
 }
 
 type ctxMark struct{}
