@@ -231,7 +231,8 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 		c.producer.Store(p)
 		svcs = append(svcs, p)
 	}
-	return append(svcs, c.executor, completer, heartbeater)
+	recorder := maintenance.NewRecorder(c.driver, &c.events.throughput, ThroughputInterval, log)
+	return append(svcs, c.executor, completer, recorder, heartbeater)
 }
 
 // producerConfig configures the producer to claim kinds.

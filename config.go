@@ -22,7 +22,10 @@ const (
 	// fetcher's throughput is at most the jobs in flight over the claim's
 	// round trip (Little's law): 100 slots cap it near 20,000 jobs/s even
 	// for no-op jobs, 500 let it reach what the database can do.
-	DefaultMaxWorkers      = 500
+	DefaultMaxWorkers = 500
+	// ThroughputInterval is how often a client adds the attempts it
+	// finished to the database's per-minute totals (Client.Throughput).
+	ThroughputInterval     = 10 * time.Second
 	DefaultMaxAttempts     = 20
 	DefaultMaxPayloadBytes = 1 << 20
 	// DefaultFetchBatch caps the jobs one claim statement leases.

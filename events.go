@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/maintenance"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -60,8 +61,10 @@ func (c *Client) SubscribeBuffered(buffer int, kinds ...EventKind) (<-chan Event
 // then to every subscriber that wants them, without blocking.
 type eventBus struct {
 	stats stats
-	mu    sync.Mutex                    // serialises add and remove
-	subs  atomic.Pointer[[]*subscriber] // copied on write; read without locking
+	// throughput counts finished attempts for the per-minute totals.
+	throughput maintenance.Tally
+	mu         sync.Mutex                    // serialises add and remove
+	subs       atomic.Pointer[[]*subscriber] // copied on write; read without locking
 }
 
 func (b *eventBus) init() { b.subs.Store(&[]*subscriber{}) }
@@ -70,6 +73,7 @@ func (b *eventBus) init() { b.subs.Store(&[]*subscriber{}) }
 // path, three times per job.
 func (b *eventBus) emit(ev Event) {
 	b.stats.observe(&ev)
+	b.tally(&ev)
 	subs := *b.subs.Load()
 	if len(subs) == 0 {
 		return
@@ -79,6 +83,17 @@ func (b *eventBus) emit(ev Event) {
 		if !s.send(ev) {
 			b.stats.eventsDropped.Add(1)
 		}
+	}
+}
+
+// tally counts the attempts that ended, by queue and outcome: every
+// written outcome, and every expired lease the watcher ended.
+func (b *eventBus) tally(ev *Event) {
+	switch {
+	case ev.Kind == EventFinished && ev.Job != nil:
+		b.throughput.Add(ev.Job.Queue, ev.Outcome)
+	case ev.Kind == EventRescued && ev.Rescued != nil:
+		b.throughput.Add(ev.Rescued.Queue, OutcomeLeaseExpired)
 	}
 }
 

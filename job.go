@@ -70,6 +70,13 @@ type QueueStats = leasetype.QueueStats
 // KindBacklog is the never-claimed due work of one kind in one queue.
 type KindBacklog = leasetype.KindBacklog
 
+// ThroughputBucket is the jobs of one queue that finished an attempt with
+// one outcome during one minute, from Client.Throughput.
+type ThroughputBucket = leasetype.ThroughputBucket
+
+// ThroughputCount is a number of jobs of one queue and outcome.
+type ThroughputCount = leasetype.ThroughputCount
+
 // RescuedJob is one job the stuck watcher moved.
 type RescuedJob = leasetype.RescuedJob
 

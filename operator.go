@@ -81,13 +81,52 @@ func (c *Client) PurgeFinished(ctx context.Context, olderThan time.Duration) (in
 }
 
 // QueueStats returns per-queue counts, the age of the oldest ready job and
-// the live leases.
+// the live leases. Its counts are exact, so it reads every job: on a
+// large table prefer ActiveQueueStats.
 func (c *Client) QueueStats(ctx context.Context) ([]*QueueStats, error) {
 	qs, err := c.driver.QueueStats(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("leasehold: queue stats: %w", err)
 	}
 	return qs, nil
+}
+
+// ActiveQueueStats returns QueueStats for the unfinished jobs of each
+// queue that has some or is paused, at a cost that stays small at any
+// table size: it reads indexes only, and counts each state of a queue
+// exactly up to countLimit jobs (0 for driver.DefaultCountLimit). Beyond
+// it the count is the database's estimate, never below countLimit, and
+// QueueStats.Estimated lists the state: on PostgreSQL the planner's
+// estimate, as fresh as the table's last ANALYZE; SQLite counts exactly.
+// NeverClaimed is counted among the queue's first
+// min(countLimit, driver.DefaultUnclaimedSample) due jobs in claim order.
+// It is what dashboards and gauges should poll; the finished jobs' rates
+// are in Throughput.
+func (c *Client) ActiveQueueStats(ctx context.Context, countLimit int) ([]*QueueStats, error) {
+	if countLimit < 0 {
+		return nil, fmt.Errorf("%w: negative count limit %d", ErrInvalidArgs, countLimit)
+	}
+	qs, err := c.driver.ActiveQueueStats(ctx, &driver.ActiveStatsParams{CountLimit: countLimit})
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: active queue stats: %w", err)
+	}
+	return qs, nil
+}
+
+// Throughput returns how many attempts finished in each minute of the
+// last since (by the database clock), per queue and outcome, oldest
+// first, as every client of the database recorded them: each client adds
+// the attempts it ended every ThroughputInterval and when it stops, and
+// the totals are kept for a day. The current minute is still filling.
+func (c *Client) Throughput(ctx context.Context, since time.Duration) ([]*ThroughputBucket, error) {
+	if since <= 0 {
+		return nil, fmt.Errorf("%w: throughput since %v: want a positive duration", ErrInvalidArgs, since)
+	}
+	bs, err := c.driver.Throughput(ctx, since)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: throughput: %w", err)
+	}
+	return bs, nil
 }
 
 // CompleteTx completes job inside the caller's transaction tx, fenced by

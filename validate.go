@@ -165,5 +165,25 @@ func validateListParams(p *ListParams) error {
 	if prob := textProblem(p.Search, false); prob != "" {
 		return invalid(ErrInvalidArgs, "search", "%s: %s", quoteInput(p.Search), prob)
 	}
+	return validateByFinish(p)
+}
+
+// validateByFinish refuses a finish-time order of unfinished states, which
+// it would never return, and a finish-time keyset without that order.
+func validateByFinish(p *ListParams) error {
+	if !p.FinishedAt.IsZero() && !p.ByFinish {
+		return invalid(ErrInvalidArgs, "finished_at", "a finish-time keyset needs ByFinish")
+	}
+	if !p.ByFinish {
+		return nil
+	}
+	for _, s := range p.States {
+		if !s.Finished() {
+			return invalid(ErrInvalidArgs, "state", "%s jobs have no finish time to order by", s)
+		}
+	}
+	if p.Expired {
+		return invalid(ErrInvalidArgs, "expired", "expired leases have no finish time to order by")
+	}
 	return nil
 }

@@ -112,6 +112,27 @@ type Driver interface {
 	// queue. A paused queue with no jobs is reported too.
 	QueueStats(ctx context.Context) ([]*leasetype.QueueStats, error)
 
+	// ActiveQueueStats is QueueStats for the unfinished jobs only, at a
+	// cost that grows with neither the finished jobs nor, beyond
+	// p.CountLimit, the backlog: it reports each queue that has unfinished
+	// jobs or is paused, with each unfinished state's count exact up to
+	// the limit and the database's estimate beyond it (listed in
+	// Estimated), the age of the oldest due job and the live and expired
+	// leases exact, and NeverClaimed counted among the queue's first
+	// min(p.CountLimit, DefaultUnclaimedSample) due jobs in claim order
+	// (where the jobs of a kind no worker handles stay). Every read uses
+	// an index.
+	ActiveQueueStats(ctx context.Context, p *ActiveStatsParams) ([]*leasetype.QueueStats, error)
+
+	// RecordThroughput adds counts of finished jobs to the per-minute
+	// totals (minute by the database clock at the call) and deletes the
+	// totals older than p.Keep.
+	RecordThroughput(ctx context.Context, p *ThroughputParams) error
+
+	// Throughput returns the per-minute totals of the last p.Since, by
+	// the database clock, oldest first.
+	Throughput(ctx context.Context, since time.Duration) ([]*leasetype.ThroughputBucket, error)
+
 	// PauseQueue records queue as paused, whether or not it has jobs:
 	// from then on no Claim or ClaimByID leases its jobs, in any process.
 	// Leases already held are unaffected (heartbeats and finishes go on).
@@ -231,4 +252,28 @@ type RescueParams struct {
 type PurgeParams struct {
 	OlderThan time.Duration
 	Limit     int
+}
+
+// DefaultCountLimit is ActiveStatsParams.CountLimit when it is 0.
+const DefaultCountLimit = 10_000
+
+// DefaultUnclaimedSample caps the due jobs per queue ActiveQueueStats
+// reads for NeverClaimed: min(CountLimit, DefaultUnclaimedSample).
+const DefaultUnclaimedSample = 1_000
+
+// ActiveStatsParams bounds what ActiveQueueStats reads.
+type ActiveStatsParams struct {
+	// CountLimit is how many jobs of one state (and, for pending jobs,
+	// one priority) of a queue are counted exactly before the count is
+	// estimated; 0 means DefaultCountLimit.
+	CountLimit int
+}
+
+// ThroughputParams is one flush of finished-job counts.
+type ThroughputParams struct {
+	// Counts are added to the current minute's totals.
+	Counts []leasetype.ThroughputCount
+	// Keep is how long totals are kept; older ones are deleted. Zero
+	// deletes none.
+	Keep time.Duration
 }

@@ -65,6 +65,7 @@ var clientTests = []struct {
 	{"InsertMiddlewareInInsertingTx", testInsertMiddlewareInTx},
 	{"WorkMiddlewareWrapsHandler", testWorkMiddlewareWrapsHandler},
 	{"EventStreamAndStats", testEventStream},
+	{"ThroughputRecorded", testThroughputRecorded},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.

@@ -107,6 +107,10 @@ func invariants() []invariant {
 		{"QueueStats", testQueueStats},
 		{"PausedQueueNotClaimed", testPausedQueueNotClaimed},
 		{"QueueStatsPaused", testQueueStatsPaused},
+		{"ActiveQueueStats", testActiveQueueStats},
+		{"ActiveQueueStatsLimit", testActiveQueueStatsLimit},
+		{"Throughput", testThroughput},
+		{"ListByFinish", testListByFinish},
 		{"Migrate", testMigrate},
 		{"SchemaTooNewRefused", testSchemaTooNewRefused},
 	}

@@ -34,8 +34,19 @@ type ListParams struct {
 	// and metadata are read, in id order, until Limit jobs match, so a
 	// search on its own that matches few jobs reads the whole table (on
 	// the order of a second per 100,000 jobs on PostgreSQL, less on
-	// SQLite); narrow it with the other filters.
+	// SQLite); narrow it with the other filters, or bound the ids it
+	// reads with AfterID and BeforeID, as the dashboard does.
 	Search string
+	// ByFinish orders the result by finish time, then id (descending with
+	// Desc), instead of by id, and selects finished jobs only: the order
+	// an index serves for completed jobs whatever the size of the table.
+	// To page, pass the last job's FinishedAt in FinishedAt and its ID in
+	// BeforeID (with Desc) or AfterID; jobs that finished at the same
+	// instant are then ordered by id.
+	ByFinish bool
+	// FinishedAt is ByFinish's keyset: with it, the result starts after
+	// (FinishedAt, BeforeID or AfterID) in ByFinish order.
+	FinishedAt time.Time
 }
 
 // QueueStats summarises one queue.
@@ -62,6 +73,11 @@ type QueueStats struct {
 	// lease usually mean that no running worker handles that kind: there is
 	// no registry of workers, so this is what the jobs themselves show.
 	NeverClaimed []*KindBacklog
+	// Estimated lists the states whose count is the database's estimate
+	// rather than an exact count: ActiveQueueStats counts each state of a
+	// queue exactly up to its CountLimit and estimates beyond it. Empty
+	// for QueueStats, whose counts are exact.
+	Estimated []JobState
 }
 
 // KindBacklog is the never-claimed due work of one kind in one queue.
@@ -86,4 +102,19 @@ type RescuedJob struct {
 	Attempt  int
 	Owner    string
 	NewState JobState
+}
+
+// ThroughputCount is a number of jobs of one queue that finished an
+// attempt with one outcome.
+type ThroughputCount struct {
+	Queue   string
+	Outcome Outcome
+	Jobs    int64
+}
+
+// ThroughputBucket is the jobs of one queue that finished an attempt with
+// one outcome during one minute (database clock).
+type ThroughputBucket struct {
+	Minute time.Time
+	ThroughputCount
 }

@@ -84,6 +84,29 @@ const searchCond = `EXISTS (SELECT 1 FROM jsonb_path_query(args, 'strict $.**') 
 	UNION ALL SELECT 1 FROM jsonb_path_query(metadata, 'strict $.**') v
 	WHERE jsonb_typeof(v) = 'string' AND strpos(translate(v #>> '{}', ` + asciiLower + `), $%[1]d) > 0)`
 
+// stateCond is ListJobs' condition on the status: the states written out
+// as literals (they are validated, and the planner matches literals
+// against the partial indexes' predicates, which it cannot do for a
+// parameter), and with ByFinish the finished states the finish-time
+// index holds.
+func stateCond(p *leasehold.ListParams) string {
+	states := p.States
+	if p.ByFinish && len(states) == 0 {
+		states = []leasehold.JobState{leasehold.StateCompleted, leasehold.StateFailed, leasehold.StateCancelled}
+	}
+	if len(states) == 0 {
+		return ""
+	}
+	lits := make([]string, len(states))
+	for i, s := range states {
+		if !s.Valid() {
+			return "false"
+		}
+		lits[i] = "'" + string(s) + "'"
+	}
+	return "status IN (" + strings.Join(lits, ", ") + ")"
+}
+
 // listQuery builds ListJobs' statement from the non-zero filters of p.
 func listQuery(p *leasehold.ListParams) (string, []any) {
 	var (
@@ -94,12 +117,8 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 		args = append(args, v)
 		where = append(where, fmt.Sprintf(cond, len(args)))
 	}
-	if len(p.States) > 0 {
-		states := make([]string, len(p.States))
-		for i, s := range p.States {
-			states[i] = string(s)
-		}
-		add("status = ANY($%d::text[])", states)
+	if cond := stateCond(p); cond != "" {
+		where = append(where, cond)
 	}
 	if p.Queue != "" {
 		add("queue = $%d", p.Queue)
@@ -110,11 +129,21 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 	if p.Owner != "" {
 		add("lease_owner = $%d", p.Owner)
 	}
-	if p.AfterID > 0 {
-		add("id > $%d", p.AfterID)
-	}
-	if p.BeforeID > 0 {
-		add("id < $%d", p.BeforeID)
+	switch {
+	case p.ByFinish && !p.FinishedAt.IsZero():
+		op, id := ">", p.AfterID
+		if p.Desc {
+			op, id = "<", p.BeforeID
+		}
+		args = append(args, p.FinishedAt, id)
+		where = append(where, fmt.Sprintf("(finished_at, id) %s ($%d, $%d)", op, len(args)-1, len(args)))
+	default:
+		if p.AfterID > 0 {
+			add("id > $%d", p.AfterID)
+		}
+		if p.BeforeID > 0 {
+			add("id < $%d", p.BeforeID)
+		}
 	}
 	if p.Expired {
 		where = append(where, "status = 'processing' AND lease_until < now()")
@@ -133,8 +162,11 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 	}
 	args = append(args, limit)
 	order := "id"
+	if p.ByFinish {
+		order = "finished_at, id"
+	}
 	if p.Desc {
-		order = "id DESC"
+		order = strings.ReplaceAll(order, ",", " DESC,") + " DESC"
 	}
 	fmt.Fprintf(&b, " ORDER BY %s LIMIT $%d", order, len(args))
 	return b.String(), args

@@ -93,8 +93,12 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 		where = append(where, cond)
 		args = append(args, arg)
 	}
-	if len(p.States) > 0 {
-		states, err := jsonParam(p.States)
+	states := p.States
+	if p.ByFinish && len(states) == 0 {
+		states = []leasehold.JobState{leasehold.StateCompleted, leasehold.StateFailed, leasehold.StateCancelled}
+	}
+	if len(states) > 0 {
+		states, err := jsonParam(states)
 		if err != nil {
 			return nil, err
 		}
@@ -109,11 +113,21 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	if p.Owner != "" {
 		add(`lease_owner = ?`, p.Owner)
 	}
-	if p.AfterID > 0 {
-		add(`id > ?`, p.AfterID)
-	}
-	if p.BeforeID > 0 {
-		add(`id < ?`, p.BeforeID)
+	switch {
+	case p.ByFinish && !p.FinishedAt.IsZero():
+		op, id := ">", p.AfterID
+		if p.Desc {
+			op, id = "<", p.BeforeID
+		}
+		where = append(where, `(finished_at, id) `+op+` (?, ?)`)
+		args = append(args, p.FinishedAt.UnixMicro(), id)
+	default:
+		if p.AfterID > 0 {
+			add(`id > ?`, p.AfterID)
+		}
+		if p.BeforeID > 0 {
+			add(`id < ?`, p.BeforeID)
+		}
 	}
 	if p.Expired {
 		where = append(where, `status = 'processing' AND lease_until < `+nowExpr)
@@ -130,16 +144,25 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	if p.Desc {
-		query += ` ORDER BY id DESC LIMIT ?`
-	} else {
-		query += ` ORDER BY id LIMIT ?`
-	}
+	query += listOrder(p) + ` LIMIT ?`
 	rows, err := d.dbQuery(ctx, query, append(args, limit)...) // at most 512 distinct queries
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: list jobs: %w", err)
 	}
 	return scanJobs(rows)
+}
+
+// listOrder is ListJobs' ORDER BY clause.
+func listOrder(p *leasehold.ListParams) string {
+	switch {
+	case p.ByFinish && p.Desc:
+		return ` ORDER BY finished_at DESC, id DESC`
+	case p.ByFinish:
+		return ` ORDER BY finished_at, id`
+	case p.Desc:
+		return ` ORDER BY id DESC`
+	}
+	return ` ORDER BY id`
 }
 
 // QueueStats returns per-queue counts by state, the age of the oldest
@@ -152,12 +175,16 @@ func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error
 	if err != nil {
 		return nil, err
 	}
-	return d.queueStats(ctx, now.UnixMicro())
+	return d.queueStats(ctx, now.UnixMicro(), queueStatsSQL, neverClaimedSQL)
 }
 
 // queueStatsSQL aggregates per queue: each branch uses its own index.
 const queueStatsSQL = `SELECT queue, status, count(*), NULL, 0, 0
-    FROM leasehold_jobs GROUP BY queue, status
+    FROM leasehold_jobs GROUP BY queue, status` + queueStatsAges
+
+// queueStatsAges is the branches of queueStatsSQL after the counts: the
+// oldest due job and the leases of each queue.
+const queueStatsAges = `
 UNION ALL
 SELECT queue, NULL, 0, min(run_at), 0, 0 FROM leasehold_jobs
     WHERE status = 'pending' AND run_at <= ?1 GROUP BY queue
@@ -165,8 +192,10 @@ UNION ALL
 SELECT queue, NULL, 0, NULL, sum(lease_until >= ?1), sum(lease_until < ?1) FROM leasehold_jobs
     WHERE status = 'processing' GROUP BY queue`
 
-func (d *Driver) queueStats(ctx context.Context, now int64) ([]*leasehold.QueueStats, error) {
-	rows, err := d.dbQuery(ctx, queueStatsSQL, now)
+// queueStats runs statsSQL (queueStatsSQL's columns) and unclaimedSQL
+// (neverClaimedSQL's) with ?1 now and ?2 limit.
+func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedSQL string, limit ...any) ([]*leasehold.QueueStats, error) {
+	rows, err := d.dbQuery(ctx, statsSQL, append([]any{now}, limit...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
 	}
@@ -207,7 +236,7 @@ func (d *Driver) queueStats(ctx context.Context, now int64) ([]*leasehold.QueueS
 	for i, q := range queues {
 		out[i] = byQueue[q]
 	}
-	if err := d.neverClaimed(ctx, now, byQueue); err != nil {
+	if err := d.neverClaimed(ctx, byQueue, unclaimedSQL, append([]any{now}, limit...)...); err != nil {
 		return nil, err
 	}
 	paused, err := d.pausedQueues(ctx)
@@ -229,8 +258,10 @@ HAVING sum(status = 'pending') > 0
 ORDER BY queue, kind`
 
 // neverClaimed fills QueueStats.NeverClaimed of the queues in byQueue.
-func (d *Driver) neverClaimed(ctx context.Context, now int64, byQueue map[string]*leasehold.QueueStats) error {
-	rows, err := d.dbQuery(ctx, neverClaimedSQL, now)
+// args are the statement's: now, and the limit for activeUnclaimedSQL.
+func (d *Driver) neverClaimed(ctx context.Context, byQueue map[string]*leasehold.QueueStats, query string, args ...any) error {
+	now := args[0].(int64)
+	rows, err := d.dbQuery(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("sqlitedriver: queue stats: %w", err)
 	}

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -21,7 +22,14 @@ type QueueView struct {
 	// NeverClaimed lists, per kind, the due jobs no worker ever claimed;
 	// empty, never null, when there are none.
 	NeverClaimed []KindBacklogView `json:"never_claimed"`
+	// Estimated lists the states whose count is the database's estimate
+	// (ActiveQueueStats beyond its count limit); absent when every count
+	// is exact.
+	Estimated []string `json:"estimated,omitempty"`
 }
+
+// IsEstimated reports whether the count of state s is an estimate.
+func (v QueueView) IsEstimated(s string) bool { return slices.Contains(v.Estimated, s) }
 
 // KindBacklogView is the never-claimed due work of one kind in a queue.
 type KindBacklogView struct {
@@ -46,6 +54,9 @@ func NewQueueView(q *leasehold.QueueStats, unclaimedAfter time.Duration) QueueVi
 	}
 	for _, s := range leasehold.AllStates {
 		v.Counts[string(s)] = q.Counts[s]
+	}
+	for _, s := range q.Estimated {
+		v.Estimated = append(v.Estimated, string(s))
 	}
 	for _, b := range q.NeverClaimed {
 		v.NeverClaimed = append(v.NeverClaimed, KindBacklogView{

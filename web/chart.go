@@ -7,10 +7,10 @@ import (
 	"github.com/leasehold/leasehold"
 )
 
-// The last hour's chart: one bar per minute, finished jobs stacked by
-// outcome, drawn from the newest finished jobs (chartSample at most).
+// The last hour's chart: one bar per minute, attempts ended stacked by
+// outcome, from the per-minute totals every client records
+// (Client.Throughput): at most an hour of rows, whatever the table holds.
 const (
-	chartSample  = 2000
 	chartMinutes = 60
 	chartWidth   = 900
 	chartHeight  = 120
@@ -22,11 +22,7 @@ type chart struct {
 	Width, Height int
 	Bars          []chartBar
 	// Completed and Failed total the hour; Max is the tallest minute.
-	Completed, Failed, Max int
-	// Sampled is set when the read was cut before reaching a job finished
-	// before the hour: the earliest minutes may then count too few.
-	Sampled bool
-	Sample  int
+	Completed, Failed, Max int64
 	// Base is the y of the baseline, LabelY of the time labels.
 	Base, LabelY float64
 }
@@ -36,45 +32,43 @@ type chartBar struct {
 	X, W                float64
 	OkY, OkH, FailY, Fh float64
 	Minute              string
-	Completed, Failed   int
+	Completed, Failed   int64
 }
 
-// lastHour reads the newest finished jobs and draws the last hour.
-func (h *handler) lastHour(ctx context.Context, now time.Time) (*chart, error) {
-	rows, err := h.client.ListJobs(ctx, &leasehold.ListParams{
-		States: []leasehold.JobState{leasehold.StateCompleted, leasehold.StateFailed}, Desc: true, Limit: chartSample,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return newChart(rows, now, len(rows) == chartSample), nil
+// failedOutcome reports whether an attempt that ended with o counts as a
+// failure in the chart: it failed, will be retried, or its lease expired.
+func failedOutcome(o leasehold.Outcome) bool {
+	return o == leasehold.OutcomeFailed || o == leasehold.OutcomeRetried || o == leasehold.OutcomeLeaseExpired
 }
 
-// newChart buckets the jobs finished in the hour before now by minute;
-// full says the read was cut at chartSample.
-func newChart(rows []*leasehold.JobRow, now time.Time, full bool) *chart {
-	ok, failed := make([]int, chartMinutes), make([]int, chartMinutes)
-	c := &chart{Width: chartWidth, Height: chartHeight + chartTop + 14, Sample: chartSample,
+// lastHour reads the last hour's totals.
+func (h *handler) lastHour(ctx context.Context) ([]*leasehold.ThroughputBucket, error) {
+	return h.client.Throughput(ctx, chartMinutes*time.Minute)
+}
+
+// newChart draws the completed and failed attempts of buckets per minute
+// of the hour before now (by the database clock); other outcomes
+// (snoozed, released, cancelled) are left out.
+func newChart(buckets []*leasehold.ThroughputBucket, now time.Time) *chart {
+	ok, failed := make([]int64, chartMinutes), make([]int64, chartMinutes)
+	c := &chart{Width: chartWidth, Height: chartHeight + chartTop + 14,
 		Base: chartTop + chartHeight, LabelY: chartTop + chartHeight + 12}
-	reachedPast := false // a job read finished before the hour
-	for _, j := range rows {
-		age := now.Sub(j.FinishedAt)
-		if age >= chartMinutes*time.Minute && !j.FinishedAt.IsZero() {
-			reachedPast = true
-		}
-		if j.FinishedAt.IsZero() || age < 0 || age >= chartMinutes*time.Minute {
+	thisMinute := now.Truncate(time.Minute)
+	for _, b := range buckets {
+		age := int(thisMinute.Sub(b.Minute.Truncate(time.Minute)) / time.Minute)
+		if age < 0 || age >= chartMinutes {
 			continue
 		}
-		i := chartMinutes - 1 - int(age/time.Minute)
-		if j.State == leasehold.StateFailed {
-			failed[i]++
-			c.Failed++
-		} else {
-			ok[i]++
-			c.Completed++
+		i := chartMinutes - 1 - age
+		switch {
+		case b.Outcome == leasehold.OutcomeCompleted:
+			ok[i] += b.Jobs
+			c.Completed += b.Jobs
+		case failedOutcome(b.Outcome):
+			failed[i] += b.Jobs
+			c.Failed += b.Jobs
 		}
 	}
-	c.Sampled = full && !reachedPast
 	for i := range chartMinutes {
 		c.Max = max(c.Max, ok[i]+failed[i])
 	}
@@ -82,7 +76,7 @@ func newChart(rows []*leasehold.JobRow, now time.Time, full bool) *chart {
 	w := float64(chartWidth) / chartMinutes
 	for i := range chartMinutes {
 		b := chartBar{X: float64(i)*w + 1, W: w - 2, Completed: ok[i], Failed: failed[i],
-			Minute: now.Add(-time.Duration(chartMinutes-1-i) * time.Minute).UTC().Format("15:04")}
+			Minute: thisMinute.Add(-time.Duration(chartMinutes-1-i) * time.Minute).UTC().Format("15:04")}
 		b.OkH, b.Fh = float64(ok[i])*scale, float64(failed[i])*scale
 		b.OkY = chartTop + chartHeight - b.OkH
 		b.FailY = b.OkY - b.Fh

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/view"
@@ -25,6 +27,29 @@ type filter struct {
 	Oldest bool
 	// Before and After are the keyset: the last id of the previous page.
 	Before, After int64
+	// Finished is the finish-time part of the keyset (Unix microseconds)
+	// when the list is ordered by finish time (byFinish).
+	Finished int64
+}
+
+// ByFinish reports, for the page, whether the list is ordered by finish
+// time.
+func (f filter) ByFinish() bool { return f.byFinish() }
+
+// byFinish reports whether the list is ordered by finish time: when every
+// selected state is a finished one, and there is no search (a search
+// reads id windows). An index serves that order for completed jobs,
+// which the id order cannot at any table size.
+func (f filter) byFinish() bool {
+	if len(f.States) == 0 || f.Search != "" {
+		return false
+	}
+	for _, s := range f.States {
+		if !leasehold.JobState(s).Finished() {
+			return false
+		}
+	}
+	return true
 }
 
 // errBadQuery reports a query parameter that cannot be parsed.
@@ -47,20 +72,29 @@ func parseFilter(q url.Values) (filter, error) {
 	if f.After, err = optionalID(q, "after"); err != nil {
 		return f, err
 	}
+	if f.Finished, err = optionalPositive(q, "finished", "a finish time in Unix microseconds"); err != nil {
+		return f, err
+	}
 	return f, nil
 }
 
 // optionalID parses the job id parameter name, 0 when absent.
 func optionalID(q url.Values, name string) (int64, error) {
+	return optionalPositive(q, name, "a job id")
+}
+
+// optionalPositive parses the positive integer parameter name, 0 when
+// absent; what says what it is, for the error.
+func optionalPositive(q url.Values, name, what string) (int64, error) {
 	s := strings.TrimSpace(q.Get(name))
 	if s == "" {
 		return 0, nil
 	}
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("%w: %s must be a job id, got %q", errBadQuery, name, s)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%w: %s must be %s, got %q", errBadQuery, name, what, s)
 	}
-	return id, nil
+	return n, nil
 }
 
 // params returns the ListParams of f, for at most limit jobs.
@@ -69,6 +103,12 @@ func (f filter) params(limit int) *leasehold.ListParams {
 		BeforeID: f.Before, AfterID: f.After, Limit: limit}
 	for _, s := range f.States {
 		p.States = append(p.States, leasehold.JobState(s))
+	}
+	if f.byFinish() {
+		p.ByFinish = true
+		if f.Finished > 0 {
+			p.FinishedAt = time.UnixMicro(f.Finished)
+		}
 	}
 	return p
 }
@@ -115,6 +155,8 @@ type jobsData struct {
 	BulkRetry, BulkCancel string
 	// Deleted is the job the previous request deleted, 0 for none.
 	Deleted int64
+	// Window is the id range a search read, empty without a search.
+	Window string
 }
 
 // jobs lists jobs, filtered, one keyset page at a time.
@@ -129,7 +171,15 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, http.StatusBadRequest, err)
 		return
 	}
-	rows, err := h.client.ListJobs(r.Context(), f.params(h.opts.PageSize+1))
+	p := f.params(h.opts.PageSize + 1)
+	var win *window
+	if f.Search != "" {
+		if win, err = h.searchWindow(r.Context(), f, p); err != nil {
+			h.failErr(w, r, http.StatusInternalServerError, err)
+			return
+		}
+	}
+	rows, err := h.client.ListJobs(r.Context(), p)
 	if err != nil {
 		h.failErr(w, r, listStatus(err), err)
 		return
@@ -146,14 +196,11 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 	d := jobsData{Filter: f, States: stateNames(), Jobs: jobViews(rows, now), Paged: f.Before > 0 || f.After > 0}
 	d.Deleted, _ = optionalID(q, "deleted")
 	d.First = h.link("/jobs", f.query())
-	if more {
-		next := f.query()
-		key := "before"
-		if f.Oldest {
-			key = "after"
-		}
-		next.Set(key, strconv.FormatInt(rows[len(rows)-1].ID, 10))
+	if next := f.next(rows, more, win); next != nil {
 		d.Next = h.link("/jobs", next)
+	}
+	if win != nil {
+		d.Window = win.String()
 	}
 	for action, dst := range map[string]*string{"retry": &d.BulkRetry, "cancel": &d.BulkCancel} {
 		bq := f.query()
@@ -189,4 +236,77 @@ func (h *handler) link(p string, q url.Values) string {
 		return h.path(p)
 	}
 	return h.path(p) + "?" + q.Encode()
+}
+
+// searchWindow bounds how many jobs one page of a search reads: no index
+// serves a search in args and metadata, so each page reads at most
+// searchWindow ids, and the next page goes on below (or above) them.
+const searchWindow = 2000
+
+// window is the id range (Low, High), bounds excluded, that one page of a
+// search read.
+type window struct {
+	Low, High int64
+	// Max is the highest id when the page was read, for paging up.
+	Max int64
+}
+
+// String describes the window for the page.
+func (w *window) String() string {
+	lo, hi := w.Low+1, min(w.High-1, w.Max)
+	if hi < lo {
+		return "no jobs to search in this range"
+	}
+	return fmt.Sprintf("searched jobs %d to %d", lo, hi)
+}
+
+// searchWindow sets p's id bounds to the window f's page reads, below
+// f.Before newest first or above f.After oldest first.
+func (h *handler) searchWindow(ctx context.Context, f filter, p *leasehold.ListParams) (*window, error) {
+	newest, err := h.client.ListJobs(ctx, &leasehold.ListParams{Desc: true, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	w := &window{}
+	if len(newest) > 0 {
+		w.Max = newest[0].ID
+	}
+	if f.Oldest {
+		w.Low = f.After
+		w.High = w.Low + searchWindow + 1
+	} else {
+		w.High = f.Before
+		if w.High == 0 {
+			w.High = w.Max + 1
+		}
+		w.Low = max(w.High-searchWindow-1, 0)
+	}
+	p.AfterID, p.BeforeID = w.Low, w.High
+	return w, nil
+}
+
+// next returns the query of the page after rows (more says the page is
+// full), nil on the last page. A full page goes on from its last job; a
+// search that did not fill its page goes on from the edge of its window.
+func (f filter) next(rows []*leasehold.JobRow, more bool, win *window) url.Values {
+	q := f.query()
+	key := "before"
+	if f.Oldest {
+		key = "after"
+	}
+	switch {
+	case more:
+		last := rows[len(rows)-1]
+		q.Set(key, strconv.FormatInt(last.ID, 10))
+		if f.byFinish() {
+			q.Set("finished", strconv.FormatInt(last.FinishedAt.UnixMicro(), 10))
+		}
+	case win != nil && !f.Oldest && win.Low > 0:
+		q.Set(key, strconv.FormatInt(win.Low+1, 10))
+	case win != nil && f.Oldest && win.High <= win.Max:
+		q.Set(key, strconv.FormatInt(win.High-1, 10))
+	default:
+		return nil
+	}
+	return q
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -19,6 +20,20 @@ func stateNames() []string {
 	return out
 }
 
+// activeStateNames lists the unfinished states, the overview's counts.
+func activeStateNames() []string {
+	var out []string
+	for _, s := range leasehold.AllStates {
+		if !s.Finished() {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
+
+// hourOutcomes are the overview's last-hour columns.
+var hourOutcomes = []string{string(leasehold.OutcomeCompleted), string(leasehold.OutcomeRetried), string(leasehold.OutcomeFailed)}
+
 // now reads the database clock, the only clock leases are measured by.
 func (h *handler) now(ctx context.Context) (time.Time, error) {
 	t, err := h.client.Driver().Now(ctx)
@@ -30,18 +45,35 @@ func (h *handler) now(ctx context.Context) (time.Time, error) {
 
 // overviewData is the overview page's.
 type overviewData struct {
-	States []string
-	Queues []view.QueueView
-	// Totals sums Counts over the queues.
-	Totals map[string]int64
+	// States are the unfinished states, counted per queue; Outcomes the
+	// attempts' outcomes counted over the last hour.
+	States, Outcomes []string
+	Queues           []overviewQueue
+	// Totals sums Counts over the queues, Hour sums their last hour;
+	// Estimated lists the states of which a queue's count is estimated.
+	Totals, Hour map[string]int64
+	Estimated    map[string]bool
 	// Chart is the last hour's throughput and failures.
 	Chart *chart
 }
 
-// overview shows each queue's jobs by state, oldest due age and leases.
+// overviewQueue is one queue's row: its unfinished jobs and its last hour.
+type overviewQueue struct {
+	view.QueueView
+	Hour map[string]int64
+}
+
+// overview shows each queue's unfinished jobs by state, oldest due age,
+// leases and last hour. Every read is bounded: ActiveQueueStats for the
+// unfinished jobs, the per-minute totals for the finished ones.
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	qs, err := h.client.QueueStats(ctx)
+	qs, err := h.client.ActiveQueueStats(ctx, 0)
+	if err != nil {
+		h.failErr(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	buckets, err := h.lastHour(ctx)
 	if err != nil {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
@@ -51,19 +83,49 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	d := overviewData{States: stateNames(), Totals: map[string]int64{}}
-	if d.Chart, err = h.lastHour(ctx, now); err != nil {
-		h.failErr(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	for _, q := range qs {
-		v := view.NewQueueView(q, h.opts.UnclaimedAfter)
-		for s, n := range v.Counts {
+	d := overviewData{States: activeStateNames(), Outcomes: hourOutcomes, Chart: newChart(buckets, now),
+		Totals: map[string]int64{}, Hour: map[string]int64{}, Estimated: map[string]bool{}}
+	d.Queues = h.overviewQueues(qs, buckets)
+	for _, q := range d.Queues {
+		for s, n := range q.Counts {
 			d.Totals[s] += n
 		}
-		d.Queues = append(d.Queues, v)
+		for o, n := range q.Hour {
+			d.Hour[o] += n
+		}
+		for _, s := range q.Estimated {
+			d.Estimated[s] = true
+		}
 	}
 	h.render(w, r, "overview", "Overview", d)
+}
+
+// overviewQueues joins each queue's stats with its last hour, sorted by
+// queue; a queue with only finished jobs in the hour has a row too.
+func (h *handler) overviewQueues(qs []*leasehold.QueueStats, buckets []*leasehold.ThroughputBucket) []overviewQueue {
+	byName := map[string]*overviewQueue{}
+	var names []string
+	row := func(name string) *overviewQueue {
+		if q := byName[name]; q != nil {
+			return q
+		}
+		q := &overviewQueue{QueueView: view.NewQueueView(&leasehold.QueueStats{Queue: name}, h.opts.UnclaimedAfter), Hour: map[string]int64{}}
+		byName[name] = q
+		names = append(names, name)
+		return q
+	}
+	for _, s := range qs {
+		row(s.Queue).QueueView = view.NewQueueView(s, h.opts.UnclaimedAfter)
+	}
+	for _, b := range buckets {
+		row(b.Queue).Hour[string(b.Outcome)] += b.Jobs
+	}
+	slices.Sort(names)
+	out := make([]overviewQueue, len(names))
+	for i, n := range names {
+		out[i] = *byName[n]
+	}
+	return out
 }
 
 // workersData is the workers page's.
@@ -129,7 +191,7 @@ func (h *handler) attention(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	qs, err := h.client.QueueStats(ctx)
+	qs, err := h.client.ActiveQueueStats(ctx, 0)
 	if err != nil {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return

@@ -28,10 +28,11 @@ func TestWorkMetrics(t *testing.T) {
 			return m != nil
 		})
 		enqueueID(t, db, "sleep", "--args", `{"duration":"1ms"}`)
+		enqueueID(t, db, "sleep", "--run-at", "1h") // pending: the queue gauges show it
 		want := []string{
 			`leasehold_jobs_finished_total{kind="sleep",outcome="completed",queue="default"} 1`,
 			`leasehold_jobs_claimed_total{kind="sleep",queue="default"} 1`,
-			`leasehold_queue_jobs{queue="default",state="pending"}`,
+			`leasehold_queue_jobs{queue="default",state="pending"} 1`,
 			"leasehold_jobs_running 0",
 			"go_goroutines ",
 		}

@@ -14,11 +14,11 @@ import (
 // leasehold is refused by migrate and by work, naming both versions.
 func TestMigrateSaysWhatItDid(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
-	if out := ok(t, db, "migrate"); !strings.Contains(out, "migrated to version 3") {
-		t.Errorf("first migrate said %q, want \"migrated to version 3\"", out)
+	if out := ok(t, db, "migrate"); !strings.Contains(out, "migrated to version 7") {
+		t.Errorf("first migrate said %q, want \"migrated to version 7\"", out)
 	}
-	if out := ok(t, db, "migrate"); !strings.Contains(out, "already at version 3") {
-		t.Errorf("second migrate said %q, want \"already at version 3\"", out)
+	if out := ok(t, db, "migrate"); !strings.Contains(out, "already at version 7") {
+		t.Errorf("second migrate said %q, want \"already at version 7\"", out)
 	}
 
 	d, err := sqlitedriver.Open(db)
@@ -31,8 +31,8 @@ func TestMigrateSaysWhatItDid(t *testing.T) {
 	}
 	for _, args := range [][]string{{"migrate"}, {"work", "--until-idle"}} {
 		r := lh(t, db, args...)
-		if r.code == 0 || !strings.Contains(r.stderr, "version 99, this leasehold knows up to 3") {
-			t.Errorf("leasehold %s on schema version 99: %s\nwant a failure naming versions 99 and 3", strings.Join(args, " "), r)
+		if r.code == 0 || !strings.Contains(r.stderr, "version 99, this leasehold knows up to 7") {
+			t.Errorf("leasehold %s on schema version 99: %s\nwant a failure naming versions 99 and 7", strings.Join(args, " "), r)
 		}
 	}
 }

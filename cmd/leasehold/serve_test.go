@@ -73,6 +73,7 @@ func TestServe(t *testing.T) {
 		}
 		s.stop(t)
 
+		enqueueID(t, db, "sleep", "--args", `{"duration":"1s"}`)
 		open := startServe(t, db, nil)
 		if !strings.Contains(open.bg.stderr.String(), "read-only: no authentication configured") {
 			t.Errorf("serve without authentication does not say it is read-only: %s", open.bg.stderr.String())
@@ -81,7 +82,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("overview = %d", status)
 		}
 		if status, body := fetch(t, http.MethodGet, open.url+"metrics", ""); status != http.StatusOK ||
-			!strings.Contains(body, `leasehold_queue_jobs{queue="default",state="cancelled"} 1`) {
+			!strings.Contains(body, `leasehold_queue_jobs{queue="default",state="pending"} 1`) {
 			t.Errorf("GET /metrics = %d, want the queue gauges of the database:\n%s", status, body)
 		}
 		open.stop(t)

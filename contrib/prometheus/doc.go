@@ -37,7 +37,7 @@
 //	leasehold_claim_to_start_seconds{queue}             histogram: from sending the claim to starting the handler
 //	leasehold_heartbeat_duration_seconds                histogram: round trip of a heartbeat statement
 //	leasehold_jobs_running                              gauge: handlers running now, or claimed and about to run
-//	leasehold_queue_jobs{queue,state}                   gauge: jobs by state, read from the database
+//	leasehold_queue_jobs{queue,state}                   gauge: unfinished jobs by state, read from the database
 //	leasehold_queue_oldest_due_seconds{queue}           gauge: how long the oldest due pending job has waited
 //	leasehold_queue_stats_failures_total                readings of the queue gauges that failed
 //
@@ -52,8 +52,10 @@
 // owner. Queues and kinds are the application's own, so the number of
 // series stays bounded by its code, not by its traffic.
 //
-// The queue gauges come from Client.QueueStats, a query over the jobs
-// table: a scrape reuses the last reading until it is
+// The queue gauges come from Client.ActiveQueueStats, which reads only
+// indexes and counts each state exactly up to 100,000 jobs (beyond, on
+// PostgreSQL, it takes the planner's estimate, as fresh as the table's
+// last ANALYZE): a scrape reuses the last reading until it is
 // Options.QueueStatsInterval old, so however often Prometheus scrapes,
 // the database answers that query at most once per interval per process.
 // In a fleet of workers, one process reading them is enough: set a

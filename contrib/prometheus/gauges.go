@@ -24,6 +24,10 @@ type clientCollector struct {
 	mu     sync.Mutex // serialises readings, so concurrent scrapes share one
 	readAt time.Time  // when the last reading was tried; zero before the first
 	last   []*leasehold.QueueStats
+	// known holds every queue an earlier reading reported, so that its
+	// series drop to 0 rather than vanish when its last unfinished job
+	// finishes.
+	known map[string]bool
 }
 
 func newClientCollector(ns string, interval time.Duration) *clientCollector {
@@ -34,7 +38,7 @@ func newClientCollector(ns string, interval time.Duration) *clientCollector {
 		eventsDropped: prometheus.NewDesc(name("events_dropped_total"),
 			"Events the client's subscribers missed because their channel was full.", nil, nil),
 		queueJobs: prometheus.NewDesc(name("queue_jobs"),
-			"Jobs in the queue by state, as last read from the database.", []string{"queue", "state"}, nil),
+			"Unfinished jobs in the queue by state, as last read from the database (estimated beyond 100,000 per state on PostgreSQL).", []string{"queue", "state"}, nil),
 		oldestDue: prometheus.NewDesc(name("queue_oldest_due_seconds"),
 			"How long the queue's oldest due pending job has waited, by the database clock, as last read.", []string{"queue"}, nil),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "queue_stats_failures_total",
@@ -70,12 +74,21 @@ func (q *clientCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, s := range q.queueStats(c) {
 		for _, state := range leasehold.AllStates {
+			if state.Finished() {
+				continue // finished jobs are counted by the outcome counters
+			}
 			ch <- prometheus.MustNewConstMetric(q.queueJobs, prometheus.GaugeValue, float64(s.Counts[state]),
 				s.Queue, string(state))
 		}
 		ch <- prometheus.MustNewConstMetric(q.oldestDue, prometheus.GaugeValue, s.OldestPending.Seconds(), s.Queue)
 	}
 }
+
+// gaugeCountLimit is how many jobs of one state of a queue the gauges
+// count exactly before taking the database's estimate: more than the
+// dashboard's, since a backlog alert wants exact figures and the gauges
+// are read in the background at most once per interval.
+const gaugeCountLimit = 100_000
 
 // queueStats returns the last reading, reading again when it is older
 // than the interval. A failed reading counts a failure and reports no
@@ -89,11 +102,32 @@ func (q *clientCollector) queueStats(c *leasehold.Client) []*leasehold.QueueStat
 	q.readAt = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), queueStatsTimeout)
 	defer cancel()
-	qs, err := c.QueueStats(ctx)
+	qs, err := c.ActiveQueueStats(ctx, gaugeCountLimit)
 	if err != nil {
 		q.failures.Inc()
 		qs = nil
+	} else {
+		qs = q.withKnown(qs)
 	}
 	q.last = qs
+	return qs
+}
+
+// withKnown returns qs with an empty entry for each known queue it lacks,
+// and adds its queues to the known ones. q.mu is held.
+func (q *clientCollector) withKnown(qs []*leasehold.QueueStats) []*leasehold.QueueStats {
+	if q.known == nil {
+		q.known = map[string]bool{}
+	}
+	seen := make(map[string]bool, len(qs))
+	for _, s := range qs {
+		seen[s.Queue] = true
+		q.known[s.Queue] = true
+	}
+	for name := range q.known {
+		if !seen[name] {
+			qs = append(qs, &leasehold.QueueStats{Queue: name, Counts: map[leasehold.JobState]int64{}})
+		}
+	}
 	return qs
 }

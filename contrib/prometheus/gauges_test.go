@@ -16,7 +16,7 @@ import (
 	"github.com/leasehold/leasehold/sqlitedriver/sqlitetest"
 )
 
-// countingDriver counts QueueStats calls, and fails them on demand.
+// countingDriver counts ActiveQueueStats calls, and fails them on demand.
 type countingDriver struct {
 	driver.Driver
 	calls atomic.Int64
@@ -25,17 +25,18 @@ type countingDriver struct {
 
 var errUnreachable = errors.New("database unreachable")
 
-func (d *countingDriver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error) {
+func (d *countingDriver) ActiveQueueStats(ctx context.Context, p *driver.ActiveStatsParams) ([]*leasehold.QueueStats, error) {
 	d.calls.Add(1)
 	if d.fail.Load() {
 		return nil, errUnreachable
 	}
-	return d.Driver.QueueStats(ctx)
+	return d.Driver.ActiveQueueStats(ctx, p)
 }
 
 // TestQueueGauges: the queue gauges come from the database, at most once
 // per interval however often and however concurrently the registry is
-// scraped; a failed reading shows no stale figures.
+// scraped; a queue emptied of unfinished jobs stays at 0; a failed
+// reading shows no stale figures.
 func TestQueueGauges(t *testing.T) {
 	ctx := t.Context()
 	const interval = 500 * time.Millisecond
@@ -48,15 +49,9 @@ func TestQueueGauges(t *testing.T) {
 		}
 	}
 	read := time.Now()
-	checkSeries(t, reg, "leasehold_queue_jobs", []string{"queue", "state"}, `{queue=default,state=cancelled} 0
-{queue=default,state=completed} 0
-{queue=default,state=failed} 0
-{queue=default,state=pending} 2
+	checkSeries(t, reg, "leasehold_queue_jobs", []string{"queue", "state"}, `{queue=default,state=pending} 2
 {queue=default,state=processing} 0
 {queue=default,state=stuck} 0
-{queue=other,state=cancelled} 0
-{queue=other,state=completed} 0
-{queue=other,state=failed} 0
 {queue=other,state=pending} 1
 {queue=other,state=processing} 0
 {queue=other,state=stuck} 0`)
@@ -90,6 +85,19 @@ func TestQueueGauges(t *testing.T) {
 	}
 	if v, _ := valueOf(t, reg, "leasehold_queue_jobs", map[string]string{"queue": "default", "state": "pending"}); v != 3 {
 		t.Errorf("pending after the interval = %v, want 3", v)
+	}
+
+	// A queue whose last unfinished job is gone keeps its series, at 0.
+	other, err := c.ListJobs(ctx, &leasehold.ListParams{Queue: "other"})
+	if err != nil || len(other) != 1 {
+		t.Fatalf("jobs of queue other: %d, %v", len(other), err)
+	}
+	if _, err := c.CancelJob(ctx, other[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(interval)
+	if v, ok := valueOf(t, reg, "leasehold_queue_jobs", map[string]string{"queue": "other", "state": "pending"}); !ok || v != 0 {
+		t.Errorf("pending of a queue with no unfinished job left = %v (present %v), want 0", v, ok)
 	}
 
 	drv.fail.Store(true)
