@@ -1,0 +1,96 @@
+package web_test
+
+import (
+	"encoding/json"
+	"html"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/web"
+)
+
+// nextLink returns the path of the page's rel="next" link, "" when none.
+func nextLink(t *testing.T, body string) string {
+	t.Helper()
+	m := nextRE.FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
+}
+
+// TestSearchReadsBoundedWindows: a search reads 2,000 ids per page, newest
+// first: a page whose window holds no match says which jobs it searched
+// and links on below them, where the match is found; oldest first goes up.
+func TestSearchReadsBoundedWindows(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{})
+		needle := e.insert("q", "k", `{"customer":"needle"}`)
+		batch := make([]leasehold.InsertManyParams, 2500)
+		for i := range batch {
+			batch[i] = leasehold.InsertManyParams{Args: leasehold.RawArgs{KindName: "k", JSON: json.RawMessage(`{"customer":"hay"}`)},
+				Opts: &leasehold.InsertOpts{Queue: "q"}}
+		}
+		res, err := e.client.InsertMany(t.Context(), nil, batch)
+		if err != nil {
+			t.Fatalf("InsertMany: %v", err)
+		}
+		newest := res[len(res)-1].Job.ID
+		first := e.mustGet("/jobs?search=needle")
+		if ids := jobIDs(first); len(ids) != 0 {
+			t.Errorf("the newest window lists %v, want no match", ids)
+		}
+		want := "searched jobs " + strconv.FormatInt(newest-1999, 10) + " to " + strconv.FormatInt(newest, 10)
+		if !strings.Contains(first, want) || !strings.Contains(first, "search on »") {
+			t.Fatalf("the first page does not say %q and link on:\n%s", want, first)
+		}
+		second := e.mustGet(nextLink(t, first))
+		if ids := jobIDs(second); !slices.Equal(ids, []string{strconv.FormatInt(needle.ID, 10)}) {
+			t.Errorf("the next window lists %v, want the needle %d", ids, needle.ID)
+		}
+		if next := nextLink(t, second); next != "" {
+			t.Errorf("the window that reached the first job links on to %s", next)
+		}
+		up := e.mustGet("/jobs?search=needle&order=oldest")
+		if ids := jobIDs(up); !slices.Equal(ids, []string{strconv.FormatInt(needle.ID, 10)}) {
+			t.Errorf("oldest first lists %v, want the needle", ids)
+		}
+		if next := nextLink(t, up); !strings.Contains(next, "after=") {
+			t.Errorf("oldest first links on to %q, want the window above", next)
+		}
+	})
+}
+
+// TestFinishedListedByFinishTime: a list of finished jobs is ordered by
+// finish time, newest first, and pages on with the finish-time keyset.
+func TestFinishedListedByFinishTime(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{PageSize: 2})
+		jobs := []*leasehold.JobRow{e.insert("q", "k", `{}`), e.insert("q", "k", `{}`), e.insert("q", "k", `{}`)}
+		var order []string
+		for _, i := range []int{2, 0, 1} {
+			e.finish(e.claim(jobs[i].ID, "w", time.Minute, false), leasehold.OutcomeCompleted, "")
+			order = append([]string{strconv.FormatInt(jobs[i].ID, 10)}, order...)
+			time.Sleep(5 * time.Millisecond)
+		}
+		first := e.mustGet("/jobs?state=completed")
+		if ids := jobIDs(first); !slices.Equal(ids, order[:2]) {
+			t.Errorf("first page lists %v, want %v (newest finished first)", ids, order[:2])
+		}
+		next := nextLink(t, first)
+		if !strings.Contains(next, "finished=") {
+			t.Fatalf("next link %q carries no finish time", next)
+		}
+		if ids := jobIDs(e.mustGet(next)); !slices.Equal(ids, order[2:]) {
+			t.Errorf("second page lists %v, want %v", ids, order[2:])
+		}
+		if !strings.Contains(first, "listed by finish time") {
+			t.Error("the page does not say finished jobs are listed by finish time")
+		}
+	})
+}
