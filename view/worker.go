@@ -26,6 +26,9 @@ type StatsView struct {
 	// SkippedLate counts claimed jobs not started because the claim's
 	// reply came too late for a safe run.
 	SkippedLate int64 `json:"skipped_late"`
+	// EventsDropped counts events the client's subscribers missed because
+	// their channel was full.
+	EventsDropped int64 `json:"events_dropped"`
 }
 
 // NewStatsView returns the view of the counters s of the worker owner.
@@ -34,7 +37,7 @@ func NewStatsView(owner string, s leasehold.Stats) StatsView {
 		Owner: owner, Claimed: s.Claimed, Completed: s.Completed, Retried: s.Retried, Failed: s.Failed,
 		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Released: s.Released, LeaseLost: s.LeaseLost,
 		FinishRefused: s.FinishRefused, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, Panics: s.Panics,
-		SkippedLate: s.SkippedLate,
+		SkippedLate: s.SkippedLate, EventsDropped: s.EventsDropped,
 	}
 }
 
