@@ -145,6 +145,28 @@ type Driver interface {
 	// nothing.
 	ResumeQueue(ctx context.Context, queue string) error
 
+	// PeriodicRegister records a schedule in leasehold_periodic (or
+	// updates its spec, kind, queue and next slot) without touching its
+	// last slot, and returns the row as stored.
+	PeriodicRegister(ctx context.Context, p *PeriodicRegisterParams) (*leasetype.PeriodicRow, error)
+
+	// PeriodicInsert claims slot p.Slot of schedule p.Name and, when the
+	// claim wins, inserts p.Job, in one transaction: the claim is one
+	// conditional write that succeeds only when the schedule has no last
+	// slot or an earlier one, so any number of processes may try the
+	// same slot at once and exactly one wins. A slot earlier than or
+	// equal to the last one is refused (Claimed false) and nothing is
+	// inserted. The caller decides that the slot is due, from Now.
+	PeriodicInsert(ctx context.Context, p *PeriodicInsertParams) (*PeriodicInsertResult, error)
+
+	// PeriodicList returns every recorded schedule, ordered by name.
+	PeriodicList(ctx context.Context) ([]*leasetype.PeriodicRow, error)
+
+	// PeriodicDelete deletes the record of a schedule and reports
+	// whether there was one. A process still running the schedule
+	// records it again at its next slot.
+	PeriodicDelete(ctx context.Context, name string) (bool, error)
+
 	// Now returns the database clock.
 	Now(ctx context.Context) (time.Time, error)
 

@@ -111,6 +111,9 @@ func invariants() []invariant {
 		{"ActiveQueueStatsLimit", testActiveQueueStatsLimit},
 		{"Throughput", testThroughput},
 		{"ListByFinish", testListByFinish},
+		{"PeriodicSlotRace", testPeriodicSlotRace},
+		{"PeriodicEarlierSlotRefused", testPeriodicEarlierSlotRefused},
+		{"PeriodicRegister", testPeriodicRegister},
 		{"Migrate", testMigrate},
 		{"SchemaTooNewRefused", testSchemaTooNewRefused},
 	}

@@ -1,0 +1,149 @@
+package pgdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	leasehold "github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// periodicColumns are the columns of a leasehold_periodic row, as
+// scanPeriodic reads them.
+const periodicColumns = `name, spec, kind, queue, last_slot, coalesce(last_job_id, 0), next_slot,
+	created_at, updated_at`
+
+// periodicRegisterSQL records a schedule, keeping its last slot.
+const periodicRegisterSQL = `INSERT INTO leasehold_periodic AS p (name, spec, kind, queue, next_slot)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
+	next_slot = excluded.next_slot, updated_at = now()
+RETURNING ` + periodicColumns
+
+// periodicClaimSQL claims slot $5 of schedule $1: it writes only when the
+// schedule's last slot is earlier, and ON CONFLICT DO UPDATE re-checks
+// that condition on the newest row version after waiting for a
+// concurrent claim, so of many claims of one slot exactly one returns a
+// row.
+const periodicClaimSQL = `INSERT INTO leasehold_periodic AS p (name, spec, kind, queue, last_slot, next_slot)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
+	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot, updated_at = now()
+WHERE p.last_slot IS NULL OR p.last_slot < excluded.last_slot
+RETURNING name`
+
+// periodicJobSQL records the job of the slot just claimed.
+const periodicJobSQL = `UPDATE leasehold_periodic SET last_job_id = $2 WHERE name = $1`
+
+const periodicListSQL = `SELECT ` + periodicColumns + ` FROM leasehold_periodic ORDER BY name`
+
+const periodicDeleteSQL = `DELETE FROM leasehold_periodic WHERE name = $1`
+
+// PeriodicRegister records a schedule, or updates its spec, kind, queue
+// and next slot, and returns its row.
+func (d *Driver) PeriodicRegister(ctx context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error) {
+	rows, err := collect(ctx, pgxQuerier{d.pool}, scanPeriodic, periodicRegisterSQL,
+		p.Name, p.Spec, p.Kind, p.Queue, nullTime(p.Next))
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: register schedule %s: %w", p.Name, err)
+	}
+	return rows[0], nil
+}
+
+// PeriodicInsert claims p.Slot and inserts p.Job in one transaction when
+// the claim wins (see driver.Driver).
+func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+	if p.Job == nil {
+		return nil, fmt.Errorf("pgdriver: periodic insert %s: %w: no job", p.Name, leasehold.ErrInvalidArgs)
+	}
+	var out *driver.PeriodicInsertResult
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		var err error
+		out, err = d.claimSlot(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: periodic insert %s: %w", p.Name, err)
+	}
+	return out, nil
+}
+
+// claimSlot is PeriodicInsert inside its transaction.
+func (d *Driver) claimSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+	var name string
+	err := tx.QueryRow(ctx, periodicClaimSQL, p.Name, p.Spec, p.Job.Kind, p.Job.Queue, p.Slot, nullTime(p.Next)).Scan(&name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		job, err := d.slotJob(ctx, tx, p.Job)
+		return &driver.PeriodicInsertResult{Job: job}, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.Insert(ctx, tx, []*driver.InsertParams{p.Job})
+	if err != nil {
+		return nil, err
+	}
+	if !res[0].Duplicate {
+		if _, err := tx.Exec(ctx, periodicJobSQL, p.Name, res[0].Job.ID); err != nil {
+			return nil, err
+		}
+	}
+	return &driver.PeriodicInsertResult{Claimed: true, Job: res[0]}, nil
+}
+
+// slotJob finds the job of a slot another process claimed, by its kind
+// and unique key; nil when it has no key or the job is gone.
+func (d *Driver) slotJob(ctx context.Context, tx pgx.Tx, job *driver.InsertParams) (*leasehold.InsertResult, error) {
+	if job.UniqueKey == "" {
+		return nil, nil
+	}
+	found, err := collect(ctx, pgxQuerier{tx}, newJobScan(&d.names).scan, selectByUniqueKeySQL,
+		[]string{job.Kind}, []string{job.UniqueKey})
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	return &leasehold.InsertResult{Job: found[0], Duplicate: true}, nil
+}
+
+// PeriodicList returns every recorded schedule, ordered by name.
+func (d *Driver) PeriodicList(ctx context.Context) ([]*leasetype.PeriodicRow, error) {
+	rows, err := collect(ctx, pgxQuerier{d.pool}, scanPeriodic, periodicListSQL)
+	if err != nil {
+		return nil, fmt.Errorf("pgdriver: list schedules: %w", err)
+	}
+	return rows, nil
+}
+
+// PeriodicDelete deletes the record of a schedule.
+func (d *Driver) PeriodicDelete(ctx context.Context, name string) (bool, error) {
+	tag, err := d.pool.Exec(ctx, periodicDeleteSQL, name)
+	if err != nil {
+		return false, fmt.Errorf("pgdriver: delete schedule %s: %w", name, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// scanPeriodic scans periodicColumns.
+func scanPeriodic(r scanner) (*leasetype.PeriodicRow, error) {
+	var (
+		p          leasetype.PeriodicRow
+		last, next *time.Time
+	)
+	err := r.Scan(&p.Name, &p.Spec, &p.Kind, &p.Queue, &last, &p.LastJobID, &next, &p.CreatedAt, &p.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	p.LastSlot, p.NextSlot = deref(last), deref(next)
+	return &p, nil
+}
+
+// nullTime binds the zero time as NULL.
+func nullTime(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+}

@@ -1,0 +1,175 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// periodicColumns are the columns of a leasehold_periodic row, as
+// scanPeriodic reads them.
+const periodicColumns = `name, spec, kind, queue, last_slot, coalesce(last_job_id, 0), next_slot,
+	created_at, updated_at`
+
+// periodicRegisterSQL records a schedule at ?1, keeping its last slot.
+const periodicRegisterSQL = `INSERT INTO leasehold_periodic (name, spec, kind, queue, next_slot, created_at, updated_at)
+VALUES (?2, ?3, ?4, ?5, ?6, ?1, ?1)
+ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
+	next_slot = excluded.next_slot, updated_at = ?1
+RETURNING ` + periodicColumns
+
+// periodicClaimSQL claims slot ?6 of schedule ?2 at ?1: it writes only
+// when the schedule's last slot is earlier. Claims run in write
+// transactions, one at a time, so of many claims of one slot exactly one
+// changes a row.
+const periodicClaimSQL = `INSERT INTO leasehold_periodic (name, spec, kind, queue, last_slot, next_slot, created_at, updated_at)
+VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?1, ?1)
+ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
+	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot, updated_at = ?1
+WHERE leasehold_periodic.last_slot IS NULL OR leasehold_periodic.last_slot < excluded.last_slot`
+
+// periodicJobSQL records the job of the slot just claimed.
+const periodicJobSQL = `UPDATE leasehold_periodic SET last_job_id = ?2 WHERE name = ?1`
+
+const periodicListSQL = `SELECT ` + periodicColumns + ` FROM leasehold_periodic ORDER BY name`
+
+const periodicDeleteSQL = `DELETE FROM leasehold_periodic WHERE name = ?`
+
+// PeriodicRegister records a schedule, or updates its spec, kind, queue
+// and next slot, and returns its row.
+func (d *Driver) PeriodicRegister(ctx context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error) {
+	var row *leasetype.PeriodicRow
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		var err error
+		row, err = scanPeriodic(d.queryRow(ctx, tx, periodicRegisterSQL, now, p.Name, p.Spec, p.Kind, p.Queue, nullMicros(p.Next)))
+		return err
+	}, periodicRegisterSQL)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: register schedule %s: %w", p.Name, err)
+	}
+	return row, nil
+}
+
+// PeriodicInsert claims p.Slot and inserts p.Job in one transaction when
+// the claim wins (see driver.Driver).
+func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+	if p.Job == nil {
+		return nil, fmt.Errorf("sqlitedriver: periodic insert %s: %w: no job", p.Name, leasehold.ErrInvalidArgs)
+	}
+	var out *driver.PeriodicInsertResult
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		var err error
+		out, err = d.claimSlot(ctx, tx, now, p)
+		return err
+	}, periodicClaimSQL, periodicJobSQL, insertJobSQL, selectByUniqueKeySQL)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: periodic insert %s: %w", p.Name, err)
+	}
+	return out, nil
+}
+
+// claimSlot is PeriodicInsert inside its transaction.
+func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+	res, err := d.exec(ctx, tx, periodicClaimSQL, now, p.Name, p.Spec, p.Job.Kind, p.Job.Queue,
+		p.Slot.UnixMicro(), nullMicros(p.Next))
+	if err != nil {
+		return nil, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err != nil {
+			return nil, err
+		}
+		job, err := d.slotJob(ctx, tx, p.Job)
+		return &driver.PeriodicInsertResult{Job: job}, err
+	}
+	ins, err := d.insertAll(ctx, tx, now, []*driver.InsertParams{p.Job})
+	if err != nil {
+		return nil, err
+	}
+	if !ins[0].Duplicate {
+		if _, err := d.exec(ctx, tx, periodicJobSQL, p.Name, ins[0].Job.ID); err != nil {
+			return nil, err
+		}
+	}
+	return &driver.PeriodicInsertResult{Claimed: true, Job: ins[0]}, nil
+}
+
+// slotJob finds the job of a slot another process claimed, by its kind
+// and unique key; nil when it has no key or the job is gone.
+func (d *Driver) slotJob(ctx context.Context, tx *sql.Tx, job *driver.InsertParams) (*leasehold.InsertResult, error) {
+	if job.UniqueKey == "" {
+		return nil, nil
+	}
+	found, err := scanJob(d.queryRow(ctx, tx, selectByUniqueKeySQL, job.Kind, job.UniqueKey))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &leasehold.InsertResult{Job: found, Duplicate: true}, nil
+}
+
+// PeriodicList returns every recorded schedule, ordered by name.
+func (d *Driver) PeriodicList(ctx context.Context) ([]*leasetype.PeriodicRow, error) {
+	rows, err := d.dbQuery(ctx, periodicListSQL)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
+	}
+	defer rows.Close()
+	var out []*leasetype.PeriodicRow
+	for rows.Next() {
+		p, err := scanPeriodic(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
+	}
+	return out, nil
+}
+
+// PeriodicDelete deletes the record of a schedule.
+func (d *Driver) PeriodicDelete(ctx context.Context, name string) (bool, error) {
+	var n int64
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, _ int64) error {
+		res, err := d.exec(ctx, tx, periodicDeleteSQL, name)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	}, periodicDeleteSQL)
+	if err != nil {
+		return false, fmt.Errorf("sqlitedriver: delete schedule %s: %w", name, err)
+	}
+	return n > 0, nil
+}
+
+// scanPeriodic scans periodicColumns.
+func scanPeriodic(s scanner) (*leasetype.PeriodicRow, error) {
+	var (
+		p                  leasetype.PeriodicRow
+		last, next         sql.NullInt64
+		created, updatedAt int64
+	)
+	err := s.Scan(&p.Name, &p.Spec, &p.Kind, &p.Queue, &last, &p.LastJobID, &next, &created, &updatedAt)
+	if err != nil {
+		return nil, err
+	}
+	p.LastSlot, p.NextSlot = nullTime(last), nullTime(next)
+	p.CreatedAt, p.UpdatedAt = fromMicros(created), fromMicros(updatedAt)
+	return &p, nil
+}
+
+// nullMicros binds t as Unix microseconds, the zero time as NULL.
+func nullMicros(t time.Time) sql.NullInt64 {
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: !t.IsZero()}
+}
