@@ -30,6 +30,9 @@ type Client struct {
 	// rescuer runs the stuck watcher's passes, for the watcher service
 	// and for RescueExpired.
 	rescuer *maintenance.Rescuer
+	// enqueuer inserts the periodic jobs' slots (Config.Periodic,
+	// AddPeriodic).
+	enqueuer *maintenance.Enqueuer
 
 	mu    sync.Mutex
 	state clientState
@@ -88,7 +91,21 @@ func NewClient(cfg Config) (*Client, error) {
 		Driver: cfg.Driver, FlagQueues: cfg.flagQueues(), Interval: cfg.WatcherInterval,
 		Emit: c.events.emit, Logger: cfg.Logger,
 	})
+	c.enqueuer = maintenance.NewEnqueuer(maintenance.EnqueuerConfig{Driver: cfg.Driver, Logger: cfg.Logger})
+	if err := c.addConfigPeriodic(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// addConfigPeriodic adds the periodic jobs of the config.
+func (c *Client) addConfigPeriodic() error {
+	for _, job := range c.cfg.Periodic {
+		if err := c.AddPeriodic(job); err != nil {
+			return fmt.Errorf("%w: Periodic: %w", ErrInvalidConfig, err)
+		}
+	}
+	return nil
 }
 
 // newOwnerID names a worker instance: host, pid and a random suffix.
@@ -200,7 +217,8 @@ func (c *Client) launch() {
 }
 
 // buildServices returns the client's background parts in the order Stop
-// stops them: the maintenance services and the producer first (nothing
+// stops them: the maintenance services (the periodic enqueuer, the stuck
+// watcher, retention) and the producer first (nothing
 // new is claimed), then the executor (handlers finish or are released),
 // the completer (every outcome and release is written) and last the
 // heartbeater (the leases waiting for the completer stay renewed).
@@ -219,7 +237,7 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 		Renewer: c.driver, Leases: c.leases, Window: c.window, Owner: c.owner,
 		Interval: cfg.HeartbeatInterval, Emit: c.events.emit, Logger: log,
 	})
-	var svcs []service.Service
+	svcs := []service.Service{c.enqueuer}
 	if !cfg.DisableWatcher {
 		svcs = append(svcs, c.rescuer)
 		if cfg.FinishedRetention > 0 {

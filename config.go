@@ -118,6 +118,11 @@ type Config struct {
 	// WorkMiddleware wraps every handler call with the job and its lease;
 	// the first one is outermost.
 	WorkMiddleware []WorkMiddleware
+
+	// Periodic are jobs inserted on a schedule by this client (more can be
+	// added with AddPeriodic). Each is checked by NewClient: a bad one is
+	// an ErrInvalidConfig that also matches the periodic job's error.
+	Periodic []PeriodicJob
 }
 
 // QueueConfig configures one queue of a Client.

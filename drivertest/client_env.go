@@ -66,6 +66,8 @@ var clientTests = []struct {
 	{"WorkMiddlewareWrapsHandler", testWorkMiddlewareWrapsHandler},
 	{"EventStreamAndStats", testEventStream},
 	{"ThroughputRecorded", testThroughputRecorded},
+	{"PeriodicClientsShareSlots", testPeriodicClientsShareSlots},
+	{"PeriodicCatchUp", testPeriodicCatchUp},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.

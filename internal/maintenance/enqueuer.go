@@ -1,0 +1,309 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/service"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// Defaults of the enqueuer.
+const (
+	// enqueuerRetry is the first wait after a failed statement; it
+	// doubles up to enqueuerMaxRetry while the failures go on.
+	enqueuerRetry    = 500 * time.Millisecond
+	enqueuerMaxRetry = 30 * time.Second
+	// enqueuerMaxSleep bounds one wait for a slot, so that the database
+	// clock is read again at least this often.
+	enqueuerMaxSleep = time.Minute
+)
+
+// ErrSlotRefused is wrapped by a Schedule's Insert when the slot's job
+// cannot be built or an insert middleware refused it: the enqueuer logs
+// it and goes on with the next slot rather than retrying this one.
+var ErrSlotRefused = errors.New("periodic slot refused")
+
+// PeriodicDriver is the part of the driver the enqueuer calls itself
+// (slots are claimed through each Schedule's Insert).
+type PeriodicDriver interface {
+	Now(ctx context.Context) (time.Time, error)
+	PeriodicRegister(ctx context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error)
+}
+
+// Schedule is one periodic job as the enqueuer runs it.
+type Schedule struct {
+	Name  string
+	Spec  string
+	Kind  string
+	Queue string
+	// Next returns the first slot after t (zero: none).
+	Next func(t time.Time) time.Time
+	// Grace is how late a slot may still be enqueued; older slots are
+	// missed.
+	Grace time.Duration
+	// CatchUp enqueues one job for the latest missed slot, instead of
+	// skipping the missed slots.
+	CatchUp bool
+	// Insert builds slot's job and claims slot with it
+	// (Driver.PeriodicInsert); next is the slot after it.
+	Insert func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error)
+}
+
+// EnqueuerConfig is what an Enqueuer needs.
+type EnqueuerConfig struct {
+	Driver PeriodicDriver
+	Logger *slog.Logger
+	// Sleep waits d or until ctx is done, and reports whether it waited
+	// the whole d. Default: a timer. Tests give a fake clock's.
+	Sleep func(ctx context.Context, d time.Duration) bool
+}
+
+// Enqueuer inserts the jobs of periodic schedules without a leader: every
+// process running a schedule computes its slots, waits until each is due
+// by the database clock, and claims it with its job in one transaction
+// that exactly one process wins (Driver.PeriodicInsert). Each schedule
+// runs on a goroutine of its own. Schedules may be added and removed
+// before Start and while it runs.
+type Enqueuer struct {
+	cfg  EnqueuerConfig
+	life service.Lifecycle
+
+	mu sync.Mutex
+	// ctx is the running service's context; nil before Start.
+	ctx       context.Context
+	schedules map[string]*runner
+}
+
+// runner is one schedule and, once started, its goroutine.
+type runner struct {
+	s      *Schedule
+	cancel context.CancelFunc // nil until started
+	done   chan struct{}
+}
+
+// NewEnqueuer returns an enqueuer with no schedules.
+func NewEnqueuer(cfg EnqueuerConfig) *Enqueuer {
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	return &Enqueuer{cfg: cfg, schedules: map[string]*runner{}}
+}
+
+// Add adds s, and starts it when the enqueuer runs. It reports false,
+// adding nothing, when a schedule of that name exists.
+func (e *Enqueuer) Add(s *Schedule) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.schedules[s.Name]; ok {
+		return false
+	}
+	r := &runner{s: s}
+	e.schedules[s.Name] = r
+	if e.ctx != nil {
+		e.launch(r)
+	}
+	return true
+}
+
+// Remove removes the schedule name and waits until its goroutine has
+// ended, so that this process claims no slot of it afterwards. It
+// reports false when there is no such schedule.
+func (e *Enqueuer) Remove(name string) bool {
+	e.mu.Lock()
+	r, ok := e.schedules[name]
+	delete(e.schedules, name)
+	e.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if r.cancel != nil {
+		r.cancel()
+		<-r.done
+	}
+	return true
+}
+
+// Names returns the names of the schedules, in no order.
+func (e *Enqueuer) Names() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	names := make([]string, 0, len(e.schedules))
+	for n := range e.schedules {
+		names = append(names, n)
+	}
+	return names
+}
+
+// Start launches every schedule added so far.
+func (e *Enqueuer) Start(context.Context) error {
+	ctx, err := e.life.Begin()
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ctx = ctx
+	for _, r := range e.schedules {
+		e.launch(r)
+	}
+	return nil
+}
+
+// Stop ends every schedule's goroutine.
+func (e *Enqueuer) Stop(ctx context.Context) error { return e.life.Stop(ctx, nil) }
+
+// launch starts r's goroutine. e.mu is held.
+func (e *Enqueuer) launch(r *runner) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	r.cancel, r.done = cancel, make(chan struct{})
+	e.life.Go(func() {
+		defer close(r.done)
+		e.run(ctx, r.s)
+	})
+}
+
+// run enqueues s's slots until ctx is done.
+func (e *Enqueuer) run(ctx context.Context, s *Schedule) {
+	cursor, ok := e.begin(ctx, s)
+	retry := enqueuerRetry
+	for ok && ctx.Err() == nil {
+		next, err := e.step(ctx, s, cursor)
+		if err != nil {
+			e.failed(ctx, s, err)
+			ok = e.cfg.Sleep(ctx, retry)
+			retry = min(2*retry, enqueuerMaxRetry)
+			continue
+		}
+		retry = enqueuerRetry
+		cursor = next
+	}
+}
+
+// begin registers s and returns the cursor its slots start after: the
+// schedule's last slot when it has one (so that slots missed meanwhile
+// are caught up or skipped, see step), else the database's now. It
+// retries until it succeeds or ctx is done.
+func (e *Enqueuer) begin(ctx context.Context, s *Schedule) (time.Time, bool) {
+	for retry := enqueuerRetry; ; retry = min(2*retry, enqueuerMaxRetry) {
+		now, err := e.cfg.Driver.Now(ctx)
+		var row *leasetype.PeriodicRow
+		if err == nil {
+			row, err = e.cfg.Driver.PeriodicRegister(ctx, &driver.PeriodicRegisterParams{
+				Name: s.Name, Spec: s.Spec, Kind: s.Kind, Queue: s.Queue, Next: s.Next(now),
+			})
+		}
+		if err == nil {
+			if !row.LastSlot.IsZero() && row.LastSlot.Before(now) {
+				return row.LastSlot, true
+			}
+			return now, true
+		}
+		e.failed(ctx, s, fmt.Errorf("register: %w", err))
+		if !e.cfg.Sleep(ctx, retry) {
+			return time.Time{}, false
+		}
+	}
+}
+
+// step waits until the slot after cursor is due (database clock), then
+// claims, in order, the due slots still within the grace period, after
+// the catch-up slot when the schedule catches up missed ones, and
+// returns the new cursor: the last slot it dealt with.
+func (e *Enqueuer) step(ctx context.Context, s *Schedule, cursor time.Time) (time.Time, error) {
+	slot := s.Next(cursor)
+	if slot.IsZero() {
+		<-ctx.Done() // the schedule never fires again
+		return cursor, nil
+	}
+	now, err := e.cfg.Driver.Now(ctx)
+	if err != nil {
+		return cursor, fmt.Errorf("read the database clock: %w", err)
+	}
+	if now.Before(slot) {
+		e.cfg.Sleep(ctx, min(slot.Sub(now), enqueuerMaxSleep))
+		return cursor, nil
+	}
+	if missed := LatestSlot(s.Next, cursor, now.Add(-s.Grace)); !missed.IsZero() {
+		e.cfg.Logger.Warn("leasehold: periodic slots missed", "schedule", s.Name,
+			"latest_missed", missed, "catch_up", s.CatchUp)
+		if s.CatchUp {
+			if err := e.claim(ctx, s, missed); err != nil {
+				return cursor, err
+			}
+		}
+		cursor = missed
+	}
+	for slot = s.Next(cursor); !slot.IsZero() && !slot.After(now) && ctx.Err() == nil; slot = s.Next(cursor) {
+		if err := e.claim(ctx, s, slot); err != nil {
+			return cursor, err
+		}
+		cursor = slot
+	}
+	return cursor, nil
+}
+
+// claim claims slot with its job. A refused job is logged and counts as
+// dealt with.
+func (e *Enqueuer) claim(ctx context.Context, s *Schedule, slot time.Time) error {
+	res, err := s.Insert(ctx, slot, s.Next(slot))
+	switch {
+	case errors.Is(err, ErrSlotRefused):
+		e.cfg.Logger.Error("leasehold: periodic job refused: slot skipped", "schedule", s.Name, "slot", slot, "err", err)
+		return nil
+	case err != nil:
+		return fmt.Errorf("claim slot %v: %w", slot, err)
+	case res.Claimed && res.Job != nil && res.Job.Job != nil:
+		e.cfg.Logger.Debug("leasehold: periodic job enqueued", "schedule", s.Name, "slot", slot,
+			"job", res.Job.Job.ID, "duplicate", res.Job.Duplicate)
+	}
+	return nil
+}
+
+// failed logs a failed statement of s, unless the enqueuer is stopping.
+func (e *Enqueuer) failed(ctx context.Context, s *Schedule, err error) {
+	logFailure(ctx, e.cfg.Logger, "leasehold: periodic schedule "+s.Name+" failed; retrying", err)
+}
+
+// LatestSlot returns the latest slot of next that is after after and not
+// after upTo, or the zero time when there is none. It looks back from
+// upTo over windows that double in length, so a long gap (a schedule
+// every second, down for a year) costs a few hundred calls of next, not
+// one per slot.
+func LatestSlot(next func(time.Time) time.Time, after, upTo time.Time) time.Time {
+	if !after.Before(upTo) {
+		return time.Time{}
+	}
+	for w := time.Millisecond; ; w *= 2 {
+		from := upTo.Add(-w)
+		if !from.After(after) {
+			from = after
+		}
+		if s := next(from); !s.IsZero() && !s.After(upTo) {
+			for n := next(s); !n.IsZero() && !n.After(upTo); n = next(s) {
+				s = n
+			}
+			return s
+		}
+		if from.Equal(after) || w > 200*365*24*time.Hour {
+			return time.Time{}
+		}
+	}
+}
+
+// sleep waits d or until ctx is done, and reports whether it waited d.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,199 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// fakeSlots is a database clock that only the enqueuer's sleeps move, a
+// schedule row, and the slot claims, which win when later than the last
+// one, as the drivers' conditional write does (the drivers themselves
+// are tested against real databases by the conformance suite).
+type fakeSlots struct {
+	mu       sync.Mutex
+	now      time.Time
+	last     time.Time
+	claimed  []time.Time
+	tried    int
+	failures int   // Insert fails this many times first
+	refuse   error // Insert returns it for the first slot tried
+	stopAt   int   // cancel once this many slots are claimed
+	cancel   context.CancelFunc
+}
+
+func (f *fakeSlots) Now(context.Context) (time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now, nil
+}
+
+func (f *fakeSlots) PeriodicRegister(_ context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &leasetype.PeriodicRow{Name: p.Name, LastSlot: f.last}, nil
+}
+
+func (f *fakeSlots) sleep(ctx context.Context, d time.Duration) bool {
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	f.mu.Unlock()
+	return ctx.Err() == nil
+}
+
+func (f *fakeSlots) insert(_ context.Context, slot, _ time.Time) (*driver.PeriodicInsertResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tried++
+	if f.refuse != nil && f.tried == 1 {
+		return nil, f.refuse
+	}
+	if f.failures > 0 {
+		f.failures--
+		return nil, errors.New("database unreachable")
+	}
+	if !f.last.IsZero() && !f.last.Before(slot) {
+		return &driver.PeriodicInsertResult{}, nil
+	}
+	f.last = slot
+	f.claimed = append(f.claimed, slot)
+	if len(f.claimed) == f.stopAt {
+		f.cancel()
+	}
+	return &driver.PeriodicInsertResult{Claimed: true}, nil
+}
+
+// run runs one schedule of an Every-like slot function until f has
+// claimed stopAt slots, and returns them as offsets from base.
+func (f *fakeSlots) run(t *testing.T, base time.Time, every time.Duration, catchUp bool) []time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	f.cancel = cancel
+	e := NewEnqueuer(EnqueuerConfig{Driver: f, Logger: discard, Sleep: f.sleep})
+	s := &Schedule{Name: "s", Next: func(t time.Time) time.Time { return t.Truncate(every).Add(every) },
+		Grace: time.Minute, CatchUp: catchUp, Insert: f.insert}
+	e.run(ctx, s)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("the enqueuer claimed %d slots in 10 s, want %d", len(f.claimed), f.stopAt)
+	}
+	out := make([]time.Duration, len(f.claimed))
+	for i, c := range f.claimed {
+		out[i] = c.Sub(base)
+	}
+	return out
+}
+
+func TestEnqueuerSlots(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	s := func(secs ...int) []time.Duration {
+		out := make([]time.Duration, len(secs))
+		for i, n := range secs {
+			out[i] = time.Duration(n) * time.Second
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name    string
+		now     time.Time
+		last    time.Time // the schedule's last slot in the database
+		catchUp bool
+		stopAt  int
+		want    []time.Duration
+	}{
+		{"new schedule starts after now", base.Add(500 * time.Millisecond), time.Time{}, false, 3, s(10, 20, 30)},
+		{"resumes after a short stop", base.Add(25 * time.Second), base.Add(10 * time.Second), false, 3, s(20, 30, 40)},
+		{"skips slots past the grace", base.Add(10 * time.Minute), base, false, 2, s(550, 560)},
+		{"catches up one missed slot", base.Add(10 * time.Minute), base, true, 3, s(540, 550, 560)},
+		{"last slot ahead of the clock", base.Add(5 * time.Second), base.Add(20 * time.Second), false, 1, s(30)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeSlots{now: tt.now, last: tt.last, stopAt: tt.stopAt}
+			got := f.run(t, base, 10*time.Second, tt.catchUp)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("claimed slots %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnqueuerRetriesFailedClaimAndSkipsRefused(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	f := &fakeSlots{now: base.Add(time.Second), failures: 3, stopAt: 2}
+	if got := f.run(t, base, 10*time.Second, false); fmt.Sprint(got) != "[10s 20s]" {
+		t.Fatalf("after 3 failed claims, claimed %v; want the slot that failed (10s), then 20s", got)
+	}
+	f = &fakeSlots{now: base.Add(time.Second), refuse: fmt.Errorf("bad job: %w", ErrSlotRefused), stopAt: 2}
+	if got := f.run(t, base, 10*time.Second, false); fmt.Sprint(got) != "[20s 30s]" {
+		t.Fatalf("after a refused slot, claimed %v; want it skipped (20s, 30s)", got)
+	}
+}
+
+func TestLatestSlot(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	hourly := func(t time.Time) time.Time { return t.Truncate(time.Hour).Add(time.Hour) }
+	second := func(t time.Time) time.Time { return t.Truncate(time.Second).Add(time.Second) }
+	calls := 0
+	counted := func(t time.Time) time.Time { calls++; return second(t) }
+	for _, tt := range []struct {
+		name        string
+		next        func(time.Time) time.Time
+		after, upTo time.Time
+		want        time.Time
+	}{
+		{"none in range", hourly, base.Add(10 * time.Minute), base.Add(50 * time.Minute), time.Time{}},
+		{"upTo is a slot", hourly, base, base.Add(3 * time.Hour), base.Add(3 * time.Hour)},
+		{"after excluded", hourly, base.Add(time.Hour), base.Add(time.Hour + 30*time.Minute), time.Time{}},
+		{"far back", counted, base, base.Add(365*24*time.Hour + 1500*time.Millisecond), base.Add(365*24*time.Hour + time.Second)},
+		{"empty range", hourly, base, base, time.Time{}},
+	} {
+		got := LatestSlot(tt.next, tt.after, tt.upTo)
+		if !got.Equal(tt.want) {
+			t.Errorf("%s: LatestSlot = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if calls > 100 {
+		t.Errorf("LatestSlot called next %d times over a year of one-second slots, want a few", calls)
+	}
+}
+
+func TestEnqueuerAddRemoveWhileRunning(t *testing.T) {
+	f := &fakeSlots{now: time.Now()}
+	e := NewEnqueuer(EnqueuerConfig{Driver: f, Logger: discard})
+	var mu sync.Mutex
+	runs := map[string]int{}
+	mk := func(name string) *Schedule {
+		return &Schedule{Name: name, Grace: time.Minute,
+			Next: func(t time.Time) time.Time { return t.Add(time.Hour) },
+			Insert: func(context.Context, time.Time, time.Time) (*driver.PeriodicInsertResult, error) {
+				mu.Lock()
+				runs[name]++
+				mu.Unlock()
+				return &driver.PeriodicInsertResult{}, nil
+			}}
+	}
+	if !e.Add(mk("a")) || e.Add(mk("a")) {
+		t.Fatal("Add of a new name must succeed and of a known one fail")
+	}
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !e.Add(mk("b")) || len(e.Names()) != 2 {
+		t.Fatalf("Add while running: names %v, want a and b", e.Names())
+	}
+	if !e.Remove("a") || e.Remove("a") {
+		t.Fatal("Remove of a known name must succeed once")
+	}
+	if err := e.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if names := e.Names(); len(names) != 1 || names[0] != "b" {
+		t.Fatalf("names after removing a: %v, want [b]", names)
+	}
+}

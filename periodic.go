@@ -1,0 +1,204 @@
+package leasehold
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/maintenance"
+)
+
+// DefaultPeriodicGrace is how late a slot may still be enqueued when
+// PeriodicJob.Grace is zero.
+const DefaultPeriodicGrace = time.Minute
+
+// CatchUpPolicy says what a periodic job does with slots that no process
+// enqueued in time (see PeriodicJob.Grace), after all its processes were
+// down or could not reach the database.
+type CatchUpPolicy int
+
+const (
+	// CatchUpNone skips missed slots: the schedule goes on with the next
+	// slot that is still on time. The default.
+	CatchUpNone CatchUpPolicy = iota
+	// CatchUpOne enqueues one job for the latest missed slot, however
+	// many were missed, then goes on as CatchUpNone does.
+	CatchUpOne
+)
+
+// PeriodicJob is a job inserted on a schedule. Any number of processes may
+// run the same PeriodicJob (the same Name and Schedule): each computes the
+// slots, and the database lets exactly one insert win per slot, with no
+// leader. A slot is due at its time by the database clock; the process
+// that wins it inserts the slot's job in the transaction that records
+// the slot (table leasehold_periodic), with InsertOpts.UniqueKey
+// PeriodicUniqueKey(Name, slot) unless Args set one.
+type PeriodicJob struct {
+	// Name identifies the schedule in the database: processes that share
+	// a name share its slots. 1-128 of [A-Za-z0-9_.:-/], starting with a
+	// letter or digit.
+	Name string
+	// Schedule gives the slots: Cron or Every.
+	Schedule Schedule
+	// Args returns the job of a slot: its arguments and insert options
+	// (nil for the defaults). It is called once when the job is added (to
+	// check the job and record its kind and queue), and once for each slot
+	// a process tries to claim, whether or not it wins it. It must be
+	// safe to call from several goroutines.
+	Args func(slot time.Time) (Args, *InsertOpts)
+	// CatchUp says what to do with missed slots. Default CatchUpNone.
+	CatchUp CatchUpPolicy
+	// Grace is how long after its time a slot may still be enqueued (a
+	// process stalled, a database briefly unreachable, a restart); a slot
+	// no process enqueued within Grace is missed. Default
+	// DefaultPeriodicGrace.
+	Grace time.Duration
+}
+
+// PeriodicUniqueKey is the unique key of the job of one slot of a
+// periodic job: "periodic:NAME:SLOT", the slot in RFC 3339 UTC.
+func PeriodicUniqueKey(name string, slot time.Time) string {
+	return "periodic:" + name + ":" + slot.UTC().Format(time.RFC3339Nano)
+}
+
+// AddPeriodic adds a periodic job to the client: before Start, or while
+// it runs (the job's slots start at once). It returns an error matching
+// ErrInvalidSchedule or ErrInvalidPeriodic for a job that cannot run,
+// ErrPeriodicExists when the client has a periodic job of that name, and
+// ErrClientStopped after Stop.
+func (c *Client) AddPeriodic(job PeriodicJob) error {
+	s, err := c.periodicSchedule(job)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateStopped {
+		return ErrClientStopped
+	}
+	if !c.enqueuer.Add(s) {
+		return fmt.Errorf("%w: %s", ErrPeriodicExists, job.Name)
+	}
+	return nil
+}
+
+// RemovePeriodic removes the client's periodic job name; once it returns,
+// the client claims no slot of it. Other processes running it go on, and
+// its record stays in the database (see ForgetPeriodic). It returns
+// ErrPeriodicNotFound when the client has no periodic job of that name.
+func (c *Client) RemovePeriodic(name string) error {
+	if !c.enqueuer.Remove(name) {
+		return fmt.Errorf("%w: %s", ErrPeriodicNotFound, name)
+	}
+	return nil
+}
+
+// ListPeriodic returns every schedule recorded in the database, by any
+// process, ordered by name: its spec, kind and queue, last slot and that
+// slot's job, and next slot.
+func (c *Client) ListPeriodic(ctx context.Context) ([]*PeriodicRow, error) {
+	rows, err := c.driver.PeriodicList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: list periodic jobs: %w", err)
+	}
+	return rows, nil
+}
+
+// ForgetPeriodic deletes the database record of schedule name (for one
+// that no process runs any more) and reports whether there was one. A
+// process still running it records it again, and its slots start over
+// after the first one it sees due.
+func (c *Client) ForgetPeriodic(ctx context.Context, name string) (bool, error) {
+	ok, err := c.driver.PeriodicDelete(ctx, name)
+	if err != nil {
+		return false, fmt.Errorf("leasehold: forget periodic job: %w", err)
+	}
+	return ok, nil
+}
+
+// periodicSchedule checks job and returns it as the enqueuer runs it.
+func (c *Client) periodicSchedule(job PeriodicJob) (*maintenance.Schedule, error) {
+	if !validName(job.Name) {
+		return nil, fmt.Errorf("%w: name %s: %s", ErrInvalidPeriodic, quoteInput(job.Name), nameRule)
+	}
+	if err := checkSchedule(job.Schedule); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPeriodic, job.Name, err)
+	}
+	switch {
+	case job.Args == nil:
+		return nil, fmt.Errorf("%w: %s: no Args function", ErrInvalidPeriodic, job.Name)
+	case job.CatchUp != CatchUpNone && job.CatchUp != CatchUpOne:
+		return nil, fmt.Errorf("%w: %s: unknown CatchUp policy %d", ErrInvalidPeriodic, job.Name, job.CatchUp)
+	case job.Grace < 0:
+		return nil, fmt.Errorf("%w: %s: negative Grace %v", ErrInvalidPeriodic, job.Name, job.Grace)
+	}
+	probe, err := c.buildPeriodic(job, job.Schedule.Next(time.Now()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPeriodic, job.Name, err)
+	}
+	return &maintenance.Schedule{
+		Name: job.Name, Spec: job.Schedule.String(), Kind: probe.Kind, Queue: probe.Opts.Queue,
+		Next: job.Schedule.Next, Grace: cmp.Or(job.Grace, DefaultPeriodicGrace),
+		CatchUp: job.CatchUp == CatchUpOne, Insert: c.periodicInsert(job),
+	}, nil
+}
+
+// buildPeriodic builds and checks the job of one slot of job.
+func (c *Client) buildPeriodic(job PeriodicJob, slot time.Time) (*InsertJob, error) {
+	args, opts := job.Args(slot)
+	var o InsertOpts
+	if opts != nil {
+		o = *opts
+	}
+	if o.UniqueKey == "" {
+		o.UniqueKey = PeriodicUniqueKey(job.Name, slot)
+	}
+	return c.buildInsert(args, &o)
+}
+
+// periodicInsert returns the enqueuer's Insert for job: it builds the
+// slot's job, runs it through the insert middleware (with no caller
+// transaction) and claims the slot with it. A slot another process won
+// reaches the middleware as a duplicate: the slot's job as found by its
+// unique key, or a result with no job when none is found.
+func (c *Client) periodicInsert(job PeriodicJob) func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
+	spec := job.Schedule.String()
+	return func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
+		built, err := c.buildPeriodic(job, slot)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
+		}
+		var (
+			out       *driver.PeriodicInsertResult
+			driverErr error
+		)
+		_, err = c.intercept(ctx, nil, []*InsertJob{built}, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
+			params := toInsertParams(jobs)
+			out, driverErr = c.driver.PeriodicInsert(ctx, &driver.PeriodicInsertParams{
+				Name: job.Name, Spec: spec, Slot: slot, Next: next, Job: params[0],
+			})
+			if driverErr != nil {
+				return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr)
+			}
+			if out.Claimed {
+				c.wakeQueues(params)
+			}
+			if out.Job == nil {
+				return []*InsertResult{{Duplicate: true}}, nil
+			}
+			return []*InsertResult{out.Job}, nil
+		})
+		switch {
+		case driverErr != nil:
+			return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr) // retried
+		case out != nil:
+			return out, nil // written, whatever the middleware returned afterwards
+		case err != nil:
+			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
+		default:
+			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, ErrMiddlewareResults)
+		}
+	}
+}

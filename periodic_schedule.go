@@ -1,0 +1,176 @@
+package leasehold
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Schedule says when the slots of a periodic job are. Every process that
+// runs a schedule must compute the same slots from it, so Next must
+// depend on t alone (not on when the process started, nor on its local
+// time zone).
+type Schedule interface {
+	// Next returns the first slot strictly after t, or the zero time when
+	// the schedule never fires again.
+	Next(t time.Time) time.Time
+	// String describes the schedule; it is recorded with it, for
+	// `leasehold periodic list`.
+	String() string
+}
+
+// MinEvery is the shortest interval Every accepts.
+const MinEvery = time.Millisecond
+
+// cronParser parses five fields (minute to day of week), six with a
+// leading seconds field, and descriptors (@yearly, @monthly, @weekly,
+// @daily, @hourly; @every is handled apart, see Cron).
+var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
+	cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Cron returns the schedule of a cron expression: five fields (minute,
+// hour, day of month, month, day of week), six with a leading seconds
+// field, or a descriptor (@yearly, @monthly, @weekly, @daily, @hourly,
+// @every 10s). Fields are read in loc; a nil loc means UTC, unless the
+// expression starts with CRON_TZ=Zone (giving both is an error). The
+// default is UTC rather than time.Local so that processes on machines
+// set to different zones compute the same slots. In a zone with daylight
+// saving time, a wall-clock slot that does not exist on the day clocks
+// go forward is skipped, and one that happens twice when they go back
+// fires once. "@every D" is Every(D): it ignores loc. A bad expression,
+// or one that never fires (such as February 30), returns an error
+// matching ErrInvalidSchedule.
+func Cron(expr string, loc *time.Location) (Schedule, error) {
+	expr = strings.TrimSpace(expr)
+	if d, ok := strings.CutPrefix(expr, "@every "); ok {
+		return parseEvery(expr, d)
+	}
+	zoned := strings.HasPrefix(expr, "CRON_TZ=") || strings.HasPrefix(expr, "TZ=")
+	if zoned && loc != nil {
+		return nil, fmt.Errorf("%w: %q names its zone and a location was given too: give one", ErrInvalidSchedule, expr)
+	}
+	s, err := cronParser.Parse(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidSchedule, expr, err)
+	}
+	spec, ok := s.(*cron.SpecSchedule)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q: unsupported schedule", ErrInvalidSchedule, expr)
+	}
+	text := expr
+	if !zoned {
+		if loc == nil {
+			loc = time.UTC
+		}
+		spec.Location = loc
+		text = "CRON_TZ=" + loc.String() + " " + expr
+	}
+	c := &cronSchedule{spec: spec, text: text}
+	if c.Next(time.Now()).IsZero() {
+		return nil, fmt.Errorf("%w: %q never fires", ErrInvalidSchedule, expr)
+	}
+	return c, nil
+}
+
+// MustCron is Cron for expressions known to be valid: it panics on an
+// error.
+func MustCron(expr string, loc *time.Location) Schedule {
+	s, err := Cron(expr, loc)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// parseEvery parses the duration of "@every D".
+func parseEvery(expr, d string) (Schedule, error) {
+	dur, err := time.ParseDuration(strings.TrimSpace(d))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidSchedule, expr, err)
+	}
+	s := Every(dur)
+	if err := checkSchedule(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// cronSchedule is a parsed cron expression.
+type cronSchedule struct {
+	spec *cron.SpecSchedule
+	text string
+}
+
+// Next returns the first time after t that matches the expression.
+func (c *cronSchedule) Next(t time.Time) time.Time { return c.spec.Next(t) }
+
+// String returns the expression with its zone (CRON_TZ=Zone ...).
+func (c *cronSchedule) String() string { return c.text }
+
+// Every returns a schedule with a slot every d (truncated to whole
+// microseconds), aligned to the Unix epoch rather than to when a process
+// started, so that every process computes the same slots: Every(time.Hour)
+// fires on the hour in UTC, Every(10*time.Second) at :00, :10, :20 and so
+// on. It ignores time zones (use Cron for wall-clock times). An interval
+// below MinEvery is refused when the schedule is added, with
+// ErrInvalidSchedule.
+func Every(d time.Duration) Schedule { return every{d: d.Truncate(time.Microsecond)} }
+
+// every is the schedule of Every.
+type every struct{ d time.Duration }
+
+// Next returns the first multiple of the interval since the Unix epoch
+// after t.
+func (e every) Next(t time.Time) time.Time {
+	if e.d < MinEvery {
+		return time.Time{}
+	}
+	us := e.d.Microseconds()
+	n := t.UnixMicro() / us
+	if t.UnixMicro()%us < 0 {
+		n-- // floor for times before the epoch
+	}
+	return time.UnixMicro((n + 1) * us).UTC()
+}
+
+// String returns "@every D".
+func (e every) String() string { return "@every " + e.d.String() }
+
+// checkSchedule refuses a schedule that cannot be run.
+func checkSchedule(s Schedule) error {
+	switch v := s.(type) {
+	case nil:
+		return fmt.Errorf("%w: no schedule", ErrInvalidSchedule)
+	case every:
+		if v.d < MinEvery {
+			return fmt.Errorf("%w: interval %v is below %v", ErrInvalidSchedule, v.d, MinEvery)
+		}
+	}
+	if s.Next(time.Now()).IsZero() {
+		return fmt.Errorf("%w: %s never fires", ErrInvalidSchedule, s)
+	}
+	return nil
+}
+
+// Errors of periodic jobs.
+var (
+	// ErrInvalidSchedule reports a cron expression that does not parse or
+	// never fires, or an interval that is too short.
+	ErrInvalidSchedule = errors.New("leasehold: invalid schedule")
+
+	// ErrInvalidPeriodic reports a PeriodicJob that cannot run: a bad
+	// name, no schedule, no Args function, or Args that return a job the
+	// client refuses (the error wraps the refusal too).
+	ErrInvalidPeriodic = errors.New("leasehold: invalid periodic job")
+
+	// ErrPeriodicExists reports a periodic job whose name the client
+	// already runs.
+	ErrPeriodicExists = errors.New("leasehold: periodic job already added")
+
+	// ErrPeriodicNotFound reports RemovePeriodic of a name the client does
+	// not run.
+	ErrPeriodicNotFound = errors.New("leasehold: no periodic job of that name")
+)

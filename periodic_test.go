@@ -1,0 +1,148 @@
+package leasehold_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/sqlitedriver/sqlitetest"
+)
+
+func TestCronNext(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tt := range []struct {
+		expr       string
+		loc        *time.Location
+		after      string
+		want, spec string
+	}{
+		{"*/15 * * * *", nil, "2026-03-01T10:07:00Z", "2026-03-01T10:15:00Z", "CRON_TZ=UTC */15 * * * *"},
+		{"30 * * * * *", nil, "2026-03-01T10:07:31Z", "2026-03-01T10:08:30Z", "CRON_TZ=UTC 30 * * * * *"},
+		{"@hourly", nil, "2026-03-01T10:07:00Z", "2026-03-01T11:00:00Z", "CRON_TZ=UTC @hourly"},
+		{"@daily", paris, "2026-03-01T10:07:00Z", "2026-03-01T23:00:00Z", "CRON_TZ=Europe/Paris @daily"},
+		{"0 9 * * MON-FRI", paris, "2026-03-06T09:00:00Z", "2026-03-09T08:00:00Z", "CRON_TZ=Europe/Paris 0 9 * * MON-FRI"},
+		// The night clocks go forward in Paris, 02:30 does not exist.
+		{"30 2 * * *", paris, "2026-03-28T02:00:00Z", "2026-03-30T00:30:00Z", "CRON_TZ=Europe/Paris 30 2 * * *"},
+		{"CRON_TZ=Europe/Paris 0 12 * * *", nil, "2026-07-01T00:00:00Z", "2026-07-01T10:00:00Z", "CRON_TZ=Europe/Paris 0 12 * * *"},
+		{"@every 10s", paris, "2026-03-01T10:07:03Z", "2026-03-01T10:07:10Z", "@every 10s"},
+	} {
+		s, err := leasehold.Cron(tt.expr, tt.loc)
+		if err != nil {
+			t.Errorf("Cron(%q): %v", tt.expr, err)
+			continue
+		}
+		if got := s.Next(at(tt.after)); !got.Equal(at(tt.want)) {
+			t.Errorf("Cron(%q, %v).Next(%s) = %v, want %s", tt.expr, tt.loc, tt.after, got.UTC(), tt.want)
+		}
+		if s.String() != tt.spec {
+			t.Errorf("Cron(%q).String() = %q, want %q", tt.expr, s.String(), tt.spec)
+		}
+	}
+}
+
+func TestCronRefusesBadExpressions(t *testing.T) {
+	for _, expr := range []string{"", "* * *", "61 * * * *", "@sometimes", "0 0 30 2 *", "@every 0s",
+		"@every soon", "CRON_TZ=Nowhere/Land * * * * *"} {
+		if _, err := leasehold.Cron(expr, nil); !errors.Is(err, leasehold.ErrInvalidSchedule) {
+			t.Errorf("Cron(%q) = %v, want ErrInvalidSchedule", expr, err)
+		}
+	}
+	if _, err := leasehold.Cron("CRON_TZ=UTC * * * * *", time.UTC); !errors.Is(err, leasehold.ErrInvalidSchedule) {
+		t.Errorf("Cron with a zone in the expression and a location = %v, want ErrInvalidSchedule", err)
+	}
+}
+
+func TestEveryIsAlignedToTheEpoch(t *testing.T) {
+	s := leasehold.Every(10 * time.Second)
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct{ after, want time.Duration }{
+		{0, 10 * time.Second}, {3 * time.Second, 10 * time.Second}, {10 * time.Second, 20 * time.Second},
+		{19*time.Second + 999*time.Millisecond, 20 * time.Second},
+	} {
+		if got := s.Next(base.Add(tt.after)); !got.Equal(base.Add(tt.want)) {
+			t.Errorf("Every(10s).Next(+%v) = %v, want +%v", tt.after, got, tt.want)
+		}
+	}
+	local := time.FixedZone("X", 3600+1800)
+	if got := s.Next(base.In(local).Add(time.Second)); !got.Equal(base.Add(10 * time.Second)) {
+		t.Errorf("Every(10s) from another zone = %v, want the same slot", got)
+	}
+}
+
+type tickArgs struct{}
+
+func (tickArgs) Kind() string { return "tick" }
+
+type badKindArgs struct{}
+
+func (badKindArgs) Kind() string { return "no spaces allowed" }
+
+func tick(time.Time) (leasehold.Args, *leasehold.InsertOpts) { return tickArgs{}, nil }
+
+func TestAddPeriodicErrors(t *testing.T) {
+	d := sqlitetest.Open(t)
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := leasehold.PeriodicJob{Name: "tick", Schedule: leasehold.Every(time.Hour), Args: tick}
+	if err := c.AddPeriodic(ok); err != nil {
+		t.Fatalf("AddPeriodic: %v", err)
+	}
+	bad := func(f func(*leasehold.PeriodicJob)) leasehold.PeriodicJob {
+		j := ok
+		j.Name = "other"
+		f(&j)
+		return j
+	}
+	for _, tt := range []struct {
+		name string
+		job  leasehold.PeriodicJob
+		want []error
+	}{
+		{"duplicate", ok, []error{leasehold.ErrPeriodicExists}},
+		{"bad name", bad(func(j *leasehold.PeriodicJob) { j.Name = "a b" }), []error{leasehold.ErrInvalidPeriodic}},
+		{"no schedule", bad(func(j *leasehold.PeriodicJob) { j.Schedule = nil }), []error{leasehold.ErrInvalidPeriodic, leasehold.ErrInvalidSchedule}},
+		{"interval too short", bad(func(j *leasehold.PeriodicJob) { j.Schedule = leasehold.Every(time.Microsecond) }), []error{leasehold.ErrInvalidSchedule}},
+		{"no args", bad(func(j *leasehold.PeriodicJob) { j.Args = nil }), []error{leasehold.ErrInvalidPeriodic}},
+		{"bad policy", bad(func(j *leasehold.PeriodicJob) { j.CatchUp = 7 }), []error{leasehold.ErrInvalidPeriodic}},
+		{"negative grace", bad(func(j *leasehold.PeriodicJob) { j.Grace = -time.Second }), []error{leasehold.ErrInvalidPeriodic}},
+		{"bad kind", bad(func(j *leasehold.PeriodicJob) {
+			j.Args = func(time.Time) (leasehold.Args, *leasehold.InsertOpts) { return badKindArgs{}, nil }
+		}), []error{leasehold.ErrInvalidPeriodic, leasehold.ErrInvalidKind}},
+	} {
+		err := c.AddPeriodic(tt.job)
+		for _, want := range tt.want {
+			if !errors.Is(err, want) {
+				t.Errorf("%s: AddPeriodic = %v, want it to match %v", tt.name, err, want)
+			}
+		}
+	}
+	if err := c.RemovePeriodic("nope"); !errors.Is(err, leasehold.ErrPeriodicNotFound) {
+		t.Errorf("RemovePeriodic of an unknown name = %v, want ErrPeriodicNotFound", err)
+	}
+	if err := c.RemovePeriodic("tick"); err != nil {
+		t.Errorf("RemovePeriodic before Start: %v", err)
+	}
+	if err := c.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddPeriodic(ok); !errors.Is(err, leasehold.ErrClientStopped) {
+		t.Errorf("AddPeriodic after Stop = %v, want ErrClientStopped", err)
+	}
+	_, err = leasehold.NewClient(leasehold.Config{Driver: d, Periodic: []leasehold.PeriodicJob{ok, ok}})
+	if !errors.Is(err, leasehold.ErrInvalidConfig) || !errors.Is(err, leasehold.ErrPeriodicExists) {
+		t.Errorf("NewClient with a periodic job twice = %v, want ErrInvalidConfig and ErrPeriodicExists", err)
+	}
+}
