@@ -20,6 +20,7 @@ type workFlags struct {
 	o           work.Options
 	logLevel    string
 	stopOnStdin bool
+	periodic    []string
 }
 
 // minReportEvery bounds --report-every from below.
@@ -41,7 +42,11 @@ or "fail" with a message). Jobs of other kinds are left alone (` + "`leasehold q
 points at kinds no worker claims). Applies the schema migrations first.
 Prints the worker's counters when it stops, and how many leases it could not
 release (the database unreachable): those come back when their TTL runs out.
-With --metrics-addr it serves Prometheus metrics at /metrics while it runs.`,
+With --metrics-addr it serves Prometheus metrics at /metrics while it runs.
+With --periodic NAME=SPEC:KIND (repeatable) it also enqueues a job of KIND, with
+empty args, in the first --queue at each slot of the cron expression SPEC (UTC,
+or CRON_TZ=Zone first; @every 10s for an interval): every process given the same
+schedule shares its slots, one job per slot (` + "`leasehold periodic list`" + `).`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.work(cmd, &f) }),
 	}
@@ -58,6 +63,7 @@ With --metrics-addr it serves Prometheus metrics at /metrics while it runs.`,
 	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
+	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:sleep' or 'nightly=0 3 * * *:sleep' (repeatable)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	fl.BoolVar(&f.stopOnStdin, "stop-on-stdin-eof", false, "stop when standard input is closed (used by the demo)")
 	_ = fl.MarkHidden("stop-on-stdin-eof")
@@ -75,6 +81,17 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 		if err := leasehold.ValidateQueue(q); err != nil {
 			return cli.UsageError(fmt.Errorf("--queue: %w", err))
 		}
+	}
+	queue := leasehold.DefaultQueue
+	if len(f.o.Queues) > 0 {
+		queue = f.o.Queues[0]
+	}
+	for _, p := range f.periodic {
+		job, err := work.ParsePeriodic(p, queue)
+		if err != nil {
+			return cli.UsageError(fmt.Errorf("--periodic: %w", err))
+		}
+		f.o.Periodic = append(f.o.Periodic, job)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {

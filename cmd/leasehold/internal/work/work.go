@@ -55,7 +55,9 @@ type Options struct {
 	// system choose, and the log says which) where the worker serves
 	// Prometheus metrics at /metrics while it runs.
 	MetricsAddr string
-	Logger      *slog.Logger
+	// Periodic are schedules this worker enqueues (see ParsePeriodic).
+	Periodic []leasehold.PeriodicJob
+	Logger   *slog.Logger
 }
 
 // Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so),
@@ -223,7 +225,7 @@ func config(o Options) leasehold.Config {
 	return leasehold.Config{
 		Driver: o.DB.Driver, Queues: queues, LeaseTTL: o.TTL, WatcherInterval: o.WatcherInterval,
 		DisableWatcher: o.DisableWatcher, PollInterval: o.PollInterval, ShutdownTimeout: o.ShutdownTimeout,
-		Owner: o.Owner, Logger: o.Logger,
+		Owner: o.Owner, Logger: o.Logger, Periodic: o.Periodic,
 	}
 }
 

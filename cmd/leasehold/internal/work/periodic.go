@@ -1,0 +1,39 @@
+package work
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// PeriodicMetadata is the metadata of the jobs of a schedule given with
+// ParsePeriodic: the schedule's name and the job's slot.
+type PeriodicMetadata struct {
+	Periodic string    `json:"periodic"`
+	Slot     time.Time `json:"slot"`
+}
+
+// ParsePeriodic parses a schedule given as NAME=SPEC:KIND, where SPEC is
+// a cron expression (five or six fields, a descriptor such as @hourly or
+// @every 10s, optionally after CRON_TZ=Zone) read in UTC, and KIND the
+// kind of its jobs, inserted into queue with empty arguments and
+// PeriodicMetadata. A cron expression has no colon, so the first colon
+// after the = ends it.
+func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
+	name, rest, ok := strings.Cut(s, "=")
+	spec, kind, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || name == "" || spec == "" || kind == "" {
+		return leasehold.PeriodicJob{}, fmt.Errorf("%q: want NAME=SPEC:KIND, such as tick=@every 1s:sleep", s)
+	}
+	sched, err := leasehold.Cron(spec, nil)
+	if err != nil {
+		return leasehold.PeriodicJob{}, err
+	}
+	return leasehold.PeriodicJob{Name: name, Schedule: sched, Args: func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
+		md, _ := json.Marshal(PeriodicMetadata{Periodic: name, Slot: slot.UTC()}) // cannot fail
+		return leasehold.RawArgs{KindName: kind}, &leasehold.InsertOpts{Queue: queue, Metadata: md}
+	}}, nil
+}

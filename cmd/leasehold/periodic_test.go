@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
+	"github.com/leasehold/leasehold/view"
+)
+
+// periodicRun is how long the fleet runs the one-second schedule.
+const periodicRun = 30 * time.Second
+
+// TestPeriodicFleetOneJobPerSlot runs three worker processes with the
+// same one-second schedule for 30 s and SIGKILLs one in the middle: from
+// the first slot to the last, every slot has exactly one job, none is
+// missed, and the schedule's record names the last slot and its job.
+func TestPeriodicFleetOneJobPerSlot(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		f := fleet.New(nil)
+		defer f.Close()
+		var procs []*fleet.Proc
+		for i := range 3 {
+			p, err := f.Start(fleet.Spec{
+				Name: fmt.Sprintf("w%d", i+1), Owner: fmt.Sprintf("periodic-w%d", i+1), Executable: binary, DB: db,
+				Args: []string{"work", "--kind", "sleep", "--periodic", "tick=@every 1s:sleep",
+					"--poll-interval", "100ms", "--shutdown-timeout", "2s", "--log-level", "warn"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			procs = append(procs, p)
+		}
+		waitFor(t, 30*time.Second, "the first slot's job", func() bool { return len(periodicSlots(t, db)) > 0 })
+		time.Sleep(periodicRun / 2)
+		before := len(periodicSlots(t, db))
+		if err := f.Kill(procs[1]); err != nil {
+			t.Fatalf("SIGKILL w2: %v", err)
+		}
+		time.Sleep(periodicRun / 2)
+		for _, p := range procs {
+			if p != procs[1] && !p.Alive() {
+				t.Fatalf("worker %s exited: %v\n%s", p.Name(), p.Err(), p.LogTail(20))
+			}
+		}
+		f.StopAll(10 * time.Second)
+
+		slots := periodicSlots(t, db)
+		var times []time.Time
+		for s, n := range slots {
+			if n != 1 {
+				t.Errorf("slot %v has %d jobs, want exactly 1", s.Format(time.RFC3339), n)
+			}
+			times = append(times, s)
+		}
+		sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+		for i := 1; i < len(times); i++ {
+			if gap := times[i].Sub(times[i-1]); gap != time.Second {
+				t.Errorf("slots %v then %v: %v apart; a slot was missed", times[i-1].Format(time.RFC3339),
+					times[i].Format(time.RFC3339), gap)
+			}
+		}
+		if after := len(times) - before; before < 10 || after < 10 {
+			t.Errorf("%d slots before the kill and %d after, want at least 10 each", before, after)
+		}
+		var rows []view.PeriodicView
+		okJSON(t, db, &rows, "periodic", "list")
+		if len(rows) != 1 || rows[0].Name != "tick" || rows[0].LastSlot == nil || !rows[0].LastSlot.Equal(times[len(times)-1]) {
+			t.Errorf("periodic list = %+v; want tick with last slot %v", rows, times[len(times)-1])
+		}
+		t.Logf("%s: %d slots, %d before the SIGKILL, each with one job", db[:strings.IndexByte(db, ':')], len(times), before)
+	})
+}
+
+// periodicSlots returns how many jobs of the schedule tick each slot has,
+// by the slot in their metadata.
+func periodicSlots(t *testing.T, db string) map[time.Time]int {
+	t.Helper()
+	var jobs []view.JobView
+	okJSON(t, db, &jobs, "jobs", "list", "--kind", "sleep", "--limit", "10000")
+	out := map[time.Time]int{}
+	for _, j := range jobs {
+		var md work.PeriodicMetadata
+		if err := json.Unmarshal(j.Metadata, &md); err != nil || md.Periodic != "tick" {
+			t.Fatalf("job %d metadata %s: not a job of schedule tick (%v)", j.ID, j.Metadata, err)
+		}
+		out[md.Slot]++
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package view
+
+import (
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// PeriodicView is one schedule of periodic jobs as the database records
+// it.
+type PeriodicView struct {
+	Name  string `json:"name"`
+	Spec  string `json:"spec"`
+	Kind  string `json:"kind"`
+	Queue string `json:"queue"`
+	// LastSlot is the latest slot enqueued, absent when none was yet;
+	// LastJobID is its job, absent when none was inserted.
+	LastSlot  *time.Time `json:"last_slot,omitempty"`
+	LastJobID int64      `json:"last_job_id,omitempty"`
+	// NextSlot is the slot after it, absent when the schedule never
+	// fires again.
+	NextSlot *time.Time `json:"next_slot,omitempty"`
+	// Overdue is set when NextSlot is older than the default grace
+	// period (leasehold.DefaultPeriodicGrace): no process enqueued it,
+	// probably because none runs the schedule any more.
+	Overdue   bool      `json:"overdue"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// NewPeriodicView returns the view of a schedule; now is the database
+// clock.
+func NewPeriodicView(r *leasehold.PeriodicRow, now time.Time) PeriodicView {
+	return PeriodicView{
+		Name: r.Name, Spec: r.Spec, Kind: r.Kind, Queue: r.Queue,
+		LastSlot: timePtr(r.LastSlot), LastJobID: r.LastJobID, NextSlot: timePtr(r.NextSlot),
+		Overdue:   Overdue(r, now),
+		UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// Overdue reports whether r's next slot passed longer ago than the
+// default grace period.
+func Overdue(r *leasehold.PeriodicRow, now time.Time) bool {
+	return !r.NextSlot.IsZero() && now.Sub(r.NextSlot) > leasehold.DefaultPeriodicGrace
+}
