@@ -48,14 +48,16 @@ func Example_periodic() {
 		log.Fatal(err)
 	}
 	defer driver.Close()
+	// README:begin periodic
 	client, err := leasehold.NewClient(leasehold.Config{Driver: driver, Periodic: []leasehold.PeriodicJob{{
 		Name:     "report",
-		Schedule: leasehold.Every(time.Second),
+		Schedule: leasehold.Every(time.Second), // or leasehold.Cron("0 9 * * MON-FRI", paris)
 		Args: func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
 			return ReportArgs{Slot: slot}, &leasehold.InsertOpts{Queue: "reports"}
 		},
 		CatchUp: leasehold.CatchUpOne, // after downtime, one job for the missed slots
 	}}})
+	// README:end periodic
 	if err != nil {
 		log.Fatal(err)
 	}
