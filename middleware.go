@@ -17,10 +17,12 @@ type InsertJob struct {
 }
 
 // InsertMiddleware sees every insert of a client (Insert, InsertTx,
-// InsertMany, InsertBulk), before the jobs are written: in the inserting
+// InsertMany, InsertBulk, and each slot of a PeriodicJob the client
+// tries to claim), before the jobs are written: in the inserting
 // transaction tx when the caller gave one (nil otherwise, and always nil
-// for InsertBulk), so a middleware that writes with tx commits or rolls
-// back with the jobs. It may change jobs, then calls next to insert them
+// for InsertBulk and periodic slots), so a middleware that writes with tx
+// commits or rolls back with the jobs. A periodic slot another process
+// won comes back from next as a Duplicate result. It may change jobs, then calls next to insert them
 // and returns next's results (nil for InsertBulk, which returns a count),
 // or returns an error instead to refuse the insert.
 type InsertMiddleware interface {
