@@ -73,6 +73,15 @@ func TestPeriodicFleetOneJobPerSlot(t *testing.T) {
 		if len(rows) != 1 || rows[0].Name != "tick" || rows[0].LastSlot == nil || !rows[0].LastSlot.Equal(times[len(times)-1]) {
 			t.Errorf("periodic list = %+v; want tick with last slot %v", rows, times[len(times)-1])
 		}
+		if out := ok(t, db, "periodic", "list"); !strings.Contains(out, "tick") || !strings.Contains(out, "@every 1s") {
+			t.Errorf("periodic list printed %q, want the schedule tick, @every 1s", out)
+		}
+		if out := ok(t, db, "periodic", "forget", "tick"); !strings.Contains(out, "schedule tick forgotten") {
+			t.Errorf("periodic forget tick printed %q", out)
+		}
+		if out := ok(t, db, "periodic", "list"); !strings.Contains(out, "no periodic jobs") {
+			t.Errorf("periodic list after forget printed %q, want no periodic jobs", out)
+		}
 		t.Logf("%s: %d slots, %d before the SIGKILL, each with one job", db[:strings.IndexByte(db, ':')], len(times), before)
 	})
 }
