@@ -136,7 +136,8 @@ func (c *Client) Migrate(ctx context.Context) error {
 }
 
 // Start launches the fetchers (one per queue, when Workers has handlers),
-// the heartbeater, the completer, the stuck watcher and, when the driver
+// the heartbeater, the completer, the stuck watcher, the periodic jobs'
+// enqueuer (Config.Periodic, AddPeriodic) and, when the driver
 // supports it and PollOnly is off, the LISTEN/NOTIFY listener. Background
 // work runs until Stop; ctx only bounds Start itself, which reads the
 // database's schema version: when ctx is done first, Start returns an error

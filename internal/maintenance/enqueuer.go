@@ -258,7 +258,7 @@ func (e *Enqueuer) claim(ctx context.Context, s *Schedule, slot time.Time) error
 		return nil
 	case err != nil:
 		return fmt.Errorf("claim slot %v: %w", slot, err)
-	case res.Claimed && res.Job != nil && res.Job.Job != nil:
+	case res != nil && res.Claimed && res.Job != nil && res.Job.Job != nil:
 		e.cfg.Logger.Debug("leasehold: periodic job enqueued", "schedule", s.Name, "slot", slot,
 			"job", res.Job.Job.ID, "duplicate", res.Job.Duplicate)
 	}

@@ -37,3 +37,12 @@ func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
 		return leasehold.RawArgs{KindName: kind}, &leasehold.InsertOpts{Queue: queue, Metadata: md}
 	}}, nil
 }
+
+// periodicNames returns the names of jobs, for the log.
+func periodicNames(jobs []leasehold.PeriodicJob) []string {
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	return names
+}

@@ -86,7 +86,7 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		return view.StatsView{}, fmt.Errorf("start workers: %w", err)
 	}
 	o.Logger.Info("worker started", "owner", client.Owner(), "queues", o.Queues, "kinds", o.Kinds,
-		"lease_ttl", o.TTL, "database", o.DB.Target.String())
+		"lease_ttl", o.TTL, "database", o.DB.Target.String(), "periodic", periodicNames(o.Periodic))
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if o.StopOnEOF != nil {
