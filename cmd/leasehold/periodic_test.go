@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
 	"github.com/leasehold/leasehold/view"
@@ -101,4 +103,17 @@ func periodicSlots(t *testing.T, db string) map[time.Time]int {
 		out[md.Slot]++
 	}
 	return out
+}
+
+// TestWorkPeriodicFlagRefusesBadSchedules: a malformed --periodic, or one
+// whose cron expression does not parse, exits with the usage code before
+// any worker starts.
+func TestWorkPeriodicFlagRefusesBadSchedules(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
+	for _, c := range []struct{ flag, want string }{
+		{"tick", "want NAME=SPEC:KIND"},
+		{"tick=61 * * * *:sleep", "invalid schedule"},
+	} {
+		checkOneLineError(t, c.flag, lh(t, db, "work", "--periodic", c.flag), cli.ExitUsage, c.want)
+	}
 }

@@ -1,0 +1,37 @@
+package work
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+func TestParsePeriodic(t *testing.T) {
+	job, err := ParsePeriodic("nightly=CRON_TZ=Europe/Paris 0 3 * * *:sleep", "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Name != "nightly" || job.Schedule.String() != "CRON_TZ=Europe/Paris 0 3 * * *" {
+		t.Fatalf("parsed %s with schedule %s, want nightly and the cron expression", job.Name, job.Schedule)
+	}
+	slot := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
+	args, opts := job.Args(slot)
+	var md PeriodicMetadata
+	if err := json.Unmarshal(opts.Metadata, &md); err != nil || md.Periodic != "nightly" || !md.Slot.Equal(slot) {
+		t.Fatalf("metadata %s (%v), want the name and the slot", opts.Metadata, err)
+	}
+	if args.Kind() != "sleep" || opts.Queue != "jobs" {
+		t.Fatalf("job of kind %s in queue %s, want sleep in jobs", args.Kind(), opts.Queue)
+	}
+	for _, bad := range []string{"", "tick", "tick=@every 1s", "=@every 1s:sleep", "tick=:sleep", "tick=@every 1s:"} {
+		if _, err := ParsePeriodic(bad, "q"); err == nil {
+			t.Errorf("ParsePeriodic(%q) succeeded, want an error", bad)
+		}
+	}
+	if _, err := ParsePeriodic("tick=61 * * * *:sleep", "q"); !errors.Is(err, leasehold.ErrInvalidSchedule) {
+		t.Errorf("a bad cron expression: %v, want ErrInvalidSchedule", err)
+	}
+}
