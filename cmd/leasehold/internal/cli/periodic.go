@@ -17,7 +17,7 @@ func RenderPeriodic(w io.Writer, rows []*leasehold.PeriodicRow, now time.Time) e
 		_, err := fmt.Fprintln(w, "no periodic jobs")
 		return err
 	}
-	t := NewTable(w, "NAME", "SPEC", "KIND", "QUEUE", "LAST SLOT", "LAST JOB", "NEXT SLOT", "")
+	t := NewTable(w, "NAME", "SPEC", "KIND", "QUEUE", "LAST SLOT", "LAST JOB", "NEXT SLOT", "STATUS")
 	for _, r := range rows {
 		job := "-"
 		if r.LastJobID != 0 {
@@ -27,7 +27,7 @@ func RenderPeriodic(w io.Writer, rows []*leasehold.PeriodicRow, now time.Time) e
 		if !r.NextSlot.IsZero() {
 			next = Timestamp(r.NextSlot) + " (" + Relative(r.NextSlot, now) + ")"
 		}
-		note := ""
+		note := "ok"
 		if view.Overdue(r, now) {
 			note = "overdue: is a process running this schedule?"
 		}
