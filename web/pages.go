@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -191,7 +192,8 @@ func (h *handler) attention(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	qs, err := h.client.ActiveQueueStats(ctx, 0)
+	// Only NeverClaimed is read here: count no more than it samples.
+	qs, err := h.client.ActiveQueueStats(ctx, driver.DefaultUnclaimedSample)
 	if err != nil {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
