@@ -88,7 +88,8 @@ func NewClient(cfg Config) (*Client, error) {
 	c.window = &engine.Window{TTL: cfg.LeaseTTL, Margin: cfg.LeaseSafetyMargin, Clock: c.clock}
 	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
 	c.rescuer = maintenance.NewRescuer(maintenance.RescuerConfig{
-		Driver: cfg.Driver, FlagQueues: cfg.flagQueues(), Interval: cfg.WatcherInterval,
+		Driver: cfg.Driver, FlagQueues: cfg.flagQueues(), Reconcile: cfg.reconcileQueues(),
+		Interval: cfg.WatcherInterval,
 		Emit: c.events.emit, Logger: cfg.Logger,
 	})
 	c.enqueuer = maintenance.NewEnqueuer(maintenance.EnqueuerConfig{Driver: cfg.Driver, Logger: cfg.Logger})
@@ -258,7 +259,7 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 func (c *Client) producerConfig(kinds []string) engine.ProducerConfig {
 	queues := make(map[string]engine.QueueConfig, len(c.cfg.Queues))
 	for name, q := range c.cfg.Queues {
-		queues[name] = engine.QueueConfig{MaxWorkers: q.MaxWorkers, TakeOver: !q.FlagStuck}
+		queues[name] = engine.QueueConfig{MaxWorkers: q.MaxWorkers, TakeOver: !q.FlagStuck && q.Reconcile == nil}
 	}
 	pc := engine.ProducerConfig{
 		Claimer: c.driver, Queues: queues, Kinds: kinds, Owner: c.owner,

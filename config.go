@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // Defaults for Config. A zero field in Config takes its default.
@@ -136,6 +137,39 @@ type QueueConfig struct {
 	// for an operator to decide, instead of back to pending. New claims do
 	// not take over its expired leases either.
 	FlagStuck bool
+	// Reconcile, when set, makes expired leases in this queue go to the
+	// reconciling state with a reconcile job (see ReconcilePolicy) instead
+	// of back to pending: neither retried blindly nor only flagged. New
+	// claims do not take over its expired leases either. Every client
+	// that works the queue, and `leasehold watch` if it runs, must be
+	// configured alike. It excludes FlagStuck.
+	Reconcile *ReconcilePolicy
+}
+
+// DefaultReconcileQueue is the queue of reconcile jobs when
+// ReconcilePolicy.Queue is empty.
+const DefaultReconcileQueue = "reconcile"
+
+// ReconcilePolicy says where the reconcile jobs of a queue configured
+// with QueueConfig.Reconcile go. When a lease of the queue expires, the
+// stuck watcher moves the job to StateReconciling and, in the same
+// transaction, inserts one reconcile job (ReconcileArgs: the job's id,
+// the expired attempt, its idempotency key) whose handler finds out what
+// the attempt did and decides with ResolveReconcile. A job whose cancel
+// was requested is cancelled instead.
+type ReconcilePolicy struct {
+	// Queue is the reconcile jobs' queue. Default DefaultReconcileQueue.
+	// It must not reconcile itself.
+	Queue string
+	// Kind is the reconcile jobs' kind: the kind of a worker registered
+	// with ReconcileArgs, or of an args type of the same JSON shape.
+	// Default ReconcileKind.
+	Kind string
+	// MaxAttempts is the reconcile jobs' retry budget. Default
+	// Config.DefaultMaxAttempts.
+	MaxAttempts int
+	// Priority is the reconcile jobs' priority (lower runs first).
+	Priority int
 }
 
 // withDefaults returns a copy of c with zero fields set to their defaults.
@@ -230,8 +264,57 @@ func (c Config) validateQueues() error {
 			return fmt.Errorf("%w: queue %s: MaxWorkers must be in 1..%d, got %d",
 				ErrInvalidConfig, name, MaxMaxWorkers, q.MaxWorkers)
 		}
+		if err := c.validateReconcile(name, q); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// validateReconcile checks the reconcile policy of queue name, if any.
+func (c Config) validateReconcile(name string, q QueueConfig) error {
+	r := q.Reconcile
+	if r == nil {
+		return nil
+	}
+	if q.FlagStuck {
+		return fmt.Errorf("%w: queue %s: FlagStuck and Reconcile exclude each other", ErrInvalidConfig, name)
+	}
+	t := c.reconcileTarget(r)
+	if err := ValidateQueue(t.Queue); err != nil {
+		return fmt.Errorf("%w: queue %s: Reconcile.Queue: %w", ErrInvalidConfig, name, err)
+	}
+	if err := ValidateKind(t.Kind); err != nil {
+		return fmt.Errorf("%w: queue %s: Reconcile.Kind: %w", ErrInvalidConfig, name, err)
+	}
+	if rq, ok := c.Queues[t.Queue]; ok && rq.Reconcile != nil {
+		return fmt.Errorf("%w: queue %s: its reconcile queue %s reconciles too", ErrInvalidConfig, name, t.Queue)
+	}
+	if t.MaxAttempts < 1 {
+		return fmt.Errorf("%w: queue %s: Reconcile.MaxAttempts must not be negative, got %d",
+			ErrInvalidConfig, name, r.MaxAttempts)
+	}
+	return nil
+}
+
+// reconcileTarget returns r with its defaults filled.
+func (c Config) reconcileTarget(r *ReconcilePolicy) statemachine.ReconcileTarget {
+	return statemachine.ReconcileTarget{
+		Queue: cmp.Or(r.Queue, DefaultReconcileQueue), Kind: cmp.Or(r.Kind, ReconcileKind),
+		MaxAttempts: cmp.Or(r.MaxAttempts, c.DefaultMaxAttempts), Priority: r.Priority,
+	}
+}
+
+// reconcileQueues maps the queues configured with Reconcile to where
+// their reconcile jobs go.
+func (c Config) reconcileQueues() map[string]statemachine.ReconcileTarget {
+	out := map[string]statemachine.ReconcileTarget{}
+	for name, q := range c.Queues {
+		if q.Reconcile != nil {
+			out[name] = c.reconcileTarget(q.Reconcile)
+		}
+	}
+	return out
 }
 
 // flagQueues returns the queues configured with FlagStuck, sorted.

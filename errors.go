@@ -20,6 +20,13 @@ var (
 	// operator cancelled the job while it ran.
 	ErrJobCancelled = leasetype.ErrJobCancelled
 
+	// ErrNotReconciling reports a resolution for a job that is no longer
+	// reconciling at the reconcile job's attempt: it was resolved already
+	// (by an earlier run of the reconcile job), retried or cancelled by an
+	// operator, or deleted. Nothing was written; a reconcile job that gets
+	// it has nothing left to decide and may return nil.
+	ErrNotReconciling = leasetype.ErrNotReconciling
+
 	// ErrJobNotFound reports that no job has the given id.
 	ErrJobNotFound = errors.New("leasehold: job not found")
 

@@ -27,6 +27,11 @@ const (
 	// StateStuck jobs lost their lease in a queue whose policy flags rather
 	// than requeues; they wait for an operator (retry or cancel).
 	StateStuck = leasetype.StateStuck
+	// StateReconciling jobs lost their lease in a queue configured with
+	// QueueConfig.Reconcile: a reconcile job, inserted with the move,
+	// decides what becomes of them (ResolveReconcile). No worker claims
+	// them.
+	StateReconciling = leasetype.StateReconciling
 )
 
 // AllStates lists every job state, in state-machine order.
@@ -76,6 +81,10 @@ type ThroughputBucket = leasetype.ThroughputBucket
 
 // ThroughputCount is a number of jobs of one queue and outcome.
 type ThroughputCount = leasetype.ThroughputCount
+
+// CheckpointRow is one durable checkpoint a handler recorded under its
+// lease (see Checkpoint).
+type CheckpointRow = leasetype.CheckpointRow
 
 // RescuedJob is one job the stuck watcher moved.
 type RescuedJob = leasetype.RescuedJob

@@ -75,6 +75,35 @@ type Driver interface {
 	// concurrent watchers are harmless. It returns the jobs moved, by id.
 	RescueExpired(ctx context.Context, p *RescueParams) ([]*leasetype.RescuedJob, error)
 
+	// FenceTx asserts, inside the caller's transaction tx (required), that
+	// the lease p names is still held: the job is processing under
+	// (ID, Owner, Attempt) and its lease has not expired by the database
+	// clock at the moment of the check (clock_timestamp() on PostgreSQL).
+	// It locks the job row (or holds the write lock), so no takeover can
+	// commit before tx ends. It returns ErrLeaseLost when the lease is not
+	// held, and ErrUnsupportedTx for a tx the driver does not accept.
+	FenceTx(ctx context.Context, tx any, p *FenceParams) error
+
+	// Checkpoint records one checkpoint of the lease p.Lease names, fenced
+	// as FenceTx is, in tx when it is non-nil and in its own transaction
+	// otherwise. It returns the row written, or ErrLeaseLost (nothing
+	// written) when the lease is not held.
+	Checkpoint(ctx context.Context, tx any, p *CheckpointParams) (*leasetype.CheckpointRow, error)
+
+	// Checkpoints returns the checkpoints of job jobID, in the order they
+	// were written (none for a job without any, or a missing job).
+	Checkpoints(ctx context.Context, jobID int64) ([]*leasetype.CheckpointRow, error)
+
+	// Resolve applies p.Transition to job p.JobID, which must be
+	// reconciling at attempt p.Attempt, and records p.Resolution on that
+	// attempt's history row, fenced in one transaction (tx when non-nil)
+	// by the reconcile job's own lease (p.ID, status = 'processing',
+	// p.Owner, p.Attempt of the lease, not expired by the database clock)
+	// as FenceTx checks it. It returns ErrLeaseLost when the reconcile
+	// lease is not held and ErrNotReconciling when the job is not
+	// reconciling at that attempt; either way it writes nothing.
+	Resolve(ctx context.Context, tx any, p *ResolveParams) error
+
 	// GetJob returns one job, or ErrJobNotFound.
 	GetJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
@@ -85,24 +114,25 @@ type Driver interface {
 	// (descending when Desc is set).
 	ListJobs(ctx context.Context, p *leasetype.ListParams) ([]*leasetype.JobRow, error)
 
-	// RetryJob makes a pending, stuck, failed, completed or cancelled job
+	// RetryJob makes a pending, stuck, reconciling, failed, completed or cancelled job
 	// pending now with a fresh retry budget (FreeAttempts = Attempt). It
 	// returns ErrJobRunning for a processing job.
 	RetryJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
-	// CancelJob cancels a pending or stuck job at once, and sets
+	// CancelJob cancels a pending, stuck or reconciling job at once, and sets
 	// CancelRequested on a processing one. It returns ErrJobFinished, with
 	// the job, for a terminal job.
 	CancelJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
-	// DeleteJob deletes one completed, failed or cancelled job and its
-	// history, and returns the job as it was. For an unfinished job it
+	// DeleteJob deletes one completed, failed or cancelled job, its
+	// history and its checkpoints, and returns the job as it was. For an unfinished job it
 	// deletes nothing and returns the job with ErrJobRunning (processing)
 	// or ErrJobNotFinished (pending, stuck); for a missing one
 	// ErrJobNotFound.
 	DeleteJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
-	// Purge deletes up to Limit terminal jobs (and their history) finished
+	// Purge deletes up to Limit terminal jobs (with their history and
+	// checkpoints) finished
 	// longer than OlderThan ago, and returns how many it deleted.
 	Purge(ctx context.Context, p *PurgeParams) (int64, error)
 
@@ -268,6 +298,44 @@ type RescueParams struct {
 	Decide func(job *leasetype.JobRow) Transition
 	// Limit caps the jobs one pass moves; 0 means DefaultRescueLimit.
 	Limit int
+}
+
+// FenceParams names the lease FenceTx asserts.
+type FenceParams struct {
+	ID      int64
+	Owner   string
+	Attempt int
+}
+
+// CheckpointParams is one checkpoint to record under Lease.
+type CheckpointParams struct {
+	Lease FenceParams
+	// Name says what the checkpoint marks, such as "charge-sent".
+	Name string
+	// Data is a JSON value (nil for {}).
+	Data []byte
+}
+
+// ResolveParams is a reconciler's decision on a reconciling job: the
+// reconcile job's lease (ID, Owner, LeaseAttempt), the reconciling job
+// and attempt it decides on (JobID, Attempt, from its ReconcileArgs), and
+// what to write.
+type ResolveParams struct {
+	// ID, Owner and LeaseAttempt are the reconcile job's fencing token.
+	ID           int64
+	Owner        string
+	LeaseAttempt int
+	// JobID and Attempt name the reconciling job and its expired attempt.
+	JobID   int64
+	Attempt int
+	// Transition is applied to the reconciling job as Finish applies one
+	// (status, run_at, free_attempts, last_error, finished_at), except
+	// that its attempt row, ended when the lease expired, keeps its
+	// outcome and error: Outcome and AttemptError are not written. Its
+	// State is not reconciling and Spawn is nil.
+	Transition
+	// Resolution is recorded on the reconciling attempt's history row.
+	Resolution string
 }
 
 // PurgeParams selects finished jobs to delete.

@@ -21,6 +21,57 @@ func ValidateFinish(ps []*FinishParams) error {
 		if err := p.Transition.Validate(); err != nil {
 			return fmt.Errorf("job %d: %w", p.ID, err)
 		}
+		if p.Spawn != nil {
+			return fmt.Errorf("job %d: transition to %s: only RescueExpired moves a job to reconciling", p.ID, p.State)
+		}
+	}
+	return nil
+}
+
+// Spawned returns the Spawn of each write of ps whose id is in applied,
+// in the order of ps, with the id of the job each write moved: the jobs a
+// driver's RescueExpired inserts in its transaction once the moves are
+// written.
+func Spawned(ps []*FinishParams, applied []int64) (spawn []*InsertParams, by []int64) {
+	done := make(map[int64]bool, len(applied))
+	for _, id := range applied {
+		done[id] = true
+	}
+	for _, p := range ps {
+		if p.Spawn != nil && done[p.ID] {
+			spawn, by = append(spawn, p.Spawn), append(by, p.ID)
+		}
+	}
+	return spawn, by
+}
+
+// NoteSpawned sets the ReconcileJobID of each job of rescued that by
+// (from Spawned) names, to the job res (the insert of spawn, index by
+// index) inserted for it; a duplicate stands for a job that existed.
+func NoteSpawned(rescued []*leasetype.RescuedJob, by []int64, res []*leasetype.InsertResult) {
+	ids := make(map[int64]int64, len(by))
+	for i, id := range by {
+		if i < len(res) && !res[i].Duplicate {
+			ids[id] = res[i].Job.ID
+		}
+	}
+	for _, r := range rescued {
+		r.ReconcileJobID = ids[r.ID]
+	}
+}
+
+// ValidateResolve returns an error unless p is a resolution a driver may
+// apply: both leases named, and a transition Validate accepts to a state
+// other than reconciling.
+func ValidateResolve(p *ResolveParams) error {
+	if p.ID <= 0 || p.Owner == "" || p.JobID <= 0 {
+		return fmt.Errorf("resolve: reconcile lease %d (owner %q) or job %d missing", p.ID, p.Owner, p.JobID)
+	}
+	if err := p.Transition.Validate(); err != nil {
+		return fmt.Errorf("resolve job %d: %w", p.JobID, err)
+	}
+	if p.State == leasetype.StateReconciling {
+		return fmt.Errorf("resolve job %d: a resolution leaves reconciling", p.JobID)
 	}
 	return nil
 }

@@ -29,9 +29,14 @@ import (
 // error = AttemptError (NULL when empty), heartbeat_at = the job's
 // heartbeat_at. attempt, heartbeat_at and cancel_requested are not
 // changed. Drivers refuse a transition that Validate refuses.
+//
+// A transition to reconciling carries Spawn, the reconcile job: the
+// driver inserts it in the same transaction as the move, for each job
+// whose fence matched, so that a job is never reconciling without its
+// reconcile job. Only RescueExpired applies such transitions.
 type Transition struct {
-	// State is the job's new state: pending, completed, failed, cancelled
-	// or stuck; never processing.
+	// State is the job's new state: pending, completed, failed, cancelled,
+	// stuck or reconciling; never processing.
 	State leasetype.JobState
 	// KeepRunAt leaves run_at unchanged, so that a pending job keeps its
 	// place in line ahead of newer work. When false, run_at becomes the
@@ -61,6 +66,11 @@ type Transition struct {
 	// AttemptError is the error text recorded on the attempt's history row
 	// (NULL when empty).
 	AttemptError string
+	// Spawn is the job to insert with the move, in the same transaction:
+	// set exactly when State is reconciling (the reconcile job), nil
+	// otherwise. A Spawn whose UniqueKey exists already is not inserted
+	// (the existing job stands for it).
+	Spawn *InsertParams
 }
 
 // endedOutcomes are the outcomes an attempt row can end with.
@@ -71,13 +81,17 @@ var endedOutcomes = []leasetype.Outcome{
 }
 
 // Validate returns an error unless t is a transition a driver may apply:
-// a known state other than processing, Finished agreeing with it, an ended
-// outcome, no Delay with KeepRunAt and no LastError with KeepLastError.
+// a known state other than processing, Finished agreeing with it, Spawn
+// set exactly for reconciling, an ended outcome, no Delay with KeepRunAt and no LastError with KeepLastError.
 // Every such transition has one meaning, so that two equal transitions
 // are two identical writes.
 func (t Transition) Validate() error {
 	if !t.State.Valid() || t.State == leasetype.StateProcessing {
-		return fmt.Errorf("transition to state %q: want pending, completed, failed, cancelled or stuck", t.State)
+		return fmt.Errorf("transition to state %q: want pending, completed, failed, cancelled, stuck or reconciling", t.State)
+	}
+	if (t.State == leasetype.StateReconciling) != (t.Spawn != nil) {
+		return fmt.Errorf("transition to state %s with Spawn %v: a job is reconciling exactly when its reconcile job is inserted with the move",
+			t.State, t.Spawn != nil)
 	}
 	if t.Finished != t.State.Finished() {
 		return fmt.Errorf("transition to state %s with Finished %v: a job is finished exactly when its state is terminal", t.State, t.Finished)

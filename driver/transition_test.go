@@ -22,6 +22,8 @@ func TestTransitionValidate(t *testing.T) {
 		"unknown outcome":            func(t *Transition) { t.Outcome = "exploded" },
 		"delay with kept run_at":     func(t *Transition) { t.Delay = time.Second },
 		"error with kept last_error": func(t *Transition) { t.LastError = "x" },
+		"reconciling without Spawn":  func(t *Transition) { t.State = leasetype.StateReconciling },
+		"Spawn without reconciling":  func(t *Transition) { t.Spawn = &InsertParams{Kind: "k"} },
 	}
 	for name, change := range bad {
 		tr := ok
@@ -29,5 +31,16 @@ func TestTransitionValidate(t *testing.T) {
 		if err := tr.Validate(); err == nil {
 			t.Errorf("%s: %+v accepted", name, tr)
 		}
+	}
+}
+
+func TestValidateFinishRefusesSpawn(t *testing.T) {
+	tr := Transition{State: leasetype.StateReconciling, KeepRunAt: true, KeepLastError: true,
+		Outcome: leasetype.OutcomeLeaseExpired, Spawn: &InsertParams{Kind: "k"}}
+	if err := tr.Validate(); err != nil {
+		t.Fatalf("reconciling with Spawn refused: %v", err)
+	}
+	if err := ValidateFinish([]*FinishParams{{ID: 1, Owner: "o", Attempt: 1, Transition: tr}}); err == nil {
+		t.Error("Finish of a transition to reconciling accepted: only RescueExpired inserts the reconcile job")
 	}
 }

@@ -15,18 +15,18 @@ import (
 // job that was claimed and heartbeated and then brought to the state the
 // action starts from, and checks every column of the resulting row (by
 // the database clock where it sets a time) and the history, which no
-// operator action changes: RetryJob from pending, stuck, failed,
+// operator action changes: RetryJob from pending, stuck, reconciling, failed,
 // completed and cancelled, and its refusal of a processing job; CancelJob
-// of pending, stuck and processing jobs, and its refusal of terminal
+// of pending, stuck, reconciling and processing jobs, and its refusal of terminal
 // ones; Purge of the terminal jobs, and of nothing else.
 func testOperatorActionsAfterHeartbeat(c *tc) {
-	retryable := []leasehold.JobState{leasehold.StatePending, leasehold.StateStuck,
+	retryable := []leasehold.JobState{leasehold.StatePending, leasehold.StateStuck, leasehold.StateReconciling,
 		leasehold.StateFailed, leasehold.StateCompleted, leasehold.StateCancelled}
 	for _, s := range retryable {
 		c.checkRetry(c.heartbeatedIn(s))
 	}
 	c.checkRefused("RetryJob", c.heartbeatedIn(leasehold.StateProcessing), c.d.RetryJob, leasehold.ErrJobRunning)
-	for _, s := range []leasehold.JobState{leasehold.StatePending, leasehold.StateStuck} {
+	for _, s := range []leasehold.JobState{leasehold.StatePending, leasehold.StateStuck, leasehold.StateReconciling} {
 		c.checkCancelNow(c.heartbeatedIn(s))
 	}
 	c.checkCancelRequest(c.heartbeatedIn(leasehold.StateProcessing))
@@ -39,13 +39,17 @@ func testOperatorActionsAfterHeartbeat(c *tc) {
 // heartbeatedIn returns a new job that was claimed by owner "w" and
 // heartbeated, then brought to state: pending by a retry delayed an hour
 // (last_error "boom"), stuck by the watcher (queue "flagq" flagged),
+// reconciling by the watcher (queue "recq" reconciles),
 // failed ("boom"), completed, cancelled by its handler after an operator's
 // request (cancel_requested stays set), or still processing.
 func (c *tc) heartbeatedIn(state leasehold.JobState) *leasehold.JobRow {
 	c.Helper()
 	queue, ttl := "q", liveTTL
-	if state == leasehold.StateStuck {
+	switch state {
+	case leasehold.StateStuck:
 		queue, ttl = "flagq", shortTTL
+	case leasehold.StateReconciling:
+		queue, ttl = "recq", shortTTL
 	}
 	j := c.claimID(c.d, c.insert(job(queue, "k"))[0].ID, "w", ttl, false)
 	if hb := c.heartbeat("w", ttl, ref(j)); len(hb) != 1 {
@@ -61,6 +65,11 @@ func (c *tc) heartbeatedIn(state leasehold.JobState) *leasehold.JobRow {
 		c.waitExpired(c.get(j.ID))
 		decide := statemachine.Rescuer([]string{"flagq"})
 		if _, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{Decide: decide}); err != nil {
+			c.Fatalf("RescueExpired: %v", err)
+		}
+	case leasehold.StateReconciling:
+		c.waitExpired(c.get(j.ID))
+		if _, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{Decide: reconcileDecide}); err != nil {
 			c.Fatalf("RescueExpired: %v", err)
 		}
 	case leasehold.StateFailed:

@@ -16,6 +16,13 @@ var (
 	// operator cancelled the job while it ran.
 	ErrJobCancelled = errors.New("leasehold: job cancelled")
 
+	// ErrNotReconciling reports a resolution for a job that is no longer
+	// reconciling at the reconcile job's attempt: it was resolved already
+	// (by an earlier run of the reconcile job), retried or cancelled by an
+	// operator, or deleted. Nothing was written; the reconcile job has
+	// nothing left to decide.
+	ErrNotReconciling = errors.New("leasehold: job not reconciling")
+
 	// ErrSchemaTooNew reports a database migrated by a newer leasehold than
 	// this one (a migration version this build does not embed): its
 	// queries may not match the schema, so Start and Migrate refuse it. The

@@ -27,10 +27,16 @@ const (
 	// StateStuck jobs lost their lease in a queue whose policy flags rather
 	// than requeues; they wait for an operator (retry or cancel).
 	StateStuck JobState = "stuck"
+	// StateReconciling jobs lost their lease in a queue whose policy
+	// reconciles rather than requeues: a reconcile job, inserted with the
+	// move, finds out what the expired attempt did and resolves the job
+	// (completed, pending again, or stuck). No worker claims them.
+	StateReconciling JobState = "reconciling"
 )
 
 // AllStates lists every job state, in state-machine order.
-var AllStates = []JobState{StatePending, StateProcessing, StateCompleted, StateFailed, StateCancelled, StateStuck}
+var AllStates = []JobState{StatePending, StateProcessing, StateCompleted, StateFailed, StateCancelled, StateStuck,
+	StateReconciling}
 
 // Valid reports whether s is one of the known states.
 func (s JobState) Valid() bool {
@@ -120,6 +126,11 @@ type Attempt struct {
 	EndedAt     time.Time // zero while running
 	Outcome     Outcome
 	Error       string
+	// Resolution, on an attempt whose lease expired in a queue that
+	// reconciles, is what the reconciler decided (for example "completed
+	// by reconcile job 42: provider charged"); empty otherwise or while
+	// the job is reconciling.
+	Resolution string
 }
 
 // IdempotencyKey returns a key to pass to outside systems that cannot be

@@ -104,6 +104,10 @@ type RescuedJob struct {
 	Attempt  int
 	Owner    string
 	NewState JobState
+	// ReconcileJobID is the reconcile job inserted with the move when
+	// NewState is reconciling (0 otherwise, or when the reconcile job
+	// existed already).
+	ReconcileJobID int64
 }
 
 // ThroughputCount is a number of jobs of one queue that finished an

@@ -241,10 +241,10 @@ const cancelSQL = `UPDATE leasehold_jobs SET
 	status = CASE WHEN status = 'processing' THEN status ELSE 'cancelled' END,
 	finished_at = CASE WHEN status = 'processing' THEN finished_at ELSE now() END,
 	cancel_requested = cancel_requested OR status = 'processing'
-WHERE id = $1 AND status IN ('pending', 'stuck', 'processing')
+WHERE id = $1 AND status IN ('pending', 'stuck', 'reconciling', 'processing')
 RETURNING ` + jobColumns
 
-// CancelJob cancels a pending or stuck job at once and sets CancelRequested
+// CancelJob cancels a pending, stuck or reconciling job at once and sets CancelRequested
 // on a processing one. For a terminal job it returns the job and
 // ErrJobFinished; for a missing one ErrJobNotFound.
 func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
@@ -260,12 +260,15 @@ func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, er
 	return j, nil
 }
 
-// deleteSQL deletes finished job $1 and its history in one statement.
+// deleteSQL deletes finished job $1, its history and its checkpoints in
+// one statement.
 const deleteSQL = `WITH doomed AS (
 	DELETE FROM leasehold_jobs WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled')
 	RETURNING *
 ), history AS (
 	DELETE FROM leasehold_attempts a USING doomed d WHERE a.job_id = d.id
+), checkpoints AS (
+	DELETE FROM leasehold_checkpoints c USING doomed d WHERE c.job_id = d.id
 )
 SELECT ` + jobColumns + ` FROM doomed`
 

@@ -25,8 +25,8 @@ const rescueApplySQL = applyHead + `
 
 // RescueExpired locks up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
-// each and applies them fenced, ending their history rows, in one
-// transaction.
+// each and applies them fenced, ending their history rows and inserting
+// the reconcile job of each job moved to reconciling, in one transaction.
 func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	limit, err := driver.RescueLimit(p)
 	if err != nil {
@@ -35,7 +35,7 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	var out []*leasehold.RescuedJob
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var err error
-		out, err = d.rescue(ctx, pgxQuerier{tx}, limit, p.Decide)
+		out, err = d.rescue(ctx, tx, limit, p.Decide)
 		return err
 	})
 	if err != nil {
@@ -44,8 +44,10 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	return out, nil
 }
 
-// rescue is RescueExpired inside its transaction.
-func (d *Driver) rescue(ctx context.Context, q querier, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+// rescue is RescueExpired inside its transaction tx. The reconcile jobs
+// of the jobs moved to reconciling are inserted in tx too.
+func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+	q := pgxQuerier{tx}
 	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit)
 	if err != nil || len(jobs) == 0 {
 		return nil, err
@@ -58,5 +60,15 @@ func (d *Driver) rescue(ctx context.Context, q querier, limit int, decide func(*
 	if err != nil {
 		return nil, err
 	}
-	return driver.Rescued(jobs, ps, done), nil
+	rescued := driver.Rescued(jobs, ps, done)
+	spawn, by := driver.Spawned(ps, done)
+	if len(spawn) == 0 {
+		return rescued, nil
+	}
+	res, err := d.Insert(ctx, tx, spawn)
+	if err != nil {
+		return nil, fmt.Errorf("insert reconcile jobs: %w", err)
+	}
+	driver.NoteSpawned(rescued, by, res)
+	return rescued, nil
 }

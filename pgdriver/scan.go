@@ -58,7 +58,7 @@ func (s *jobScan) scan(r scanner) (*leasehold.JobRow, error) {
 
 // attemptColumns selects a leasehold_attempts row in scanAttempt's order.
 const attemptColumns = `job_id, attempt, owner, claimed_at, heartbeat_at, ended_at,
-	coalesce(outcome, ''), coalesce(error, '')`
+	coalesce(outcome, ''), coalesce(error, ''), coalesce(resolution, '')`
 
 func scanAttempt(r scanner) (*leasehold.Attempt, error) {
 	var (
@@ -66,7 +66,7 @@ func scanAttempt(r scanner) (*leasehold.Attempt, error) {
 		outcome          string
 		heartbeat, ended *time.Time
 	)
-	err := r.Scan(&a.JobID, &a.Attempt, &a.Owner, &a.ClaimedAt, &heartbeat, &ended, &outcome, &a.Error)
+	err := r.Scan(&a.JobID, &a.Attempt, &a.Owner, &a.ClaimedAt, &heartbeat, &ended, &outcome, &a.Error, &a.Resolution)
 	if err != nil {
 		return nil, err
 	}

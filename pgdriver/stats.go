@@ -25,6 +25,8 @@ const purgeSQL = `WITH doomed AS (
 	RETURNING id
 ), history AS (
 	DELETE FROM leasehold_attempts a USING doomed d WHERE a.job_id = d.id
+), checkpoints AS (
+	DELETE FROM leasehold_checkpoints c USING doomed d WHERE c.job_id = d.id
 )
 SELECT count(*) FROM doomed`
 

@@ -16,12 +16,12 @@ import (
 const retrySQL = `UPDATE leasehold_jobs SET status = 'pending', run_at = ?1,
     free_attempts = attempt, finished_at = NULL, cancel_requested = 0,
     lease_owner = NULL, lease_until = NULL, heartbeat_at = NULL
-WHERE id = ?2 AND status IN ('pending', 'stuck', 'failed', 'completed', 'cancelled')
+WHERE id = ?2 AND status IN ('pending', 'stuck', 'reconciling', 'failed', 'completed', 'cancelled')
 RETURNING ` + jobCols
 
-// cancelNowSQL cancels a pending or stuck job ?2 at once.
+// cancelNowSQL cancels a pending, stuck or reconciling job ?2 at once.
 const cancelNowSQL = `UPDATE leasehold_jobs SET status = 'cancelled', finished_at = ?1
-WHERE id = ?2 AND status IN ('pending', 'stuck')
+WHERE id = ?2 AND status IN ('pending', 'stuck', 'reconciling')
 RETURNING ` + jobCols
 
 // cancelRequestSQL asks the holder of processing job ?1 to stop.
@@ -29,7 +29,7 @@ const cancelRequestSQL = `UPDATE leasehold_jobs SET cancel_requested = 1
 WHERE id = ?1 AND status = 'processing'
 RETURNING ` + jobCols
 
-// RetryJob makes a pending, stuck, failed, completed or cancelled job
+// RetryJob makes a pending, stuck, reconciling, failed, completed or cancelled job
 // pending now with FreeAttempts = Attempt. It returns ErrJobRunning for a
 // processing job and ErrJobNotFound for a missing one.
 func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
@@ -61,7 +61,7 @@ func whyNotRetried(ctx context.Context, tx *sql.Tx, id int64) error {
 	return leasehold.ErrJobRunning
 }
 
-// CancelJob cancels a pending or stuck job at once and sets CancelRequested
+// CancelJob cancels a pending, stuck or reconciling job at once and sets CancelRequested
 // on a processing one. For a terminal job it returns the job and
 // ErrJobFinished; for a missing one ErrJobNotFound.
 func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
@@ -153,15 +153,22 @@ func purge(ctx context.Context, tx *sql.Tx, before int64, limit int) (int64, err
 	if err != nil {
 		return 0, fmt.Errorf("sqlitedriver: purge attempts: %w", err)
 	}
+	_, err = tx.ExecContext(ctx,
+		`DELETE FROM leasehold_checkpoints WHERE job_id IN (SELECT value FROM json_each(?))`, arr)
+	if err != nil {
+		return 0, fmt.Errorf("sqlitedriver: purge checkpoints: %w", err)
+	}
 	return int64(len(ids)), nil
 }
 
-// deleteSQL deletes finished job ?1; deleteAttemptsSQL its history.
+// deleteSQL deletes finished job ?1; deleteAttemptsSQL its history and
+// deleteCheckpointsSQL its checkpoints.
 const (
 	deleteSQL = `DELETE FROM leasehold_jobs
 WHERE id = ?1 AND status IN ('completed', 'failed', 'cancelled')
 RETURNING ` + jobCols
-	deleteAttemptsSQL = `DELETE FROM leasehold_attempts WHERE job_id = ?1`
+	deleteAttemptsSQL    = `DELETE FROM leasehold_attempts WHERE job_id = ?1`
+	deleteCheckpointsSQL = `DELETE FROM leasehold_checkpoints WHERE job_id = ?1`
 )
 
 // DeleteJob deletes a finished job and its history in one transaction.
@@ -188,8 +195,11 @@ func (d *Driver) DeleteJob(ctx context.Context, id int64) (*leasehold.JobRow, er
 		if _, err := d.exec(ctx, tx, deleteAttemptsSQL, id); err != nil {
 			return fmt.Errorf("sqlitedriver: delete job history: %w", err)
 		}
+		if _, err := d.exec(ctx, tx, deleteCheckpointsSQL, id); err != nil {
+			return fmt.Errorf("sqlitedriver: delete job checkpoints: %w", err)
+		}
 		return nil
-	}, deleteSQL, deleteAttemptsSQL)
+	}, deleteSQL, deleteAttemptsSQL, deleteCheckpointsSQL)
 	if err != nil && !errors.Is(err, leasehold.ErrJobRunning) && !errors.Is(err, leasehold.ErrJobNotFinished) {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func jobOrNotFound(id int64, j *leasehold.JobRow, err error) (*leasehold.JobRow,
 
 // listAttemptsSQL reads a job's history.
 const listAttemptsSQL = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at,
-    outcome, error FROM leasehold_attempts WHERE job_id = ? ORDER BY attempt`
+    outcome, error, resolution FROM leasehold_attempts WHERE job_id = ? ORDER BY attempt`
 
 // ListAttempts returns the attempts of job jobID, oldest first.
 func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.Attempt, error) {
@@ -58,8 +58,9 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 			claimed             int64
 			heartbeat, ended    sql.NullInt64
 			outcome, errorsText sql.NullString
+			resolution          sql.NullString
 		)
-		err := rows.Scan(&a.JobID, &a.Attempt, &a.Owner, &claimed, &heartbeat, &ended, &outcome, &errorsText)
+		err := rows.Scan(&a.JobID, &a.Attempt, &a.Owner, &claimed, &heartbeat, &ended, &outcome, &errorsText, &resolution)
 		if err != nil {
 			return nil, fmt.Errorf("sqlitedriver: list attempts: %w", err)
 		}
@@ -68,6 +69,7 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 		a.EndedAt = nullTime(ended)
 		a.Outcome = leasehold.Outcome(outcome.String)
 		a.Error = errorsText.String
+		a.Resolution = resolution.String
 		out = append(out, &a)
 	}
 	if err := rows.Err(); err != nil {

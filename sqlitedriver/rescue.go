@@ -21,7 +21,8 @@ RETURNING id, attempt`
 
 // RescueExpired reads up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
-// each and applies them fenced, ending their attempts, in one BEGIN
+// each and applies them fenced, ending their attempts and inserting the
+// reconcile job of each job moved to reconciling, in one BEGIN
 // IMMEDIATE transaction: no other writer runs between the read and the
 // writes.
 func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
@@ -34,14 +35,15 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 		var err error
 		rescued, err = d.rescue(ctx, tx, now, limit, p.Decide)
 		return err
-	}, selectExpiredSQL, rescueApplySQL, endFinishedSQL)
+	}, selectExpiredSQL, rescueApplySQL, endFinishedSQL, insertJobSQL, selectByUniqueKeySQL)
 	if err != nil {
 		return nil, err
 	}
 	return rescued, nil
 }
 
-// rescue is RescueExpired inside its transaction.
+// rescue is RescueExpired inside its transaction, reconcile jobs
+// included.
 func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
 	jobs, err := d.expiredJobs(ctx, tx, now, limit)
 	if err != nil || len(jobs) == 0 {
@@ -60,7 +62,18 @@ func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, d
 	if err != nil {
 		return nil, err
 	}
-	return driver.Rescued(jobs, ps, appliedIDs(ps, matched)), nil
+	done := appliedIDs(ps, matched)
+	rescued := driver.Rescued(jobs, ps, done)
+	spawn, by := driver.Spawned(ps, done)
+	if len(spawn) == 0 {
+		return rescued, nil
+	}
+	res, err := d.insertAll(ctx, tx, now, spawn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: insert reconcile jobs: %w", err)
+	}
+	driver.NoteSpawned(rescued, by, res)
+	return rescued, nil
 }
 
 // expiredJobs returns up to limit jobs whose lease expired before now.

@@ -25,14 +25,18 @@ type RescuerConfig struct {
 	// FlagQueues are the queues whose expired leases become stuck rather
 	// than pending.
 	FlagQueues []string
-	Interval   time.Duration
-	Emit       func(leasetype.Event)
-	Logger     *slog.Logger
+	// Reconcile maps the queues whose expired leases become reconciling
+	// to where their reconcile jobs go.
+	Reconcile map[string]statemachine.ReconcileTarget
+	Interval  time.Duration
+	Emit      func(leasetype.Event)
+	Logger    *slog.Logger
 }
 
 // Rescuer is the stuck watcher: every Interval, every processing job
 // whose lease has expired (database clock) goes back to pending, or to
-// stuck in flagged queues, or to failed when its retry budget is spent, or
+// stuck in flagged queues, or to reconciling (with a reconcile job) in
+// queues that reconcile, or to failed when its retry budget is spent, or
 // to cancelled when an operator asked for it.
 type Rescuer struct {
 	Periodic
@@ -43,7 +47,9 @@ type Rescuer struct {
 
 // NewRescuer returns a stuck watcher.
 func NewRescuer(cfg RescuerConfig) *Rescuer {
-	r := &Rescuer{cfg: cfg, decide: statemachine.Rescuer(cfg.FlagQueues)}
+	r := &Rescuer{cfg: cfg, decide: statemachine.PolicyRescuer(statemachine.Policy{
+		Flag: cfg.FlagQueues, Reconcile: cfg.Reconcile,
+	})}
 	r.Periodic = Periodic{Interval: cfg.Interval, Pass: func(ctx context.Context) {
 		_, err := r.Pass(ctx)
 		logFailure(ctx, cfg.Logger, "leasehold: stuck watcher pass failed", err)

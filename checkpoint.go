@@ -1,0 +1,72 @@
+package leasehold
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/leasehold/leasehold/driver"
+)
+
+// Checkpoint records a durable checkpoint of the running job under its
+// lease, in a transaction of its own: name says what it marks (a kind-like
+// name, such as "charge-sent") and data, encoded as JSON, what a later
+// attempt or a reconciler needs to know ("about to charge with key K",
+// "the provider answered X"). Write one before an outside call that no
+// fence can undo and one after it: the next owner of the job reads them
+// (Client.Checkpoints) to tell whether the call may have happened.
+//
+// The write is fenced like every lease write, and by the lease not having
+// expired by the database clock: a checkpoint written by a lost lease is
+// refused with an error wrapping ErrLeaseLost, and nothing is recorded.
+// It returns ErrNotInHandler when ctx does not come from a running
+// handler, and ErrInvalidArgs for a bad name or data that is not storable
+// JSON.
+func Checkpoint(ctx context.Context, name string, data any) (*CheckpointRow, error) {
+	return checkpoint(ctx, nil, name, data)
+}
+
+// CheckpointTx is Checkpoint inside the caller's transaction tx, so the
+// checkpoint commits with the business writes or not at all; like
+// FenceTx, it locks the job row until tx ends.
+func CheckpointTx(ctx context.Context, tx any, name string, data any) (*CheckpointRow, error) {
+	if err := checkCallerTx(tx); err != nil {
+		return nil, err
+	}
+	return checkpoint(ctx, tx, name, data)
+}
+
+// checkpoint is Checkpoint and CheckpointTx (tx nil: own transaction).
+func checkpoint(ctx context.Context, tx any, name string, data any) (*CheckpointRow, error) {
+	c, l, err := handlerLease(ctx, "Checkpoint")
+	if err != nil {
+		return nil, err
+	}
+	if !validName(name) {
+		return nil, invalid(ErrInvalidArgs, "checkpoint name", "%s: %s", nameProblem(name), nameRule)
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint %s: encode data: %w", ErrInvalidArgs, name, err)
+	}
+	if p := jsonProblem(b); p != "" {
+		return nil, invalid(ErrInvalidArgs, "checkpoint data", "%s", p)
+	}
+	row, err := c.driver.Checkpoint(ctx, tx, &driver.CheckpointParams{Lease: *c.fenceOf(l), Name: name, Data: b})
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: checkpoint %s of job %d attempt %d: %w", name, l.Row.ID, l.Row.Attempt, err)
+	}
+	return row, nil
+}
+
+// Checkpoints returns the checkpoints recorded for job jobID, by every
+// attempt, in the order they were written: what a later attempt or a
+// reconciler reads to learn how far an earlier attempt got. A job without
+// checkpoints, or a missing one, has none.
+func (c *Client) Checkpoints(ctx context.Context, jobID int64) ([]*CheckpointRow, error) {
+	rows, err := c.driver.Checkpoints(ctx, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("leasehold: checkpoints of job %d: %w", jobID, err)
+	}
+	return rows, nil
+}

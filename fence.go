@@ -1,0 +1,58 @@
+package leasehold
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/engine"
+)
+
+// FenceTx asserts, inside the caller's business transaction tx, that the
+// lease of the job whose handler received ctx is still held: the job is
+// processing under this client's lease at the same attempt, and the lease
+// has not expired by the database clock at the moment of the check
+// (clock_timestamp() on PostgreSQL, not the transaction's start). It
+// locks the job row (SELECT … FOR UPDATE on PostgreSQL; SQLite's write
+// transaction holds every row), so no takeover can commit between the
+// check and tx's commit: the business writes in tx commit only while the
+// lease is held, and a worker that took the job over sees them.
+//
+// It returns an error wrapping ErrLeaseLost when the lease was taken
+// over, finished or has expired: roll tx back then. It returns
+// ErrUnsupportedTx for a nil tx or one the driver does not accept (the
+// same types as CompleteTx), and ErrNotInHandler when ctx does not come
+// from a running handler.
+//
+// The lock also holds back this client's heartbeats (which renew every
+// lease in one statement) until tx ends: call FenceTx as the last step of
+// a short transaction, right before its commit.
+func FenceTx(ctx context.Context, tx any) error {
+	c, l, err := handlerLease(ctx, "FenceTx")
+	if err != nil {
+		return err
+	}
+	if err := checkCallerTx(tx); err != nil {
+		return err
+	}
+	err = c.driver.FenceTx(ctx, tx, c.fenceOf(l))
+	if err != nil {
+		return fmt.Errorf("leasehold: fence job %d attempt %d: %w", l.Row.ID, l.Row.Attempt, err)
+	}
+	return nil
+}
+
+// handlerLease returns the client and the lease of the running handler
+// whose context is ctx; fn names the caller.
+func handlerLease(ctx context.Context, fn string) (*Client, *engine.Lease, error) {
+	c, l := ClientFromContext(ctx), engine.FromContext(ctx)
+	if c == nil || l == nil {
+		return nil, nil, fmt.Errorf("%w: %s needs the context of a running handler", ErrNotInHandler, fn)
+	}
+	return c, l, nil
+}
+
+// fenceOf is the fencing token of l, a lease of c.
+func (c *Client) fenceOf(l *engine.Lease) *driver.FenceParams {
+	return &driver.FenceParams{ID: l.Row.ID, Owner: c.owner, Attempt: l.Row.Attempt}
+}

@@ -1,0 +1,134 @@
+package statemachine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// ReconcileTarget says where the reconcile job of a queue that reconciles
+// expired leases goes: its kind, queue, retry budget and priority.
+type ReconcileTarget struct {
+	Kind        string
+	Queue       string
+	MaxAttempts int
+	Priority    int
+}
+
+// Policy is what the stuck watcher does with the expired leases of each
+// queue: queues in Flag become stuck, queues in Reconcile reconciling
+// with a reconcile job, the others pending.
+type Policy struct {
+	Flag      []string
+	Reconcile map[string]ReconcileTarget
+}
+
+// PolicyRescuer returns the RescueParams.Decide of a watcher with policy
+// p. A job whose kind is a reconcile target's kind is never reconciled
+// itself (it is rescued as in an unflagged queue), so reconciliation
+// cannot feed on itself.
+func PolicyRescuer(p Policy) func(*leasetype.JobRow) driver.Transition {
+	flagged := Rescuer(p.Flag)
+	reconcileKinds := make(map[string]bool, len(p.Reconcile))
+	for _, t := range p.Reconcile {
+		reconcileKinds[t.Kind] = true
+	}
+	return func(job *leasetype.JobRow) driver.Transition {
+		t, ok := p.Reconcile[job.Queue]
+		switch {
+		case reconcileKinds[job.Kind]:
+			return Rescue(job, false)
+		case ok:
+			return Reconcile(job, t)
+		default:
+			return flagged(job)
+		}
+	}
+}
+
+// Reconcile returns the transition of job, a processing job whose lease
+// expired in a queue that reconciles: cancelled when an operator asked
+// for it (as Rescue), else reconciling, whatever its retry budget (the
+// expired attempt may have had an effect that a blind failure would
+// hide), with a reconcile job of target inserted with the move. The
+// attempt is charged, run_at kept, and last_error and the attempt row
+// say whose lease expired, as Rescue does; the attempt row ends with
+// lease_expired.
+func Reconcile(job *leasetype.JobRow, target ReconcileTarget) driver.Transition {
+	t := Rescue(job, false)
+	if job.CancelRequested {
+		return t
+	}
+	t.State, t.Finished = leasetype.StateReconciling, false
+	t.Spawn = reconcileJob(job, target)
+	return t
+}
+
+// reconcileJob is the reconcile job of job's expired attempt. Its unique
+// key names the job by its UUID (ids can be reissued) and the attempt, so
+// that one expiry never has two reconcile jobs.
+func reconcileJob(job *leasetype.JobRow, target ReconcileTarget) *driver.InsertParams {
+	args, err := json.Marshal(leasetype.ReconcileArgs{
+		JobID: job.ID, Attempt: job.Attempt, IdempotencyKey: job.IdempotencyKey(),
+		JobKind: job.Kind, JobQueue: job.Queue,
+	})
+	if err != nil { // a struct of strings and integers always encodes
+		panic(fmt.Sprintf("statemachine: encode reconcile args: %v", err))
+	}
+	return &driver.InsertParams{
+		Kind: target.Kind, Queue: target.Queue, Args: args,
+		MaxAttempts: target.MaxAttempts, Priority: target.Priority,
+		UniqueKey: "reconcile:" + job.IdempotencyKey() + ":" + strconv.Itoa(job.Attempt),
+		Notify:    true,
+	}
+}
+
+// Resolution is what a reconciler decides for a reconciling job.
+type Resolution int
+
+// The resolutions of a reconciling job.
+const (
+	// ResolveComplete: the expired attempt's work was done; the job is
+	// completed.
+	ResolveComplete Resolution = iota + 1
+	// ResolveRetry: the work was not done; the job runs again after
+	// Delay, the expired attempt charged to its budget.
+	ResolveRetry
+	// ResolveSnooze: not known yet; the job runs again after Delay, the
+	// expired attempt not charged.
+	ResolveSnooze
+	// ResolveStuck: a human must decide; the job is stuck.
+	ResolveStuck
+	// ResolveFail: the work cannot be done; the job fails.
+	ResolveFail
+)
+
+// Resolve returns the transition of a reconciling job resolved as r,
+// after delay (retry and snooze only), with note as the job's last_error
+// when it is not empty (kept otherwise). It returns an error for an
+// unknown resolution or a negative delay.
+func Resolve(r Resolution, delay time.Duration, note string) (driver.Transition, error) {
+	if delay < 0 {
+		return driver.Transition{}, fmt.Errorf("negative delay %v", delay)
+	}
+	t := driver.Transition{KeepRunAt: true, KeepLastError: note == "", LastError: note,
+		Outcome: leasetype.OutcomeLeaseExpired}
+	switch r {
+	case ResolveComplete:
+		t.State = leasetype.StateCompleted
+	case ResolveRetry, ResolveSnooze:
+		t.State, t.KeepRunAt, t.Delay, t.FreeAttempt = leasetype.StatePending, false, delay, r == ResolveSnooze
+	case ResolveStuck:
+		t.State = leasetype.StateStuck
+	case ResolveFail:
+		t.State = leasetype.StateFailed
+	default:
+		return driver.Transition{}, fmt.Errorf("unknown resolution %d", r)
+	}
+	t.Finished = t.State.Finished()
+	return t, nil
+}
