@@ -51,6 +51,13 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 		{"owner with newline", Config{Owner: "w1\nw2"}, "Owner must be"},
 		{"owner not utf-8", Config{Owner: "w\xff"}, "Owner must be"},
 		{"owner too long", Config{Owner: strings.Repeat("w", MaxOwnerBytes+1)}, "Owner must be"},
+		{"flag and reconcile", Config{Queues: map[string]QueueConfig{"q": {FlagStuck: true, Reconcile: &ReconcilePolicy{}}}}, "exclude each other"},
+		{"reconcile into a reconciling queue", Config{Queues: map[string]QueueConfig{
+			"q": {Reconcile: &ReconcilePolicy{Queue: "r"}}, "r": {Reconcile: &ReconcilePolicy{Queue: "q"}}}}, "reconciles too"},
+		{"reconcile into itself", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Queue: "q"}}}}, "reconciles too"},
+		{"bad reconcile queue", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Queue: "bad queue"}}}}, "Reconcile.Queue"},
+		{"bad reconcile kind", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Kind: "-x"}}}}, "Reconcile.Kind"},
+		{"negative reconcile attempts", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{MaxAttempts: -1}}}}, "Reconcile.MaxAttempts"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

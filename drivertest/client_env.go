@@ -68,6 +68,9 @@ var clientTests = []struct {
 	{"ThroughputRecorded", testThroughputRecorded},
 	{"PeriodicClientsShareSlots", testPeriodicClientsShareSlots},
 	{"PeriodicCatchUp", testPeriodicCatchUp},
+	{"ReconcileExpiredLease", testClientReconcile},
+	{"ResolveByLostLeaseRefused", testClientResolveLostLease},
+	{"HandlerFenceAndCheckpoint", testHandlerFenceAndCheckpoint},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.
