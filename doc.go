@@ -34,8 +34,13 @@
 //     to learn whether its lease is still inside the window.
 //   - The stuck watcher (every WatcherInterval, default 30 s) returns
 //     processing jobs with expired leases to pending, flags them stuck in
-//     queues configured with FlagStuck, fails them when their retry budget
-//     is spent, and records lease_expired in their history.
+//     queues configured with FlagStuck, sends them to reconciling with a
+//     reconcile job in queues configured with Reconcile (ResolveReconcile
+//     decides, fenced by the reconciler's own lease), fails them when their
+//     retry budget is spent, and records lease_expired in their history.
+//   - FenceTx asserts the lease inside a business transaction, and
+//     Checkpoint records durable checkpoints under it, both refused with
+//     ErrLeaseLost once the lease is lost.
 //   - Only the database clock decides whether a lease has expired.
 //   - JobRow.IdempotencyKey comes from a random UUID stored with the job
 //     at insert: the same on every attempt of the job, and never another

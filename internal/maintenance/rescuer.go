@@ -70,7 +70,7 @@ func (r *Rescuer) Pass(ctx context.Context) ([]*leasetype.RescuedJob, error) {
 		for _, j := range moved {
 			r.cfg.Emit(leasetype.Event{Kind: leasetype.EventRescued, Rescued: j})
 			r.cfg.Logger.Info("leasehold: expired lease rescued", "job", j.ID, "kind", j.Kind,
-				"queue", j.Queue, "attempt", j.Attempt, "owner", j.Owner, "state", j.NewState)
+				"queue", j.Queue, "attempt", j.Attempt, "owner", j.Owner, "state", j.NewState, "reconcile_job", j.ReconcileJobID)
 		}
 		if len(moved) < rescueBatch {
 			return all, nil
