@@ -78,6 +78,8 @@ func checkFaults(t *testing.T, rep *chaos.Report, restarts int) {
 		t.Errorf("%d jobs completed, %d ledger rows, for %d jobs", rep.Jobs.Completed, rep.Effects.Rows, rep.Jobs.Inserted)
 	case rep.Refusals.Completions == 0:
 		t.Errorf("no refused completion after %d freezes", freezes)
+	case rep.Reconcile.Jobs == 0:
+		t.Errorf("no lease expired in the reconciling queue %s: reconciliation went unexercised", chaos.ReconcileQueue)
 	case rep.Reclaim.Orphans == 0 || rep.Leases.Expired == 0:
 		t.Errorf("nothing to check: %d orphaned leases, %d expired leases", rep.Reclaim.Orphans, rep.Leases.Expired)
 	}

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // check reads the database once the workers stopped and computes the
@@ -25,10 +26,12 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	}
 	refusals, renewals := h.facts.snapshot()
 	h.countJobs(r, f)
+	countReconciles(r, f)
 	h.countEffects(r, f, refusals)
 	h.countWorkers(r)
 	ps := h.provider.Stats()
-	r.Provider = ProviderFigures{Requests: ps.Requests, Charges: ps.Charges, Replays: ps.Replays, Stalls: ps.Stalls}
+	r.Provider = ProviderFigures{Requests: ps.Requests, Charges: ps.Charges, Replays: ps.Replays, Stalls: ps.Stalls,
+		Lookups: ps.Lookups}
 	ov := overlaps(f, renewals, o.TTL.Microseconds())
 	r.Leases = LeaseFigures{PairsChecked: ov.pairs, Expired: ov.expired, Evidenced: ov.evidenced,
 		Overlapping: len(ov.jobs), Examples: ov.examples, Inversions: ov.inversions}
@@ -54,9 +57,14 @@ func (h *harness) countJobs(r *Report, f *dbFacts) {
 			j.Processing++
 		case "stuck":
 			j.Stuck++
+		case "reconciling":
+			j.Reconciling++
 		}
 	}
-	for _, as := range f.attempts {
+	for id, as := range f.attempts {
+		if _, ok := f.jobs[id]; !ok {
+			continue // a reconcile job
+		}
 		j.Attempts += len(as)
 		for _, a := range as {
 			if a.outcome == "lease_expired" {
@@ -73,14 +81,7 @@ func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
 	e.Rows = len(f.ledger)
 	perJob := map[int64]int{}
 	written := map[refusal]bool{}
-	completer := map[int64]refusal{} // the lease that completed each job
-	for id, as := range f.attempts {
-		for _, a := range as {
-			if a.outcome == "completed" {
-				completer[id] = refusal{Job: id, Attempt: a.attempt, Owner: a.owner}
-			}
-		}
-	}
+	completer := completers(f) // the lease that completed each job
 	for _, l := range f.ledger {
 		perJob[l.job]++
 		lease := refusal{Job: l.job, Attempt: l.attempt, Owner: l.owner}
@@ -132,7 +133,9 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 	byOwner := map[string][]expired{}
 	for _, as := range f.attempts {
 		for i, a := range as {
-			if a.outcome == "lease_expired" && i+1 < len(as) {
+			// A lease resolved by a reconciler was claimed again only once
+			// its reconcile job decided: not a reclaim the bound covers.
+			if a.outcome == "lease_expired" && a.resolution == "" && i+1 < len(as) {
 				byOwner[a.owner] = append(byOwner[a.owner], expired{a, as[i+1]})
 			}
 		}
@@ -192,4 +195,63 @@ func (h *harness) outageWithin(from, to int64) int64 {
 		}
 	}
 	return total
+}
+
+// completers returns, for each completed payment job, the lease whose
+// write recorded its charge: the attempt that completed it, or, for a job
+// its reconciler resolved as completed, the reconciler's lease, which
+// records the charge under the expired attempt's number.
+func completers(f *dbFacts) map[int64]refusal {
+	out := map[int64]refusal{}
+	for id, as := range f.attempts {
+		for _, a := range as {
+			if a.outcome == "completed" {
+				out[id] = refusal{Job: id, Attempt: a.attempt, Owner: a.owner}
+			}
+			var rid int64
+			var ratt int
+			if _, err := fmt.Sscanf(a.resolution, "completed by reconcile job %d (attempt %d)", &rid, &ratt); err == nil {
+				if ras := f.attempts[rid]; ratt >= 1 && ratt <= len(ras) {
+					out[id] = refusal{Job: id, Attempt: a.attempt, Owner: ras[ratt-1].owner}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// countReconciles counts what the reconcile policy did: expired leases
+// moved to reconciling (one reconcile job each), how they were resolved,
+// and what is left.
+func countReconciles(r *Report, f *dbFacts) {
+	rc := &r.Reconcile
+	perExpiry := map[leaseKey]int{}
+	live := map[leaseKey]bool{}
+	for _, j := range f.reconciles {
+		rc.Jobs++
+		k := leaseKey{j.job, j.attempt}
+		perExpiry[k]++
+		if j.status == "pending" || j.status == "processing" {
+			live[k] = true
+		}
+	}
+	for _, n := range perExpiry {
+		if n > 1 {
+			rc.Duplicated++
+		}
+	}
+	for id, job := range f.jobs {
+		as := f.attempts[id]
+		for _, a := range as {
+			switch {
+			case strings.HasPrefix(a.resolution, "completed by"):
+				rc.Completed++
+			case strings.HasPrefix(a.resolution, "retried by"):
+				rc.Retried++
+			}
+		}
+		if job.status == "reconciling" && !live[leaseKey{id, job.attempt}] {
+			rc.Orphaned++
+		}
+	}
 }

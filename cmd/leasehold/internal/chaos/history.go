@@ -3,9 +3,11 @@ package chaos
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sort"
 
+	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
@@ -15,6 +17,9 @@ type attemptRow struct {
 	job, claimed, heartbeat, ended int64
 	attempt                        int
 	owner, outcome                 string
+	// resolution is what a reconciler decided for an attempt whose lease
+	// expired in the reconciling queue.
+	resolution string
 }
 
 // ledgerRow is one recorded charge: which lease wrote it.
@@ -30,20 +35,30 @@ type jobRow struct {
 	attempt int
 }
 
+// reconcileRow is a reconcile job and the payment attempt it reconciles.
+type reconcileRow struct {
+	id      int64
+	status  string
+	job     int64
+	attempt int
+}
+
 // dbFacts is what the checks read from the database once the run is over.
 type dbFacts struct {
-	jobs     map[int64]jobRow
-	attempts map[int64][]attemptRow // by job, in attempt order
-	ledger   []ledgerRow
+	jobs       map[int64]jobRow       // the payment jobs
+	attempts   map[int64][]attemptRow // by job, in attempt order (reconcile jobs' too)
+	ledger     []ledgerRow
+	reconciles map[int64]*reconcileRow // the reconcile jobs, by id
 }
 
 // Queries of the checks. The run's namespace holds only its own jobs and
 // ledger, so nothing needs a filter but the queue.
 const (
-	jobsSQL     = `SELECT id, status, attempt FROM leasehold_jobs WHERE queue = 'chaos'`
-	ledgerSQL   = `SELECT job_id, attempt, owner FROM payments_ledger`
-	pgAttempts  = `SELECT job_id, attempt, owner, ` + pgClaimed + `, ` + pgHeartbeat + `, ` + pgEnded + `, coalesce(outcome, '') FROM leasehold_attempts`
-	sqlAttempts = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, coalesce(outcome, '') FROM leasehold_attempts`
+	jobsSQL       = `SELECT id, status, attempt FROM leasehold_jobs WHERE queue IN ('` + Queue + `', '` + ReconcileQueue + `')`
+	reconcilesSQL = `SELECT id, status, args FROM leasehold_jobs WHERE queue = '` + ReconcilerQueue + `'`
+	ledgerSQL     = `SELECT job_id, attempt, owner FROM payments_ledger`
+	pgAttempts    = `SELECT job_id, attempt, owner, ` + pgClaimed + `, ` + pgHeartbeat + `, ` + pgEnded + `, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts`
+	sqlAttempts   = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts`
 )
 
 // PostgreSQL times as Unix µs, exactly (extract returns numeric).
@@ -55,7 +70,7 @@ const (
 
 // loadFacts reads the jobs, their history and the ledger.
 func loadFacts(ctx context.Context, db *sql.DB, dialect cli.Dialect) (*dbFacts, error) {
-	f := &dbFacts{jobs: map[int64]jobRow{}, attempts: map[int64][]attemptRow{}}
+	f := &dbFacts{jobs: map[int64]jobRow{}, attempts: map[int64][]attemptRow{}, reconciles: map[int64]*reconcileRow{}}
 	err := scanRows(ctx, db, jobsSQL, func(r *sql.Rows) error {
 		var id int64
 		var j jobRow
@@ -73,7 +88,7 @@ func loadFacts(ctx context.Context, db *sql.DB, dialect cli.Dialect) (*dbFacts, 
 	err = scanRows(ctx, db, q, func(r *sql.Rows) error {
 		var a attemptRow
 		var hb, ended sql.NullInt64
-		err := r.Scan(&a.job, &a.attempt, &a.owner, &a.claimed, &hb, &ended, &a.outcome)
+		err := r.Scan(&a.job, &a.attempt, &a.owner, &a.claimed, &hb, &ended, &a.outcome, &a.resolution)
 		a.heartbeat, a.ended = hb.Int64, ended.Int64
 		f.attempts[a.job] = append(f.attempts[a.job], a)
 		return err
@@ -93,7 +108,22 @@ func loadFacts(ctx context.Context, db *sql.DB, dialect cli.Dialect) (*dbFacts, 
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return f, scanRows(ctx, db, reconcilesSQL, func(r *sql.Rows) error {
+		var (
+			rc   reconcileRow
+			args []byte
+		)
+		if err := r.Scan(&rc.id, &rc.status, &args); err != nil {
+			return err
+		}
+		var a leasehold.ReconcileArgs
+		if err := json.Unmarshal(args, &a); err != nil {
+			return fmt.Errorf("reconcile job %d: args %s: %w", rc.id, args, err)
+		}
+		rc.job, rc.attempt = a.JobID, a.Attempt
+		f.reconciles[rc.id] = &rc
+		return nil
+	})
 }
 
 func scanRows(ctx context.Context, db *sql.DB, q string, each func(*sql.Rows) error) error {

@@ -48,6 +48,28 @@ func (c *jobCounts) get() (ok bool, completed, finished, open int64) {
 	return c.ok, c.completed, c.finished, c.open
 }
 
+// set records the counts of qs: completed and finished payments (both
+// payment queues), and the open jobs of every queue of the harness,
+// reconciling payments and unfinished reconcile jobs included.
+func (c *jobCounts) set(qs []*leasehold.QueueStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ok, c.completed, c.finished, c.open = true, 0, 0, 0
+	for _, q := range qs {
+		n := q.Counts
+		switch q.Queue {
+		case Queue, ReconcileQueue:
+			c.completed += n[leasehold.StateCompleted]
+			c.finished += n[leasehold.StateCompleted] + n[leasehold.StateFailed] + n[leasehold.StateCancelled]
+		case ReconcilerQueue:
+		default:
+			continue
+		}
+		c.open += n[leasehold.StatePending] + n[leasehold.StateProcessing] + n[leasehold.StateStuck] +
+			n[leasehold.StateReconciling]
+	}
+}
+
 // count reads the job counts every 250ms until ctx ends.
 func (h *harness) count(ctx context.Context, c *jobCounts) {
 	t := time.NewTicker(250 * time.Millisecond)
@@ -57,17 +79,7 @@ func (h *harness) count(ctx context.Context, c *jobCounts) {
 		qs, err := h.client.QueueStats(qctx)
 		cancel()
 		if err == nil {
-			var n map[leasehold.JobState]int64
-			for _, q := range qs {
-				if q.Queue == Queue {
-					n = q.Counts
-				}
-			}
-			c.mu.Lock()
-			c.ok, c.completed = true, n[leasehold.StateCompleted]
-			c.finished = c.completed + n[leasehold.StateFailed] + n[leasehold.StateCancelled]
-			c.open = n[leasehold.StatePending] + n[leasehold.StateProcessing] + n[leasehold.StateStuck]
-			c.mu.Unlock()
+			c.set(qs)
 		}
 		select {
 		case <-ctx.Done():

@@ -11,26 +11,27 @@ import (
 // Report is the outcome of a chaos run: the figures the checks computed,
 // the faults injected and each invariant's verdict.
 type Report struct {
-	Database        string          `json:"database"`
-	Workers         int             `json:"workers"`
-	Concurrency     int             `json:"concurrency"`
-	TTLSeconds      float64         `json:"lease_ttl_seconds"`
-	WatcherSeconds  float64         `json:"watcher_interval_seconds"`
-	PollSeconds     float64         `json:"poll_interval_seconds"`
-	Seconds         float64         `json:"seconds"`
-	Seed            uint64          `json:"seed"`
-	Unfenced        bool            `json:"unfenced_build,omitempty"`
-	Jobs            JobFigures      `json:"jobs"`
-	Effects         EffectFigures   `json:"effects"`
-	Provider        ProviderFigures `json:"provider"`
-	Refusals        RefusalFigures  `json:"refusals"`
-	Leases          LeaseFigures    `json:"leases"`
-	Reclaim         ReclaimFigures  `json:"reclaim"`
-	Faults          FaultFigures    `json:"faults"`
-	Invariants      []Invariant     `json:"invariants"`
-	Problems        []string        `json:"problems,omitempty"`
-	Kept            string          `json:"kept,omitempty"`
-	WorkerProcesses int             `json:"worker_processes"`
+	Database        string           `json:"database"`
+	Workers         int              `json:"workers"`
+	Concurrency     int              `json:"concurrency"`
+	TTLSeconds      float64          `json:"lease_ttl_seconds"`
+	WatcherSeconds  float64          `json:"watcher_interval_seconds"`
+	PollSeconds     float64          `json:"poll_interval_seconds"`
+	Seconds         float64          `json:"seconds"`
+	Seed            uint64           `json:"seed"`
+	Unfenced        bool             `json:"unfenced_build,omitempty"`
+	Jobs            JobFigures       `json:"jobs"`
+	Effects         EffectFigures    `json:"effects"`
+	Provider        ProviderFigures  `json:"provider"`
+	Refusals        RefusalFigures   `json:"refusals"`
+	Leases          LeaseFigures     `json:"leases"`
+	Reclaim         ReclaimFigures   `json:"reclaim"`
+	Reconcile       ReconcileFigures `json:"reconcile"`
+	Faults          FaultFigures     `json:"faults"`
+	Invariants      []Invariant      `json:"invariants"`
+	Problems        []string         `json:"problems,omitempty"`
+	Kept            string           `json:"kept,omitempty"`
+	WorkerProcesses int              `json:"worker_processes"`
 }
 
 // JobFigures count the jobs by final state, and their attempts.
@@ -42,10 +43,29 @@ type JobFigures struct {
 	Pending    int `json:"pending"`
 	Processing int `json:"processing"`
 	Stuck      int `json:"stuck"`
-	Attempts   int `json:"attempts"`
+	// Reconciling counts payments left waiting for their reconciler.
+	Reconciling int `json:"reconciling"`
+	Attempts    int `json:"attempts"`
 	// Expired counts attempts whose lease ran out (lease_expired): taken
 	// over by a claim or moved by the watcher.
 	Expired int `json:"attempts_expired"`
+}
+
+// ReconcileFigures describe the payments under the reconcile policy whose
+// lease expired: each went to reconciling with one reconcile job, which
+// asked the provider and either recorded the charge and completed the
+// payment, or sent it back to be charged.
+type ReconcileFigures struct {
+	// Jobs counts the reconcile jobs inserted.
+	Jobs int `json:"reconcile_jobs"`
+	// Completed and Retried count the resolutions.
+	Completed int `json:"resolved_completed"`
+	Retried   int `json:"resolved_retried"`
+	// Duplicated counts expired attempts with more than one reconcile job.
+	Duplicated int `json:"expiries_with_two_reconcile_jobs"`
+	// Orphaned counts payments left reconciling with no unfinished
+	// reconcile job.
+	Orphaned int `json:"reconciling_without_reconciler"`
 }
 
 // EffectFigures describe the ledger: one row per completed job, written
@@ -68,6 +88,7 @@ type ProviderFigures struct {
 	Charges  int `json:"charges"` // distinct idempotency keys
 	Replays  int `json:"replays"`
 	Stalls   int `json:"stalls"`
+	Lookups  int `json:"lookups"` // reconcilers asking by idempotency key
 }
 
 // RefusalFigures count late writes the fence refused.
@@ -157,12 +178,15 @@ func (r *Report) Print(w io.Writer) {
 	j, e, rf, l, rc, f := r.Jobs, r.Effects, r.Refusals, r.Leases, r.Reclaim, r.Faults
 	t.Row("jobs inserted", itoa(j.Inserted), "")
 	t.Row("jobs completed", itoa(j.Completed), fmt.Sprintf("failed %d, cancelled %d", j.Failed, j.Cancelled))
-	t.Row("jobs left pending", itoa(j.Pending+j.Processing+j.Stuck), fmt.Sprintf("pending %d, processing %d, stuck %d (must be 0)", j.Pending, j.Processing, j.Stuck))
+	t.Row("jobs left pending", itoa(j.Pending+j.Processing+j.Stuck+j.Reconciling), fmt.Sprintf("pending %d, processing %d, stuck %d, reconciling %d (must be 0)",
+		j.Pending, j.Processing, j.Stuck, j.Reconciling))
 	t.Row("attempts", itoa(j.Attempts), fmt.Sprintf("%d leases expired and were taken back", j.Expired))
 	t.Row("ledger effects per completed job", effectsPerJob(e), fmt.Sprintf("%d rows; %d jobs with 1, %d with none, %d with duplicates (%d extra rows), %d on jobs not completed",
 		e.Rows, e.ExactlyOne, e.Missing, e.Duplicated, e.ExtraRows, e.OnUnfinished))
 	t.Row("effects not by the completing lease", itoa(e.NotByCompleter), "ledger rows whose lease is not the one the history completed")
 	t.Row("provider charges", itoa(r.Provider.Charges), fmt.Sprintf("%d requests, %d idempotent replays, %d stalls", r.Provider.Requests, r.Provider.Replays, r.Provider.Stalls))
+	t.Row("reconcile jobs", itoa(r.Reconcile.Jobs), fmt.Sprintf("queue %s: %d healed as charged, %d sent back to be charged; %d provider lookups",
+		ReconcileQueue, r.Reconcile.Completed, r.Reconcile.Retried, r.Provider.Lookups))
 	t.Row("completions refused (lease lost)", itoa(rf.Completions), fmt.Sprintf("%d of them left an effect (must be 0)", rf.WithEffect))
 	t.Row("late writes refused / leases lost", fmt.Sprintf("%d / %d", rf.LateWrites, rf.LeasesLost), "workers' Stats: FinishRefused / LeaseLost")
 	t.Row("jobs with overlapping live leases", itoa(l.Overlapping), fmt.Sprintf("%d attempt pairs, %d expired leases (%d with renewal evidence); %d claims timed before the previous end",

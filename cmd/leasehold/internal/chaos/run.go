@@ -154,16 +154,20 @@ func (h *harness) enqueue(ctx context.Context) error {
 		jobs := make([]leasehold.InsertManyParams, n)
 		for i := range jobs {
 			id := fmt.Sprintf("chaos-%s-%07d", h.run, from+i+1)
+			queue := Queue
+			if (from+i)%reconcileEvery == reconcileEvery-1 {
+				queue = ReconcileQueue
+			}
 			jobs[i] = leasehold.InsertManyParams{
 				Args: payments.ChargeArgs{PaymentID: id, AmountCents: int64(100 + (from+i)%9900), Currency: "EUR"},
-				Opts: &leasehold.InsertOpts{Queue: Queue, MaxAttempts: 1000},
+				Opts: &leasehold.InsertOpts{Queue: queue, MaxAttempts: 1000},
 			}
 		}
 		if _, err := h.client.InsertBulk(ctx, jobs); err != nil {
 			return fmt.Errorf("chaos: enqueue: %w", err)
 		}
 	}
-	h.logf("enqueued %d payment jobs in queue %s", h.o.Jobs, Queue)
+	h.logf("enqueued %d payment jobs in queues %s and %s (reconciled when a lease expires)", h.o.Jobs, Queue, ReconcileQueue)
 	return nil
 }
 

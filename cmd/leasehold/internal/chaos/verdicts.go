@@ -13,9 +13,13 @@ func (h *harness) verdicts(r *Report) []Invariant {
 		out = append(out, Invariant{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
 	j, e, rf, l, rc := r.Jobs, r.Effects, r.Refusals, r.Leases, r.Reclaim
-	left := j.Pending + j.Processing + j.Stuck
+	left := j.Pending + j.Processing + j.Stuck + j.Reconciling
 	add("drained", left == 0 && j.Completed+j.Failed+j.Cancelled == j.Inserted,
-		"%d of %d jobs finished, %d left pending/processing/stuck", j.Completed+j.Failed+j.Cancelled, j.Inserted, left)
+		"%d of %d jobs finished, %d left pending/processing/stuck/reconciling", j.Completed+j.Failed+j.Cancelled, j.Inserted, left)
+	rcf := r.Reconcile
+	add("one-reconciler-per-expiry", rcf.Duplicated == 0 && rcf.Orphaned == 0,
+		"%d reconcile jobs (%d payments healed as charged, %d sent back to be charged); %d expiries with two reconcile jobs, %d payments reconciling without one",
+		rcf.Jobs, rcf.Completed, rcf.Retried, rcf.Duplicated, rcf.Orphaned)
 	add("one-effect-per-job", e.Missing == 0 && e.Duplicated == 0 && e.OnUnfinished == 0 && e.ExactlyOne == j.Completed,
 		"%d completed jobs: %d with one ledger row, %d with none, %d with duplicates; %d rows on jobs not completed",
 		j.Completed, e.ExactlyOne, e.Missing, e.Duplicated, e.OnUnfinished)

@@ -19,6 +19,26 @@ import (
 // Queue is the queue of the harness's payment jobs.
 const Queue = "chaos"
 
+// ReconcileQueue holds the payment jobs under the reconcile policy: one in
+// reconcileEvery of the harness's payments. A lease of theirs that expires
+// goes to reconciling, with a reconcile job in ReconcilerQueue.
+const (
+	ReconcileQueue  = "chaos-reconcile"
+	ReconcilerQueue = "chaos-reconciler"
+	reconcileEvery  = 4
+)
+
+// workerQueues are the queues every worker works: both payment queues and
+// the reconcile jobs' queue.
+func workerQueues(concurrency int) map[string]leasehold.QueueConfig {
+	return map[string]leasehold.QueueConfig{
+		Queue: {MaxWorkers: concurrency},
+		ReconcileQueue: {MaxWorkers: concurrency,
+			Reconcile: &leasehold.ReconcilePolicy{Queue: ReconcilerQueue, MaxAttempts: 1000}},
+		ReconcilerQueue: {MaxWorkers: max(concurrency/4, 1)},
+	}
+}
+
 // WorkerOptions configure one worker process of the harness.
 type WorkerOptions struct {
 	DB          *cli.DB
@@ -94,7 +114,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	driver, rec := wrap(o.DB.Driver, o.DB.Target.Dialect, out)
 	client, err := payments.NewClient(leasehold.Config{
 		Driver:          driver,
-		Queues:          map[string]leasehold.QueueConfig{Queue: {MaxWorkers: o.Concurrency}},
+		Queues:          workerQueues(o.Concurrency),
 		LeaseTTL:        o.TTL,
 		WatcherInterval: o.WatcherInterval,
 		PollInterval:    o.PollInterval,
@@ -102,7 +122,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		Owner:           o.Owner,
 		Logger:          o.Logger,
 		RetryPolicy:     &leasehold.ExponentialBackoff{Base: 50 * time.Millisecond, Max: time.Second, Jitter: 0.2},
-	}, ledger, o.ProviderURL, payments.Options{HTTPClient: detachedClient(o.Concurrency)})
+	}, ledger, o.ProviderURL, payments.Options{HTTPClient: detachedClient(o.Concurrency), Reconcile: true})
 	if err != nil {
 		return fmt.Errorf("chaos worker: %w", err)
 	}

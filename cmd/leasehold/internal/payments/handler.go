@@ -15,6 +15,10 @@ type Options struct {
 	// HTTPClient calls the provider. Default: no overall timeout; the
 	// job's lease context bounds each call.
 	HTTPClient *http.Client
+	// Reconcile registers the reconciler too (leasehold.ReconcileArgs):
+	// for clients working the reconcile queue of a payment queue
+	// configured with leasehold.QueueConfig.Reconcile.
+	Reconcile bool
 }
 
 // handler charges one payment per job.
@@ -27,7 +31,8 @@ type handler struct {
 // cfg.Workers (created when nil; kinds already registered are kept) gets
 // the payment.charge handler, which charges through the provider at
 // providerURL and records each charge in ledger with CompleteTx, on the
-// client it runs in (leasehold.ClientFromContext).
+// client it runs in (leasehold.ClientFromContext), and with
+// Options.Reconcile the reconciler of payments whose lease expired.
 func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Options) (*leasehold.Client, error) {
 	pc, err := NewProviderClient(providerURL, opts.HTTPClient)
 	if err != nil {
@@ -42,6 +47,12 @@ func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Op
 	h := &handler{ledger: ledger, provider: pc}
 	if err := leasehold.AddWorker[ChargeArgs](cfg.Workers, h); err != nil {
 		return nil, err
+	}
+	if opts.Reconcile {
+		r := &reconciler{ledger: ledger, provider: pc}
+		if err := leasehold.AddWorker[leasehold.ReconcileArgs](cfg.Workers, r); err != nil {
+			return nil, err
+		}
 	}
 	return leasehold.NewClient(cfg)
 }

@@ -73,6 +73,7 @@ type ProviderStats struct {
 	Charges  int // distinct charges recorded (one per idempotency key)
 	Replays  int // requests answered with an existing charge
 	Stalls   int // requests that stalled
+	Lookups  int // lookups by idempotency key (reconciliation)
 }
 
 // Provider is an in-process stand-in for a payment provider: an HTTP
@@ -104,6 +105,7 @@ func StartProvider(cfg ProviderConfig) (*Provider, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+ChargePath, p.handleCharge)
+	mux.HandleFunc("GET "+ChargePath, p.handleLookup)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	p.served.Add(1)
 	go func() {
