@@ -57,14 +57,14 @@ func testCheckpoints(c *tc) {
 	}
 	c.timeIn("checkpoint WrittenAt", first.WrittenAt, before, after)
 	for _, k := range c.h.TxKinds {
-		tx, commit, rollback := k.Begin(c.T, c.d)
+		tx, _, rollback := k.Begin(c.T, c.d)
 		if _, err := c.checkpoint(tx, fenceOf(j, "w"), "rolled-back", `1`); err != nil {
 			c.Fatalf("Checkpoint in %s: %v", k.Name, err)
 		}
 		if err := rollback(); err != nil {
 			c.Fatalf("rollback: %v", err)
 		}
-		tx, commit, _ = k.Begin(c.T, c.d)
+		tx, commit, _ := k.Begin(c.T, c.d)
 		if _, err := c.checkpoint(tx, fenceOf(j, "w"), "in-"+k.Name, `"answered"`); err != nil {
 			c.Fatalf("Checkpoint in %s: %v", k.Name, err)
 		}

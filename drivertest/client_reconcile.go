@@ -210,10 +210,10 @@ func handlerFenced(ctx context.Context, c *leasehold.Client, kind TxKind, t *tes
 		return err
 	}
 	if _, err := leasehold.Checkpoint(ctx, "bad name", nil); !errors.Is(err, leasehold.ErrInvalidArgs) {
-		return fmt.Errorf("Checkpoint with a bad name = %v, want ErrInvalidArgs", err)
+		return fmt.Errorf("a checkpoint with a bad name: %v, want ErrInvalidArgs", err)
 	}
 	if err := c.ResolveReconcile(ctx, job.JobRow, leasehold.Resolution{Action: leasehold.ResolveComplete}); !errors.Is(err, leasehold.ErrInvalidArgs) {
-		return fmt.Errorf("ResolveReconcile from a job that reconciles nothing = %v, want ErrInvalidArgs", err)
+		return fmt.Errorf("a resolution from a job that reconciles nothing: %v, want ErrInvalidArgs", err)
 	}
 	tx, commit, rollback := kind.Begin(t, d)
 	if err := leasehold.FenceTx(ctx, tx); err != nil {

@@ -307,8 +307,8 @@ func (c *tc) checkResolved(orig *leasehold.JobRow, state leasehold.JobState, fre
 // testResolveFenced: a resolution whose reconcile lease is not held is
 // refused with ErrLeaseLost and writes nothing: a wrong owner or
 // attempt, a lease that expired (before anyone took it over), one taken
-// over by another reconciler; and in a caller's transaction it commits
-// or rolls back with it.
+// over by another reconciler; and in a caller's transaction of each kind
+// it commits or rolls back with it.
 func testResolveFenced(c *tc) {
 	orig, rec := c.reconciling(shortTTL)
 	done := c.resolution(statemachine.ResolveComplete, 0, "")
@@ -325,7 +325,7 @@ func testResolveFenced(c *tc) {
 	if err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", done, "x")); !errors.Is(err, leasehold.ErrLeaseLost) {
 		c.Errorf("Resolve under an expired reconcile lease = %v, want ErrLeaseLost", err)
 	}
-	taken := c.claimID(c.d, rec.ID, "rec-2", liveTTL, true)
+	c.claimID(c.d, rec.ID, "rec-2", liveTTL, true)
 	if err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", done, "x")); !errors.Is(err, leasehold.ErrLeaseLost) {
 		c.Errorf("Resolve by a reconciler whose lease was taken over = %v, want ErrLeaseLost", err)
 	}
@@ -334,24 +334,33 @@ func testResolveFenced(c *tc) {
 		c.Errorf("refused resolutions recorded %q", as[0].Resolution)
 	}
 	for _, k := range c.h.TxKinds {
-		tx, commit, rollback := k.Begin(c.T, c.d)
-		if err := c.d.Resolve(c.ctx, tx, resolveParams(orig, taken, "rec-2", done, "in tx")); err != nil {
-			c.Fatalf("Resolve in %s: %v", k.Name, err)
-		}
-		if err := rollback(); err != nil {
-			c.Fatalf("rollback: %v", err)
-		}
-		c.unchanged("the reconciling job after a rolled-back Resolve in "+k.Name, origBefore)
-		tx, commit, _ = k.Begin(c.T, c.d)
-		if err := c.d.Resolve(c.ctx, tx, resolveParams(orig, taken, "rec-2", done, "in tx")); err != nil {
-			c.Fatalf("Resolve in %s: %v", k.Name, err)
-		}
-		if err := commit(); err != nil {
-			c.Fatalf("commit: %v", err)
-		}
-		c.eq("state after a committed Resolve in "+k.Name, c.get(orig.ID).State, leasehold.StateCompleted)
-		break // the job is resolved: one kind commits
+		c.checkResolveInTx(k)
 	}
+}
+
+// checkResolveInTx: a resolution in a caller's transaction of kind k
+// takes effect when it commits and not when it rolls back.
+func (c *tc) checkResolveInTx(k TxKind) {
+	c.Helper()
+	orig, rec := c.reconciling(liveTTL)
+	before := c.snap(orig.ID)
+	p := resolveParams(orig, rec, "rec-w", c.resolution(statemachine.ResolveComplete, 0, ""), "in tx")
+	tx, _, rollback := k.Begin(c.T, c.d)
+	if err := c.d.Resolve(c.ctx, tx, p); err != nil {
+		c.Fatalf("Resolve in %s: %v", k.Name, err)
+	}
+	if err := rollback(); err != nil {
+		c.Fatalf("rollback: %v", err)
+	}
+	c.unchanged("the reconciling job after a rolled-back Resolve in "+k.Name, before)
+	tx, commit, _ := k.Begin(c.T, c.d)
+	if err := c.d.Resolve(c.ctx, tx, p); err != nil {
+		c.Fatalf("Resolve in %s: %v", k.Name, err)
+	}
+	if err := commit(); err != nil {
+		c.Fatalf("commit: %v", err)
+	}
+	c.eq("state after a committed Resolve in "+k.Name, c.get(orig.ID).State, leasehold.StateCompleted)
 }
 
 // testOperatorOnReconciling: an operator may retry or cancel a
