@@ -54,3 +54,48 @@ func TestDemo(t *testing.T) {
 		}
 	})
 }
+
+// TestDemoReconcile runs the reconciliation story end to end: on the
+// default SQLite file, and with --json on PostgreSQL. Workers are killed
+// right after a charge and webhooks are lost; every such payment must be
+// healed, none charged twice, one ledger row per charge.
+func TestDemoReconcile(t *testing.T) {
+	check := func(t *testing.T, s demo.ReconcileSummary, out string) {
+		t.Helper()
+		if !s.OK || s.Completed != s.Payments || s.LedgerRows != int64(s.Payments) || s.Charges != s.Payments ||
+			s.ChargedTwice != 0 || s.WebhooksLost == 0 || s.HealedByScan == 0 || s.HealedByReconciler == 0 ||
+			s.Healed != s.ChargedWhilePending || len(s.Killed) == 0 {
+			t.Errorf("demo reconcile summary = %+v\n%s", s, out)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		r := runIn(t, dir, nil, "--json", "demo", "reconcile", "--payments", "24")
+		if r.code != 0 {
+			t.Fatalf("demo reconcile: %s", r)
+		}
+		var s demo.ReconcileSummary
+		if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+			t.Fatalf("demo reconcile --json: %v\n%s", err, r)
+		}
+		check(t, s, r.stderr)
+		for _, want := range []string{"SIGKILL w", "reconciling", "scan: ", "heal job"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("demo reconcile story lacks %q:\n%s", want, r.stderr)
+			}
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		r := runIn(t, "", nil, "--db", testdb.PostgresURL(t), "demo", "reconcile", "--payments", "24")
+		if r.code != 0 {
+			t.Fatalf("demo reconcile: %s", r)
+		}
+		for _, want := range []string{"charged while pending", "healed", "charged twice            0", "OK: 24 payments, 24 charges, 24 ledger rows"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("demo reconcile output lacks %q:\n%s", want, r.stdout)
+			}
+		}
+	})
+}

@@ -60,6 +60,7 @@ schedule shares its slots, one job per slot (` + "`leasehold periodic list`" + `
 	fl.Var(cli.NewDurationValue(&f.o.PollInterval, leasehold.DefaultPollInterval, 10*time.Millisecond, time.Hour), "poll-interval", "how often idle workers look for jobs")
 	fl.Var(cli.NewDurationValue(&f.o.ShutdownTimeout, leasehold.DefaultShutdownTimeout, 10*time.Millisecond, time.Hour), "shutdown-timeout", "how long running jobs may finish at shutdown")
 	fl.StringVar(&f.o.ProviderURL, "provider", "", "payment provider base URL (default: an in-process stand-in)")
+	fl.StringVar(&f.o.ReconcileInto, "reconcile-into", "", "reconcile the --queue jobs whose lease expires, with reconcile jobs in this queue (worked too)")
 	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
@@ -80,6 +81,14 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	for _, q := range f.o.Queues {
 		if err := leasehold.ValidateQueue(q); err != nil {
 			return cli.UsageError(fmt.Errorf("--queue: %w", err))
+		}
+		if q == f.o.ReconcileInto {
+			return cli.Usagef("--reconcile-into %s: the reconcile queue must not be one of --queue", q)
+		}
+	}
+	if f.o.ReconcileInto != "" {
+		if err := leasehold.ValidateQueue(f.o.ReconcileInto); err != nil {
+			return cli.UsageError(fmt.Errorf("--reconcile-into: %w", err))
 		}
 	}
 	queue := leasehold.DefaultQueue

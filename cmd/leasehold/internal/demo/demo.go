@@ -100,28 +100,19 @@ type demo struct {
 	stallLog []payments.ChargeRequest // every stalled charge
 
 	story story
+	rec   *reconcileStory // the reconciliation story's, nil in the default one
 }
 
 // Run runs the demo and returns its summary; Summary.OK says whether
 // every payment was completed, charged once and recorded once. An error
 // means the demo could not run to the end.
 func Run(ctx context.Context, o Options) (*Summary, error) {
-	o = o.withDefaults()
-	if o.Executable == "" {
-		return nil, errors.New("demo: no executable for the workers")
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.withDefaults().Timeout)
 	defer cancel()
-	run, err := newRunID()
+	d, err := newDemo(o)
 	if err != nil {
 		return nil, err
 	}
-	d := &demo{
-		o: o, scr: newScreen(o.Out, o.TTY), run: run, queue: "demo-" + run, start: time.Now(),
-		stalls: make(chan payments.ChargeRequest, 4096),
-	}
-	d.trap = fleet.NewTrap(o.StallProbability, mrand.Uint64(), d.onStall)
-	d.fleet = fleet.New(d.trap)
 	defer d.teardown()
 	if err := d.setup(ctx); err != nil {
 		return nil, err
@@ -133,6 +124,25 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	d.scr.Event("all %d payments are finished; stopping the workers", o.Payments)
 	stats := d.stopWorkers()
 	return d.summarize(context.WithoutCancel(ctx), stats)
+}
+
+// newDemo returns a run of o (defaults filled), with its trap and fleet.
+func newDemo(o Options) (*demo, error) {
+	o = o.withDefaults()
+	if o.Executable == "" {
+		return nil, errors.New("demo: no executable for the workers")
+	}
+	run, err := newRunID()
+	if err != nil {
+		return nil, err
+	}
+	d := &demo{
+		o: o, scr: newScreen(o.Out, o.TTY), run: run, queue: "demo-" + run, start: time.Now(),
+		stalls: make(chan payments.ChargeRequest, 4096),
+	}
+	d.trap = fleet.NewTrap(o.StallProbability, mrand.Uint64(), d.onStall)
+	d.fleet = fleet.New(d.trap)
+	return d, nil
 }
 
 func newRunID() (string, error) {

@@ -79,6 +79,9 @@ func (d *demo) next(ctx context.Context, tick <-chan time.Time) error {
 			return fmt.Errorf("worker %s exited unexpectedly (%v): %s", p.Name(), p.Err(), p.LogTail(3))
 		}
 	case <-tick:
+		if d.rec != nil {
+			return d.reconcileTick(ctx)
+		}
 		return d.tick(ctx)
 	}
 	return nil

@@ -48,7 +48,7 @@ type trackedLease struct {
 
 // workerArgs are the flags of a demo worker.
 func (d *demo) workerArgs(owner string) []string {
-	return []string{
+	args := []string{
 		"work", "--report-every", reportEvery.String(), "--log-level", "warn", "--stop-on-stdin-eof",
 		"--queue", d.queue, "--owner", owner,
 		"--concurrency", strconv.Itoa(d.o.Concurrency),
@@ -56,6 +56,10 @@ func (d *demo) workerArgs(owner string) []string {
 		"--poll-interval", "100ms", "--shutdown-timeout", "5s",
 		"--provider", d.provider.URL(),
 	}
+	if d.rec != nil {
+		args = append(args, "--reconcile-into", d.rec.queue)
+	}
+	return args
 }
 
 // workerDB is the database location handed to workers.
@@ -68,12 +72,17 @@ func (d *demo) workerDB() string {
 
 // startWorkers arms the trap for the story's faults, past the warm-up,
 // and starts the workers.
-func (d *demo) startWorkers(context.Context) error {
+func (d *demo) startWorkers(ctx context.Context) error {
 	faults := 1
 	if fleet.CanFreeze {
 		faults = 2
 	}
 	d.trap.ArmAfter(d.warmUp(), faults)
+	return d.startFleet(ctx, "")
+}
+
+// startFleet starts the workers; note ends the line told for each.
+func (d *demo) startFleet(_ context.Context, note string) error {
 	for i := 1; i <= d.o.Workers; i++ {
 		name := fmt.Sprintf("w%d", i)
 		owner := fmt.Sprintf("demo-%s-%s", d.run, name)
@@ -83,7 +92,7 @@ func (d *demo) startWorkers(context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.scr.Event("started worker %s (pid %d): leasehold work --queue %s --ttl %s", p.Name(), p.Pid(), d.queue, d.o.TTL)
+		d.scr.Event("started worker %s (pid %d): leasehold work --queue %s --ttl %s%s", p.Name(), p.Pid(), d.queue, d.o.TTL, note)
 	}
 	return nil
 }
@@ -302,13 +311,16 @@ func (d *demo) followLeases(ctx context.Context) {
 
 // describeMove says what became of a tracked lease.
 func (d *demo) describeMove(info *leasehold.JobInfo, t trackedLease) string {
-	ended := "ended"
+	ended, resolution := "ended", ""
 	for _, a := range info.Attempts {
 		if a.Attempt == t.attempt && a.Outcome != leasehold.OutcomeRunning {
-			ended = string(a.Outcome)
+			ended, resolution = string(a.Outcome), a.Resolution
 		}
 	}
 	s := fmt.Sprintf("%s's attempt %d ended %s", t.p.Name(), t.attempt, ended)
+	if resolution != "" {
+		return s + "; the watcher sent it to reconciling, and it was " + resolution
+	}
 	switch info.State {
 	case leasehold.StateProcessing:
 		return s + fmt.Sprintf("; attempt %d is leased by %s", info.Attempt, d.nameOf(info.LeaseOwner))

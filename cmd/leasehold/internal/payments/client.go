@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,12 @@ import (
 
 	"github.com/leasehold/leasehold"
 )
+
+// ErrAwaitingWebhook reports a charge the provider accepted without
+// answering its result: it comes later by webhook. The payment stays
+// pending until then; if the webhook is lost, only reconciliation (a
+// lookup by the idempotency key) finds out that it was charged.
+var ErrAwaitingWebhook = errors.New("charge accepted: the result comes by webhook")
 
 // ProviderClient calls a payment provider's charge endpoint.
 type ProviderClient struct {
@@ -55,6 +62,9 @@ func (c *ProviderClient) Charge(ctx context.Context, req ChargeRequest) (*Charge
 		return nil, fmt.Errorf("charge %s: %w", req.PaymentID, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusAccepted {
+		return nil, fmt.Errorf("charge %s: %w", req.PaymentID, ErrAwaitingWebhook)
+	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		err := fmt.Errorf("charge %s: provider answered %s: %s", req.PaymentID, resp.Status, bytes.TrimSpace(msg))

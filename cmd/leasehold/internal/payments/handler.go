@@ -15,9 +15,10 @@ type Options struct {
 	// HTTPClient calls the provider. Default: no overall timeout; the
 	// job's lease context bounds each call.
 	HTTPClient *http.Client
-	// Reconcile registers the reconciler too (leasehold.ReconcileArgs):
-	// for clients working the reconcile queue of a payment queue
-	// configured with leasehold.QueueConfig.Reconcile.
+	// Reconcile registers the reconcilers too: of payment jobs whose
+	// lease expired in a queue configured with
+	// leasehold.QueueConfig.Reconcile (leasehold.ReconcileArgs), and of
+	// payments a scan found pending too long (HealArgs).
 	Reconcile bool
 }
 
@@ -53,6 +54,9 @@ func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Op
 		if err := leasehold.AddWorker[leasehold.ReconcileArgs](cfg.Workers, r); err != nil {
 			return nil, err
 		}
+		if err := leasehold.AddWorker[HealArgs](cfg.Workers, &healer{r}); err != nil {
+			return nil, err
+		}
 	}
 	return leasehold.NewClient(cfg)
 }
@@ -76,6 +80,9 @@ func (h *handler) Work(ctx context.Context, job *leasehold.Job[ChargeArgs]) erro
 		AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),
 		Owner: leasehold.ClientFromContext(ctx).Owner(), JobID: job.ID, Attempt: job.Attempt,
 	})
+	if errors.Is(err, ErrAwaitingWebhook) {
+		return nil // submitted: the payment stays pending until the webhook records it
+	}
 	if err != nil {
 		return err
 	}

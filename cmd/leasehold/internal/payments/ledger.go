@@ -183,3 +183,29 @@ func (l *Ledger) Count(ctx context.Context, prefix string) (int64, error) {
 	}
 	return n, nil
 }
+
+// Recorded returns the ids of the recorded payments whose id starts with
+// prefix.
+func (l *Ledger) Recorded(ctx context.Context, prefix string) (map[string]bool, error) {
+	q := `SELECT payment_id FROM payments_ledger WHERE substr(payment_id, 1, length($1)) = $1`
+	if l.dialect == SQLite {
+		q = `SELECT payment_id FROM payments_ledger WHERE substr(payment_id, 1, length(?1)) = ?1`
+	}
+	rows, err := l.db.QueryContext(ctx, q, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("payments: read ledger: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("payments: read ledger: %w", err)
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("payments: read ledger: %w", err)
+	}
+	return out, nil
+}

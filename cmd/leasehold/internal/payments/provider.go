@@ -63,6 +63,11 @@ type ProviderConfig struct {
 	// OnStall, if set, is called when a request starts stalling. It must
 	// not block.
 	OnStall func(ChargeRequest)
+	// LoseWebhook decides which new charges are answered asynchronously:
+	// the charge is recorded and the answer is 202 Accepted, the result
+	// to come by a webhook that this stand-in never sends (the webhook is
+	// lost). Nil answers every charge at once.
+	LoseWebhook func(ChargeRequest) bool
 	// Seed makes the latencies reproducible.
 	Seed uint64
 }
@@ -74,6 +79,10 @@ type ProviderStats struct {
 	Replays  int // requests answered with an existing charge
 	Stalls   int // requests that stalled
 	Lookups  int // lookups by idempotency key (reconciliation)
+	// WebhooksLost counts charges answered 202 whose webhook never came.
+	WebhooksLost int
+	// ChargedTwice counts payments charged under more than one key.
+	ChargedTwice int
 }
 
 // Provider is an in-process stand-in for a payment provider: an HTTP
@@ -87,6 +96,9 @@ type Provider struct {
 	mu     sync.Mutex
 	rng    *rand.Rand
 	byKey  map[string]*Charge
+	keysOf map[string]int  // payment id -> charges recorded for it
+	madeBy []ChargeRequest // the request that created each charge, in order
+	lost   map[string]bool // idempotency keys whose webhook was lost
 	stats  ProviderStats
 	served sync.WaitGroup
 }
@@ -101,7 +113,7 @@ func StartProvider(cfg ProviderConfig) (*Provider, error) {
 		cfg:   cfg,
 		url:   "http://" + ln.Addr().String(),
 		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		byKey: map[string]*Charge{},
+		byKey: map[string]*Charge{}, keysOf: map[string]int{}, lost: map[string]bool{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+ChargePath, p.handleCharge)
@@ -149,6 +161,11 @@ func (p *Provider) handleCharge(w http.ResponseWriter, r *http.Request) {
 		return // the caller hung up (or died) while we stalled
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if p.WebhookLost(req.IdempotencyKey) {
+		w.WriteHeader(http.StatusAccepted)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "pending", "payment_id": req.PaymentID})
+		return
+	}
 	if charge.Replayed {
 		w.Header().Set(HeaderReplayed, "true")
 	}
@@ -167,6 +184,14 @@ func (p *Provider) record(req ChargeRequest) (Charge, time.Duration, bool) {
 		p.stats.Replays++
 	} else {
 		p.stats.Charges++
+		if p.keysOf[req.PaymentID]++; p.keysOf[req.PaymentID] == 2 {
+			p.stats.ChargedTwice++
+		}
+		p.madeBy = append(p.madeBy, req)
+		if p.cfg.LoseWebhook != nil && p.cfg.LoseWebhook(req) {
+			p.lost[req.IdempotencyKey] = true
+			p.stats.WebhooksLost++
+		}
 		c = &Charge{
 			ID: "ch_" + strconv.Itoa(p.stats.Charges), PaymentID: req.PaymentID, AmountCents: req.AmountCents,
 			Currency: req.Currency, IdempotencyKey: req.IdempotencyKey,
@@ -180,6 +205,22 @@ func (p *Provider) record(req ChargeRequest) (Charge, time.Duration, bool) {
 		return answer, p.cfg.StallFor, true
 	}
 	return answer, p.latency(), false
+}
+
+// Made returns, for each charge recorded, the request that created it:
+// which lease (owner, job, attempt) made the charge.
+func (p *Provider) Made() []ChargeRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]ChargeRequest(nil), p.madeBy...)
+}
+
+// WebhookLost reports whether the provider lost the webhook of the charge
+// of key: it answers it 202, and never tells the result.
+func (p *Provider) WebhookLost(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lost[key]
 }
 
 // latency draws a normal response time; p.mu is held.

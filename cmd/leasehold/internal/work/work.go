@@ -38,6 +38,11 @@ type Options struct {
 	// ProviderURL is the payment provider; empty starts an in-process
 	// stand-in.
 	ProviderURL string
+	// ReconcileInto, when set, puts every queue of Queues under the
+	// reconcile policy (leasehold.QueueConfig.Reconcile) with this queue
+	// for the reconcile jobs, works it too, and runs the payment
+	// reconcilers.
+	ReconcileInto string
 	// Owner names the worker instance (default host-pid-random).
 	Owner string
 	// UntilIdle stops the worker once its queues hold no pending or
@@ -154,7 +159,7 @@ func newClient(ctx context.Context, o Options, m *metricsServer) (*leasehold.Cli
 	if _, err := o.DB.Driver.Migrate(ctx); err != nil {
 		return nil, noop, fmt.Errorf("migrate %s: %w", o.DB.Target, err)
 	}
-	deps := jobkinds.Deps{Kinds: o.Kinds}
+	deps := jobkinds.Deps{Kinds: o.Kinds, Payments: payments.Options{Reconcile: o.ReconcileInto != ""}}
 	closeProvider := noop
 	if jobkinds.Runs(o.Kinds, payments.Kind) {
 		var err error
@@ -221,6 +226,13 @@ func config(o Options) leasehold.Config {
 	queues := map[string]leasehold.QueueConfig{}
 	for _, q := range o.Queues {
 		queues[q] = leasehold.QueueConfig{MaxWorkers: o.Concurrency}
+		if o.ReconcileInto != "" {
+			queues[q] = leasehold.QueueConfig{MaxWorkers: o.Concurrency,
+				Reconcile: &leasehold.ReconcilePolicy{Queue: o.ReconcileInto}}
+		}
+	}
+	if o.ReconcileInto != "" {
+		queues[o.ReconcileInto] = leasehold.QueueConfig{MaxWorkers: o.Concurrency}
 	}
 	return leasehold.Config{
 		Driver: o.DB.Driver, Queues: queues, LeaseTTL: o.TTL, WatcherInterval: o.WatcherInterval,

@@ -1,0 +1,84 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/leasehold/leasehold"
+)
+
+// HealKind is the kind of the jobs that heal a payment a scan found
+// pending too long (its webhook lost, say): one per payment.
+const HealKind = "payment.heal"
+
+// HealArgs name a payment to heal: the payment, the idempotency key its
+// charge job passed to the provider, and that job.
+type HealArgs struct {
+	PaymentID      string `json:"payment_id"`
+	IdempotencyKey string `json:"idempotency_key"`
+	JobID          int64  `json:"job_id"`
+	AmountCents    int64  `json:"amount_cents"`
+	Currency       string `json:"currency,omitempty"`
+}
+
+// Kind implements leasehold.Args.
+func (HealArgs) Kind() string { return HealKind }
+
+// HealUniqueKey is the unique key of the heal job of paymentID: a scan
+// that runs again while the payment is still pending inserts no second
+// heal job for it.
+func HealUniqueKey(paymentID string) string { return "heal:" + paymentID }
+
+// errNotCharged reports a payment the provider has no charge for (yet).
+var errNotCharged = errors.New("the provider has no charge for this key")
+
+// healer runs the heal jobs.
+type healer struct{ r *reconciler }
+
+// Work asks the provider for the payment's charge by its idempotency key
+// and, when it was charged, records it and completes the heal job in one
+// transaction (the fenced completion). A payment the provider has not
+// charged is retried later.
+func (h *healer) Work(ctx context.Context, job *leasehold.Job[HealArgs]) error {
+	a := job.Args
+	ch, err := h.r.provider.Lookup(ctx, a.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	if ch == nil {
+		return fmt.Errorf("payments: heal %s: %w", a.PaymentID, errNotCharged)
+	}
+	return h.record(ctx, job, ch)
+}
+
+// record writes the ledger row and completes the heal job atomically.
+func (h *healer) record(ctx context.Context, job *leasehold.Job[HealArgs], ch *Charge) (err error) {
+	client := leasehold.ClientFromContext(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	tx, err := h.r.ledger.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("payments: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	a := job.Args
+	err = h.r.ledger.insert(ctx, tx, Entry{
+		PaymentID: a.PaymentID, ChargeID: ch.ID, JobID: a.JobID, Attempt: job.Attempt,
+		Owner: client.Owner(), AmountCents: a.AmountCents, Currency: ChargeArgs{Currency: a.Currency}.currency(),
+	})
+	if err != nil {
+		return err
+	}
+	if err = client.CompleteTx(ctx, tx, job.JobRow); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("payments: commit: %w", err)
+	}
+	return nil
+}
