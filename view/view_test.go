@@ -144,7 +144,7 @@ func TestQueueView(t *testing.T) {
 	}
 	jsonEqual(t, view.NewQueueView(q, 5*time.Minute), `{
 		"queue": "payments",
-		"counts": {"cancelled": 0, "completed": 0, "failed": 0, "pending": 4, "processing": 2, "stuck": 0},
+		"counts": {"cancelled": 0, "completed": 0, "failed": 0, "pending": 4, "processing": 2, "reconciling": 0, "stuck": 0},
 		"oldest_pending_seconds": 90, "live_leases": 1, "expired_leases": 1, "paused": false,
 		"never_claimed": [
 			{"kind": "orphan", "due": 3, "oldest_due_seconds": 600, "live_leases": 0, "suspect": true},
