@@ -179,3 +179,36 @@ func waitStatus(t *testing.T, db string, id int64, status string) view.JobInfoVi
 	})
 	return j
 }
+
+// TestWatchReconcile: `watch --reconcile QUEUE=INTO` sends a dead
+// worker's expired lease to reconciling with one reconcile job in INTO,
+// and refuses a policy the client refuses.
+func TestWatchReconcile(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`, "--queue", "pay")
+		w := start(t, db, "work", "--queue", "pay", "--ttl", "1s", "--no-watcher",
+			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
+		waitStatus(t, db, id, "processing")
+		if err := w.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = w.wait(t)
+		waitFor(t, 30*time.Second, "the expired lease in jobs stuck", func() bool {
+			var jobs []view.JobView
+			okJSON(t, db, &jobs, "jobs", "stuck")
+			return len(jobs) == 1 && jobs[0].Lease != nil && jobs[0].Lease.Expired
+		})
+		ok(t, db, "watch", "--once", "--reconcile", "pay=rec")
+		if j := showJob(t, db, id); j.Status != "reconciling" || j.Attempts[0].Outcome != "lease_expired" {
+			t.Errorf("job after watch --reconcile = %+v %+v, want reconciling, lease_expired", j.JobView, j.Attempts)
+		}
+		var recs []view.JobView
+		okJSON(t, db, &recs, "jobs", "list", "--queue", "rec")
+		if len(recs) != 1 || recs[0].Kind != "leasehold.reconcile" || recs[0].Status != "pending" {
+			t.Errorf("reconcile jobs = %+v, want one pending leasehold.reconcile", recs)
+		}
+		if r := lh(t, db, "watch", "--once", "--reconcile", "pay=pay"); r.code != 2 {
+			t.Errorf("watch --reconcile pay=pay: %s; want a usage error", r)
+		}
+	})
+}

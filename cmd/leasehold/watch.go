@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -19,6 +20,7 @@ type watchFlags struct {
 	statusEvery time.Duration
 	once        bool
 	flagStuck   []string
+	reconcile   []string // QUEUE=RECONCILE_QUEUE
 }
 
 func (a *app) watchCommand() *cobra.Command {
@@ -28,7 +30,8 @@ func (a *app) watchCommand() *cobra.Command {
 		Short: "Run the stuck watcher on its own: return expired leases to their queue",
 		Long: `Run the stuck watcher on its own, until interrupted (or once with --once):
 processing jobs whose lease expired go back to pending, to stuck in the queues
-named by --flag-stuck, to failed when their retry budget is spent, or to
+named by --flag-stuck, to reconciling (with a reconcile job) in the queues
+named by --reconcile, to failed when their retry budget is spent, or to
 cancelled when an operator asked for it. Each moved job is printed (one JSON
 object per line with --json). It says when it starts and, every
 --status-every while nothing expires, that it is still watching (on standard
@@ -43,6 +46,8 @@ error with --json). Several watchers at once are harmless.`,
 		"status-every", "while nothing expires, say so this often (0: never)")
 	fl.BoolVar(&f.once, "once", false, "run one pass and exit")
 	fl.StringSliceVar(&f.flagStuck, "flag-stuck", nil, "queues whose expired jobs are flagged stuck instead of requeued")
+	fl.StringSliceVar(&f.reconcile, "reconcile", nil,
+		"QUEUE=RECONCILE_QUEUE: expired jobs of QUEUE go to reconciling, with a reconcile job in RECONCILE_QUEUE (as the workers' policy)")
 	return cmd
 }
 
@@ -54,12 +59,22 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 		}
 		queues[q] = leasehold.QueueConfig{FlagStuck: true}
 	}
+	for _, r := range f.reconcile {
+		q, into, ok := strings.Cut(r, "=")
+		if !ok {
+			return cli.Usagef("--reconcile %q: want QUEUE=RECONCILE_QUEUE", r)
+		}
+		queues[q] = leasehold.QueueConfig{FlagStuck: queues[q].FlagStuck, Reconcile: &leasehold.ReconcilePolicy{Queue: into}}
+	}
 	db, err := a.open(cmd, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	c, err := leasehold.NewClient(leasehold.Config{Driver: db.Driver, Queues: queues, Logger: a.logger(slog.LevelError)})
+	if errors.Is(err, leasehold.ErrInvalidConfig) {
+		return cli.UsageError(err)
+	}
 	if err != nil {
 		return err
 	}
