@@ -81,7 +81,7 @@ func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
 	e.Rows = len(f.ledger)
 	perJob := map[int64]int{}
 	written := map[refusal]bool{}
-	completer := completers(f) // the lease that completed each job
+	completer, reconciled := completers(f) // the lease that completed each job
 	for _, l := range f.ledger {
 		perJob[l.job]++
 		lease := refusal{Job: l.job, Attempt: l.attempt, Owner: l.owner}
@@ -106,7 +106,10 @@ func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
 	}
 	r.Refusals.Completions = len(refusals)
 	for _, rf := range refusals {
-		if written[rf] {
+		// A reconciler that ran in the process whose lease it reconciles
+		// records the charge under that lease's (job, attempt, owner): the
+		// row is the reconciler's, not the refused completion's.
+		if written[rf] && !(reconciled[rf.Job] && completer[rf.Job] == rf) {
 			r.Refusals.WithEffect++
 		}
 	}
@@ -200,9 +203,10 @@ func (h *harness) outageWithin(from, to int64) int64 {
 // completers returns, for each completed payment job, the lease whose
 // write recorded its charge: the attempt that completed it, or, for a job
 // its reconciler resolved as completed, the reconciler's lease, which
-// records the charge under the expired attempt's number.
-func completers(f *dbFacts) map[int64]refusal {
-	out := map[int64]refusal{}
+// records the charge under the expired attempt's number; reconciled says
+// which jobs are of the second sort.
+func completers(f *dbFacts) (out map[int64]refusal, reconciled map[int64]bool) {
+	out, reconciled = map[int64]refusal{}, map[int64]bool{}
 	for id, as := range f.attempts {
 		for _, a := range as {
 			if a.outcome == "completed" {
@@ -213,11 +217,12 @@ func completers(f *dbFacts) map[int64]refusal {
 			if _, err := fmt.Sscanf(a.resolution, "completed by reconcile job %d (attempt %d)", &rid, &ratt); err == nil {
 				if ras := f.attempts[rid]; ratt >= 1 && ratt <= len(ras) {
 					out[id] = refusal{Job: id, Attempt: a.attempt, Owner: ras[ratt-1].owner}
+					reconciled[id] = true
 				}
 			}
 		}
 	}
-	return out
+	return out, reconciled
 }
 
 // countReconciles counts what the reconcile policy did: expired leases
