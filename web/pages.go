@@ -165,8 +165,9 @@ const attentionLimit = 200
 
 // attentionData is the attention page's.
 type attentionData struct {
-	Expired []view.JobView
-	Stuck   []view.JobView
+	Expired     []view.JobView
+	Stuck       []view.JobView
+	Reconciling []view.JobView
 	// Unclaimed lists the kinds whose due jobs no running worker seems to
 	// handle, with their queue.
 	Unclaimed []unclaimedKind
@@ -181,29 +182,39 @@ type unclaimedKind struct {
 
 // attention shows expired leases, stuck jobs and unclaimed kinds.
 func (h *handler) attention(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	expired, err := h.client.ListJobs(ctx, &leasehold.ListParams{Expired: true, Limit: attentionLimit})
+	d, err := h.attentionData(r.Context())
 	if err != nil {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	stuck, err := h.client.ListJobs(ctx, &leasehold.ListParams{States: []leasehold.JobState{leasehold.StateStuck}, Limit: attentionLimit})
-	if err != nil {
-		h.failErr(w, r, http.StatusInternalServerError, err)
-		return
+	h.render(w, r, "attention", "Attention", d)
+}
+
+// attentionData reads the attention page's lists, each bounded.
+func (h *handler) attentionData(ctx context.Context) (*attentionData, error) {
+	lists := []*leasehold.ListParams{
+		{Expired: true, Limit: attentionLimit},
+		{States: []leasehold.JobState{leasehold.StateStuck}, Limit: attentionLimit},
+		{States: []leasehold.JobState{leasehold.StateReconciling}, Limit: attentionLimit},
+	}
+	jobs := make([][]*leasehold.JobRow, len(lists))
+	for i, p := range lists {
+		var err error
+		if jobs[i], err = h.client.ListJobs(ctx, p); err != nil {
+			return nil, err
+		}
 	}
 	// Only NeverClaimed is read here: count no more than it samples.
 	qs, err := h.client.ActiveQueueStats(ctx, driver.DefaultUnclaimedSample)
 	if err != nil {
-		h.failErr(w, r, http.StatusInternalServerError, err)
-		return
+		return nil, err
 	}
 	now, err := h.now(ctx)
 	if err != nil {
-		h.failErr(w, r, http.StatusInternalServerError, err)
-		return
+		return nil, err
 	}
-	d := attentionData{Expired: jobViews(expired, now), Stuck: jobViews(stuck, now), Limit: attentionLimit}
+	d := &attentionData{Expired: jobViews(jobs[0], now), Stuck: jobViews(jobs[1], now),
+		Reconciling: jobViews(jobs[2], now), Limit: attentionLimit}
 	for _, q := range qs {
 		for _, k := range view.NewQueueView(q, h.opts.UnclaimedAfter).NeverClaimed {
 			if k.Suspect {
@@ -211,7 +222,7 @@ func (h *handler) attention(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	h.render(w, r, "attention", "Attention", d)
+	return d, nil
 }
 
 // jobViews returns the views of jobs.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/web"
 )
 
@@ -91,6 +92,31 @@ func TestFinishedListedByFinishTime(t *testing.T) {
 		}
 		if !strings.Contains(first, "listed by finish time") {
 			t.Error("the page does not say finished jobs are listed by finish time")
+		}
+	})
+}
+
+// TestAttentionListsReconciling: a job whose expired lease went to
+// reconciling is listed on the attention page, with its actions.
+func TestAttentionListsReconciling(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		j := e.insert("recq", "payment.charge", `{}`)
+		e.claim(j.ID, "gone", time.Millisecond, false)
+		time.Sleep(20 * time.Millisecond)
+		target := statemachine.ReconcileTarget{Kind: "leasehold.reconcile", Queue: "reconcile", MaxAttempts: 5}
+		decide := func(j *leasehold.JobRow) driver.Transition { return statemachine.Reconcile(j, target) }
+		if _, err := d.RescueExpired(t.Context(), &driver.RescueParams{Decide: decide}); err != nil {
+			t.Fatalf("RescueExpired: %v", err)
+		}
+		if s := e.state(j.ID); s != leasehold.StateReconciling {
+			t.Fatalf("job is %s, want reconciling", s)
+		}
+		body := e.mustGet("/attention")
+		section := body[strings.Index(body, "Reconciling jobs"):]
+		if !strings.Contains(section, "/jobs/"+strconv.FormatInt(j.ID, 10)+`"`) || !strings.Contains(section, "Retry") {
+			t.Errorf("the attention page does not list the reconciling job %d with its actions:\n%s", j.ID, body)
 		}
 	})
 }

@@ -51,9 +51,11 @@ func TestQueueGauges(t *testing.T) {
 	read := time.Now()
 	checkSeries(t, reg, "leasehold_queue_jobs", []string{"queue", "state"}, `{queue=default,state=pending} 2
 {queue=default,state=processing} 0
+{queue=default,state=reconciling} 0
 {queue=default,state=stuck} 0
 {queue=other,state=pending} 1
 {queue=other,state=processing} 0
+{queue=other,state=reconciling} 0
 {queue=other,state=stuck} 0`)
 	due := gather(t, reg, "leasehold_queue_oldest_due_seconds")
 	if len(due) != 2 {
