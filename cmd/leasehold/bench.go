@@ -32,9 +32,11 @@ func (a *app) benchCommand() *cobra.Command {
   insert   bulk insert rate (COPY on PostgreSQL) of --jobs jobs;
   drain    --jobs no-op jobs inserted first, then the time a client with default
            settings and each --workers count takes to complete them all; with
-           --metrics, then --metrics-rounds pairs of the default drain with
-           Prometheus metrics attached (registry gathered every second) and
-           without, in alternating order, and the median of the pairs' ratios;
+           --metrics, then --metrics-rounds rounds of the default drain without
+           and with Prometheus metrics attached (registry gathered every
+           second), and with --tracing with metrics and OpenTelemetry tracing
+           sampled at --trace-sample and at every span, in rotating order, and
+           the median of each one's ratio to the round's plain drain;
   ceiling  the same jobs claimed and completed by bare SQL loops (batched
            conditional-UPDATE claim and fenced batched completion, attempt history
            included, no engine), and each drain's ratio to it;
@@ -58,7 +60,8 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.IntSliceVar(&f.o.Workers, "workers", bench.DefaultWorkers, "worker counts of the drain sweep")
 	fl.BoolVar(&f.o.Metrics, "metrics", false, "compare the default drain with and without Prometheus metrics")
 	fl.IntVar(&f.o.MetricsRounds, "metrics-rounds", bench.DefaultMetricsRounds, "--metrics: pairs of drains with and without metrics")
-	fl.BoolVar(&f.o.Tracing, "tracing", false, "--metrics: trace the drains with metrics too (OpenTelemetry SDK, every span sampled)")
+	fl.BoolVar(&f.o.Tracing, "tracing", false, "--metrics: add drains with metrics and OpenTelemetry tracing (SDK, parent-based ratio sampler, batch span processor), at --trace-sample and at every span")
+	fl.Float64Var(&f.o.TraceSample, "trace-sample", bench.DefaultTraceSample, "--tracing: ratio of traces sampled in the first traced drain (1: only every span)")
 	fl.IntVar(&f.o.CeilingLoops, "ceiling-loops", bench.DefaultCeilingLoops, "concurrent bare-SQL loops")
 	fl.IntVar(&f.o.CeilingBatch, "ceiling-batch", bench.DefaultCeilingBatch, "jobs per bare-SQL claim")
 	fl.IntVar(&f.o.Rate, "rate", bench.DefaultRate, "pickup latency: jobs inserted per second")

@@ -30,7 +30,7 @@ func TestBenchSmoke(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("bench: %s", r)
 		}
-		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics + tracing, median", "in-process wake", "lease overhead"} {
+		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics, median", "leasehold (default) + metrics + tracing 1% sampled, median", "leasehold (default) + metrics + tracing every span, median", "in-process wake", "lease overhead"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("bench output lacks %q:\n%s", want, r.stdout)
 			}
@@ -61,6 +61,9 @@ func TestBenchSmoke(t *testing.T) {
 			len(m.Plain) != 1 || len(m.WithMetrics) != 1 {
 			t.Errorf("drain with metrics: %+v", m)
 		}
+		if m := rep.DrainMetrics; m != nil {
+			checkTraced(t, m)
+		}
 		for _, d := range rep.Drain {
 			if d.JobsPerSec <= 0 || d.Statements <= 0 || d.Ceiling <= 0 || d.CeilingRatio <= 0 || d.BestRatio <= 0 {
 				t.Errorf("drain %d workers: %+v", d.Workers, d)
@@ -84,4 +87,22 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("--chart is not a PNG: %v", err)
 		}
 	})
+}
+
+// checkTraced checks the traced drains of a tiny bench: one sampled at the
+// default ratio and one sampling every span, each of whose sampled jobs
+// exported one span.
+func checkTraced(t *testing.T, m *bench.MetricsDrain) {
+	t.Helper()
+	if len(m.Traced) != 2 || m.Traced[0].Sample != bench.DefaultTraceSample || m.Traced[1].Sample != 1 {
+		t.Fatalf("traced drains: %+v", m.Traced)
+	}
+	for _, tr := range m.Traced {
+		if tr.Ratio <= 0 || len(tr.Rates) != m.Rounds || tr.Spans != tr.SampledJobs || tr.CPU <= 0 {
+			t.Errorf("traced drain: %+v", tr)
+		}
+	}
+	if all := int64(m.Traced[1].Jobs * m.Rounds); m.Traced[1].SampledJobs != all || m.Traced[0].SampledJobs >= all {
+		t.Errorf("sampled jobs: %d at %g, %d at 1, of %d", m.Traced[0].SampledJobs, m.Traced[0].Sample, m.Traced[1].SampledJobs, all)
+	}
 }

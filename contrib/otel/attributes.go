@@ -37,11 +37,32 @@ var (
 	workAttr    = semconv.MessagingOperationName("work")
 )
 
-// queueAttrs are the attributes naming a job's kind and queue.
-func queueAttrs(kind, queue string) [3]attribute.KeyValue {
-	return [3]attribute.KeyValue{
-		semconv.MessagingDestinationName(queue),
-		JobKindKey.String(kind),
-		JobQueueKey.String(queue),
+// The start options of the spans, shared by every span of a kind so that
+// starting one allocates nothing for them.
+var (
+	workChildOpts = []trace.SpanStartOption{consumerOpt}
+	workRootOpts  = []trace.SpanStartOption{consumerOpt, newRootOpt}
+	insertOpts    = []trace.SpanStartOption{producerOpt}
+)
+
+// kindQueue names the jobs of one kind in one queue.
+type kindQueue struct{ kind, queue string }
+
+// spanSpec holds what the spans of the jobs of one kind in one queue
+// share, built once: their names, and the attributes that do not change
+// from one job to the next. They are set on a span only when it records,
+// so that a span sampled out costs no attribute.
+type spanSpec struct {
+	insertName, workName string
+	insertAttrs          []attribute.KeyValue
+	workAttrs            []attribute.KeyValue
+}
+
+func newSpanSpec(kind, queue string) *spanSpec {
+	return &spanSpec{
+		insertName:  "leasehold.insert " + kind,
+		workName:    "leasehold.work " + kind,
+		insertAttrs: []attribute.KeyValue{systemAttr, sendAttr, insertAttr, JobKindKey.String(kind), semconv.MessagingDestinationName(queue), JobQueueKey.String(queue)},
+		workAttrs:   []attribute.KeyValue{systemAttr, processAttr, workAttr, semconv.MessagingDestinationName(queue), JobKindKey.String(kind), JobQueueKey.String(queue)},
 	}
 }

@@ -13,13 +13,45 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
+// benchProvider is a tracer provider the benchmarks compare.
+type benchProvider struct {
+	name string
+	tp   trace.TracerProvider // nil: no middleware, the baseline
+	// sampled is the sampled flag of the carried trace context, which a
+	// parent-based sampler follows.
+	sampled bool
+}
+
 // benchProviders are the tracer providers the benchmarks compare: none
-// (no middleware: the baseline), a no-op provider, and the SDK sampling
-// every span into a batching exporter that drops them.
-func benchProviders(b *testing.B) map[string]trace.TracerProvider {
-	sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-	b.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
-	return map[string]trace.TracerProvider{"none": nil, "noop": noop.NewTracerProvider(), "sdk": sdk}
+// (no middleware: the baseline), a no-op provider, and the SDK with a
+// parent-based ratio sampler and a batching exporter that drops the
+// spans, on a job whose carried trace context was sampled out ("dropped")
+// or sampled ("recorded"). An uncarried job is a root, sampled by the
+// ratio: NeverSample for "dropped", AlwaysSample for "recorded".
+func benchProviders(b *testing.B) []benchProvider {
+	sdk := func(root sdktrace.Sampler) trace.TracerProvider {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()),
+			sdktrace.WithSampler(sdktrace.ParentBased(root)))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		return tp
+	}
+	return []benchProvider{
+		{name: "none"},
+		{name: "noop", tp: noop.NewTracerProvider(), sampled: true},
+		{name: "sdk-dropped", tp: sdk(sdktrace.NeverSample())},
+		{name: "sdk-recorded", tp: sdk(sdktrace.AlwaysSample()), sampled: true},
+	}
+}
+
+// carriedMetadata is a job's metadata as the insert middleware writes it,
+// beside a key of the caller's.
+func carriedMetadata(sampled bool) json.RawMessage {
+	flags := "00"
+	if sampled {
+		flags = "01"
+	}
+	return json.RawMessage(`{"otel": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-` +
+		flags + `"}, "tenant": "acme"}`)
 }
 
 // BenchmarkWorkMiddleware measures the cost per handler run of the work
@@ -27,21 +59,18 @@ func benchProviders(b *testing.B) map[string]trace.TracerProvider {
 // key of the caller's ("carried"), and on one inserted without the insert
 // middleware ("uncarried").
 func BenchmarkWorkMiddleware(b *testing.B) {
-	carried := json.RawMessage(`{"otel": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, "tenant": "acme"}`)
 	handler := func(context.Context) error { return nil }
-	providers := benchProviders(b)
-	for _, name := range []string{"none", "noop", "sdk"} {
+	for _, p := range benchProviders(b) {
 		for _, md := range []string{"carried", "uncarried"} {
-			tp := providers[name]
 			job := &leasehold.JobRow{ID: 42, Kind: "task", Queue: "default", Attempt: 1, LeaseOwner: owner}
 			if md == "carried" {
-				job.Metadata = carried
+				job.Metadata = carriedMetadata(p.sampled)
 			}
-			b.Run(name+"/"+md, func(b *testing.B) {
+			b.Run(p.name+"/"+md, func(b *testing.B) {
 				ctx := context.Background()
 				run := handler
-				if tp != nil {
-					mw := leaseholdotel.New(leaseholdotel.Options{TracerProvider: tp}).WorkMiddleware()
+				if p.tp != nil {
+					mw := leaseholdotel.New(leaseholdotel.Options{TracerProvider: p.tp}).WorkMiddleware()
 					run = func(ctx context.Context) error { return mw.Work(ctx, job, handler) }
 				}
 				b.ReportAllocs()
@@ -56,22 +85,21 @@ func BenchmarkWorkMiddleware(b *testing.B) {
 }
 
 // BenchmarkInsertMiddleware measures the cost per insert of one job of
-// the insert middleware, called under a sampled span.
+// the insert middleware, called under a span of the request, sampled or
+// not as the provider's name says.
 func BenchmarkInsertMiddleware(b *testing.B) {
 	res := []*leasehold.InsertResult{{Job: &leasehold.JobRow{ID: 42}}}
 	next := func(context.Context) ([]*leasehold.InsertResult, error) { return res, nil }
 	job := &leasehold.InsertJob{Kind: "task", Args: json.RawMessage(`{}`), Opts: leasehold.InsertOpts{Queue: "default"}}
 	jobs := []*leasehold.InsertJob{job}
-	providers := benchProviders(b)
-	for _, name := range []string{"none", "noop", "sdk"} {
-		tp := providers[name]
-		b.Run(name, func(b *testing.B) {
+	for _, p := range benchProviders(b) {
+		b.Run(p.name, func(b *testing.B) {
 			ctx := context.Background()
 			insert := func(ctx context.Context) error { _, err := next(ctx); return err }
-			if tp != nil {
-				mw := leaseholdotel.New(leaseholdotel.Options{TracerProvider: tp}).InsertMiddleware()
+			if p.tp != nil {
+				mw := leaseholdotel.New(leaseholdotel.Options{TracerProvider: p.tp}).InsertMiddleware()
 				var span trace.Span
-				ctx, span = tp.Tracer("bench").Start(ctx, "request")
+				ctx, span = p.tp.Tracer("bench").Start(ctx, "request")
 				defer span.End()
 				insert = func(ctx context.Context) error { _, err := mw.Insert(ctx, nil, jobs, next); return err }
 			}

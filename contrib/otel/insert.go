@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // insert is the insert middleware: one producer span around the insert
@@ -19,8 +18,11 @@ func (t *Tracer) insert(ctx context.Context, _ any, jobs []*leasehold.InsertJob,
 		return next(ctx)
 	}
 	name, attrs := t.insertSpan(jobs)
-	ctx, span := t.tracer.Start(ctx, name, producerOpt, trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(ctx, name, insertOpts...)
 	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attrs()...)
+	}
 	if err = t.inject(ctx, jobs); err == nil {
 		res, err = next(ctx)
 	}
@@ -39,10 +41,11 @@ func (t *Tracer) insert(ctx context.Context, _ any, jobs []*leasehold.InsertJob,
 	return res, err
 }
 
-// insertSpan returns the name and start attributes of the span of an
-// insert of jobs: kind and queue when all jobs share them, the batch size
-// when there are several.
-func (t *Tracer) insertSpan(jobs []*leasehold.InsertJob) (string, []attribute.KeyValue) {
+// insertSpan returns the name of the span of an insert of jobs, and a
+// function that returns its attributes, called only for a span that
+// records: kind and queue when all jobs share them, the batch size when
+// there are several.
+func (t *Tracer) insertSpan(jobs []*leasehold.InsertJob) (string, func() []attribute.KeyValue) {
 	kind, queue := jobs[0].Kind, jobs[0].Opts.Queue
 	for _, j := range jobs[1:] {
 		if j.Kind != kind {
@@ -52,21 +55,31 @@ func (t *Tracer) insertSpan(jobs []*leasehold.InsertJob) (string, []attribute.Ke
 			queue = ""
 		}
 	}
-	attrs := make([]attribute.KeyValue, 0, 7)
-	attrs = append(attrs, systemAttr, sendAttr, insertAttr)
-	if len(jobs) > 1 {
-		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(jobs)))
-	}
+	var spec *spanSpec
 	if kind != "" {
-		attrs = append(attrs, JobKindKey.String(kind))
+		spec = t.specOf(kind, queue)
 	}
-	if queue != "" {
-		attrs = append(attrs, semconv.MessagingDestinationName(queue), JobQueueKey.String(queue))
+	if spec != nil && queue != "" && len(jobs) == 1 {
+		return spec.insertName, func() []attribute.KeyValue { return spec.insertAttrs }
 	}
-	if kind == "" {
+	attrs := func() []attribute.KeyValue {
+		attrs := make([]attribute.KeyValue, 0, 7)
+		attrs = append(attrs, systemAttr, sendAttr, insertAttr)
+		if len(jobs) > 1 {
+			attrs = append(attrs, semconv.MessagingBatchMessageCount(len(jobs)))
+		}
+		if kind != "" {
+			attrs = append(attrs, JobKindKey.String(kind))
+		}
+		if queue != "" {
+			attrs = append(attrs, semconv.MessagingDestinationName(queue), JobQueueKey.String(queue))
+		}
+		return attrs
+	}
+	if spec == nil {
 		return "leasehold.insert", attrs
 	}
-	return t.namesOf(kind).insert, attrs
+	return spec.insertName, attrs
 }
 
 // inject writes the trace context of ctx into the metadata of each job,

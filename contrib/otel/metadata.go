@@ -5,8 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
-	"go.opentelemetry.io/otel/propagation"
+	"slices"
 )
 
 // quotedKey is MetadataKey as a JSON string, for a cheap look before any
@@ -20,16 +19,73 @@ var errNotObject = errors.New("not a JSON object")
 // encodeContext returns the propagator's fields for the trace context of
 // ctx as a JSON object, nil when there is none.
 func (t *Tracer) encodeContext(ctx context.Context) []byte {
-	carrier := propagation.MapCarrier{}
-	t.prop.Inject(ctx, carrier)
-	if len(carrier) == 0 {
+	var c jsonCarrier
+	t.prop.Inject(ctx, &c)
+	return c.object()
+}
+
+// jsonCarrier is a propagation.TextMapCarrier that writes the fields it
+// is given as the members of a JSON object, in the order set, without a
+// map: a trace context is one or two fields.
+type jsonCarrier struct {
+	keys, values []string
+}
+
+// Get returns the value set for key.
+func (c *jsonCarrier) Get(key string) string {
+	if i := slices.Index(c.keys, key); i >= 0 {
+		return c.values[i]
+	}
+	return ""
+}
+
+// Set sets key to value, replacing a value set before.
+func (c *jsonCarrier) Set(key, value string) {
+	if i := slices.Index(c.keys, key); i >= 0 {
+		c.values[i] = value
+		return
+	}
+	c.keys, c.values = append(c.keys, key), append(c.values, value)
+}
+
+// Keys returns the keys set.
+func (c *jsonCarrier) Keys() []string { return c.keys }
+
+// object returns the fields as a JSON object, nil when there are none.
+func (c *jsonCarrier) object() []byte {
+	if len(c.keys) == 0 {
 		return nil
 	}
-	enc, err := json.Marshal(carrier)
-	if err != nil {
-		return nil // a map of strings always encodes
+	n := 2
+	for i := range c.keys {
+		n += len(c.keys[i]) + len(c.values[i]) + 6
 	}
-	return enc
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	for i := range c.keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendString(out, c.keys[i])
+		out = append(out, ':')
+		out = appendString(out, c.values[i])
+	}
+	return append(out, '}')
+}
+
+// appendString appends s to out as a JSON string: as it is when it is
+// printable ASCII without a quote or a backslash (a trace context's
+// fields always are), else encoded by encoding/json.
+func appendString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			enc, _ := json.Marshal(s) // a string always encodes
+			return append(out, enc...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }
 
 // withCarrier returns metadata md (a JSON object, or empty) with
@@ -81,7 +137,7 @@ func (t *Tracer) extract(ctx context.Context, md json.RawMessage) (context.Conte
 		return ctx, false
 	}
 	f := carriedFields(md)
-	if len(f) == 0 {
+	if f.empty() {
 		return ctx, false
 	}
 	return t.prop.Extract(ctx, f), true

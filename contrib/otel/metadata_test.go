@@ -127,3 +127,26 @@ func FuzzCarriedFields(f *testing.F) {
 		}
 	})
 }
+
+func TestJSONCarrier(t *testing.T) {
+	var c jsonCarrier
+	if c.object() != nil {
+		t.Errorf("empty carrier encodes %s, want nothing", c.object())
+	}
+	want := map[string]string{
+		"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		"tracestate":  `k=v,q="\"`,
+		"baggage":     "é\n\x00<>&",
+	}
+	c.Set("traceparent", "replaced below")
+	for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+		c.Set(k, want[k])
+	}
+	if len(c.Keys()) != 3 || c.Get("traceparent") != want["traceparent"] || c.Get("absent") != "" {
+		t.Errorf("carrier holds %v / %v", c.keys, c.values)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(c.object(), &got); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("carrier encodes %s (%v), want %v", c.object(), err, want)
+	}
+}

@@ -6,41 +6,61 @@ import (
 )
 
 // fields is a propagation.TextMapCarrier on a few pairs, read from a
-// job's metadata without a map or reflection.
-type fields []field
+// job's metadata without a map or reflection. The pairs of a trace
+// context (traceparent and tracestate) fit in buf, so that reading them
+// allocates fields alone.
+type fields struct {
+	list []field
+	buf  [2]field
+}
 
 // field is one propagator field, its text in the metadata.
 type field struct{ key, value []byte }
 
+func newFields() *fields {
+	f := &fields{}
+	f.list = f.buf[:0]
+	return f
+}
+
 // Get returns the value of key (its last, as encoding/json reads a
-// repeated key), empty when absent.
-func (f fields) Get(key string) string {
-	for i := len(f) - 1; i >= 0; i-- {
-		if string(f[i].key) == key {
-			return string(f[i].value)
+// repeated key), empty when absent or when f is nil.
+func (f *fields) Get(key string) string {
+	if f == nil {
+		return ""
+	}
+	for i := len(f.list) - 1; i >= 0; i-- {
+		if string(f.list[i].key) == key {
+			return string(f.list[i].value)
 		}
 	}
 	return ""
 }
 
 // Set is not used: fields are only read.
-func (f fields) Set(string, string) {}
+func (f *fields) Set(string, string) {}
 
 // Keys returns the keys held.
-func (f fields) Keys() []string {
-	keys := make([]string, len(f))
-	for i, p := range f {
+func (f *fields) Keys() []string {
+	if f == nil {
+		return nil
+	}
+	keys := make([]string, len(f.list))
+	for i, p := range f.list {
 		keys[i] = string(p.key)
 	}
 	return keys
 }
+
+// empty reports whether f holds no field.
+func (f *fields) empty() bool { return f == nil || len(f.list) == 0 }
 
 // carriedFields returns the fields under MetadataKey of the JSON object
 // md (its last such key, as encoding/json and PostgreSQL's jsonb read
 // it), nil when there are none. It walks md once and decodes only the
 // carried object; a carried object with escaped text or non-string
 // values is decoded by encoding/json instead.
-func carriedFields(md []byte) fields {
+func carriedFields(md []byte) *fields {
 	s := scanner{b: md}
 	if !s.eat('{') {
 		return nil
@@ -70,12 +90,12 @@ func carriedFields(md []byte) fields {
 
 // decodeFields decodes the carried object v: flat string pairs are read
 // directly, anything else through encoding/json.
-func decodeFields(v []byte) fields {
+func decodeFields(v []byte) *fields {
 	s := scanner{b: v}
 	if !s.eat('{') {
 		return nil
 	}
-	out := make(fields, 0, 2)
+	out := newFields()
 	for !s.eat('}') {
 		key, plainKey, ok := s.str()
 		if !ok || !s.eat(':') {
@@ -85,7 +105,7 @@ func decodeFields(v []byte) fields {
 		if !ok || !plainKey || !plainVal {
 			return decodeFieldsJSON(v)
 		}
-		out = append(out, field{key, val})
+		out.list = append(out.list, field{key, val})
 		if !s.eat(',') && s.peek() != '}' {
 			return nil
 		}
@@ -93,15 +113,16 @@ func decodeFields(v []byte) fields {
 	return out
 }
 
-// decodeFieldsJSON decodes the carried object v with encoding/json.
-func decodeFieldsJSON(v []byte) fields {
+// decodeFieldsJSON decodes the carried object v with encoding/json,
+// keeping its string fields when others are not strings.
+func decodeFieldsJSON(v []byte) *fields {
 	var m map[string]string
-	if json.Unmarshal(v, &m) != nil {
+	if err := json.Unmarshal(v, &m); err != nil && !is[*json.UnmarshalTypeError](err) {
 		return nil
 	}
-	out := make(fields, 0, len(m))
+	out := newFields()
 	for k, val := range m {
-		out = append(out, field{[]byte(k), []byte(val)})
+		out.list = append(out.list, field{[]byte(k), []byte(val)})
 	}
 	return out
 }
@@ -146,18 +167,22 @@ func (s *scanner) str() (text []byte, plain, ok bool) {
 		return nil, false, false
 	}
 	start, plain := s.i, true
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '"':
-			s.i++
-			return s.b[start : s.i-1], plain, true
-		case '\\':
-			plain = false
-			s.i++
+	for {
+		q := bytes.IndexByte(s.b[s.i:], '"')
+		if q < 0 {
+			return nil, false, false
 		}
-		s.i++
+		esc := bytes.IndexByte(s.b[s.i:s.i+q], '\\')
+		if esc < 0 {
+			s.i += q + 1
+			return s.b[start : s.i-1], plain, true
+		}
+		plain = false
+		s.i += esc + 2 // the backslash and the byte it escapes
+		if s.i > len(s.b) {
+			return nil, false, false
+		}
 	}
-	return nil, false, false
 }
 
 // value consumes one value of any type.
@@ -182,7 +207,12 @@ func (s *scanner) value() bool {
 // nested consumes an object or an array, whatever it holds.
 func (s *scanner) nested() bool {
 	depth := 0
-	for s.i < len(s.b) {
+	for {
+		n := bytes.IndexAny(s.b[s.i:], `"{}[]`)
+		if n < 0 {
+			return false
+		}
+		s.i += n
 		switch s.b[s.i] {
 		case '"':
 			if _, _, ok := s.str(); !ok {
@@ -191,7 +221,7 @@ func (s *scanner) nested() bool {
 			continue
 		case '{', '[':
 			depth++
-		case '}', ']':
+		default:
 			depth--
 			if depth == 0 {
 				s.i++
@@ -200,5 +230,4 @@ func (s *scanner) nested() bool {
 		}
 		s.i++
 	}
-	return false
 }

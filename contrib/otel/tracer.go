@@ -41,11 +41,8 @@ type Tracer struct {
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	newTrace bool
-	names    sync.Map // job kind -> *spanNames
+	specs    sync.Map // kindQueue -> *spanSpec
 }
-
-// spanNames are the span names of one job kind, built once.
-type spanNames struct{ insert, work string }
 
 // New returns a Tracer configured by o.
 func New(o Options) *Tracer {
@@ -79,11 +76,13 @@ func (t *Tracer) WorkMiddleware() leasehold.WorkMiddleware {
 	return leasehold.WorkMiddlewareFunc(t.work)
 }
 
-// namesOf returns the span names of kind.
-func (t *Tracer) namesOf(kind string) *spanNames {
-	if n, ok := t.names.Load(kind); ok {
-		return n.(*spanNames)
+// specOf returns the span names and attributes of the jobs of kind in
+// queue, built on first use.
+func (t *Tracer) specOf(kind, queue string) *spanSpec {
+	k := kindQueue{kind, queue}
+	if s, ok := t.specs.Load(k); ok {
+		return s.(*spanSpec)
 	}
-	n, _ := t.names.LoadOrStore(kind, &spanNames{insert: "leasehold.insert " + kind, work: "leasehold.work " + kind})
-	return n.(*spanNames)
+	s, _ := t.specs.LoadOrStore(k, newSpanSpec(kind, queue))
+	return s.(*spanSpec)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/leasehold/leasehold"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -34,26 +33,26 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 // startWork starts the span of a run of job: a child of the insert span
 // carried in its metadata, or with NewTrace a root linked to it, or a
 // root when the job carries none (whatever span ctx holds: the client's
-// context is not the job's).
+// context is not the job's). The attributes are set only on a span that
+// records: a span sampled out costs the reading of the carried context
+// and what the tracer itself does to start a span, nothing more.
 func (t *Tracer) startWork(ctx context.Context, job *leasehold.JobRow) (context.Context, trace.Span) {
 	parent, carried := t.extract(ctx, job.Metadata)
 	carried = carried && trace.SpanContextFromContext(parent).IsValid()
-	q := queueAttrs(job.Kind, job.Queue)
-	attrs := [...]attribute.KeyValue{
-		systemAttr, processAttr, workAttr, q[0], q[1], q[2],
-		JobIDKey.Int64(job.ID),
-		JobAttemptKey.Int(job.Attempt),
-		LeaseOwnerKey.String(job.LeaseOwner),
-	}
-	opts := [4]trace.SpanStartOption{consumerOpt, trace.WithAttributes(attrs[:]...)}
-	n := 2
+	spec := t.specOf(job.Kind, job.Queue)
+	opts := workChildOpts
 	switch {
 	case !carried:
-		opts[2], n = newRootOpt, 3
+		opts = workRootOpts
 	case t.newTrace:
-		opts[2], opts[3], n = newRootOpt, trace.WithLinks(trace.LinkFromContext(parent)), 4
+		opts = []trace.SpanStartOption{consumerOpt, newRootOpt, trace.WithLinks(trace.LinkFromContext(parent))}
 	}
-	return t.tracer.Start(parent, t.namesOf(job.Kind).work, opts[:n]...)
+	spanCtx, span := t.tracer.Start(parent, spec.workName, opts...)
+	if span.IsRecording() {
+		span.SetAttributes(spec.workAttrs...)
+		span.SetAttributes(JobIDKey.Int64(job.ID), JobAttemptKey.Int(job.Attempt), LeaseOwnerKey.String(job.LeaseOwner))
+	}
+	return spanCtx, span
 }
 
 // endWork records outcome and, for a failure, err on span, and ends it.

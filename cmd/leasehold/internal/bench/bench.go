@@ -31,6 +31,7 @@ const (
 	DefaultCeilingLoops   = 2
 	DefaultCeilingBatch   = 500
 	DefaultMetricsRounds  = 3
+	DefaultTraceSample    = 0.01
 	DefaultPhaseTimeout   = 5 * time.Minute
 	defaultInsertChunk    = 10_000
 	completionPollEvery   = time.Millisecond
@@ -67,9 +68,14 @@ type Options struct {
 	// sweep's (Report.DrainMetrics).
 	Metrics       bool
 	MetricsRounds int
-	// Tracing adds OpenTelemetry tracing (contrib/otel on the SDK, every
-	// span sampled) to the drains with metrics.
+	// Tracing adds, with Metrics, drains with metrics and OpenTelemetry
+	// tracing (contrib/otel on the SDK, a parent-based ratio sampler and a
+	// batch span processor to an exporter that discards) to each round:
+	// one sampling TraceSample of the traces, and one every span.
 	Tracing bool
+	// TraceSample is the sampler's ratio of the first traced drain, in
+	// (0, 1]; 1 leaves only the drain that samples every span.
+	TraceSample float64
 
 	CeilingLoops int // concurrent bare-SQL loops
 	CeilingBatch int // jobs per bare-SQL claim
@@ -104,6 +110,7 @@ func (o Options) withDefaults() Options {
 	o.CeilingLoops = cmp.Or(o.CeilingLoops, DefaultCeilingLoops)
 	o.CeilingBatch = cmp.Or(o.CeilingBatch, DefaultCeilingBatch)
 	o.MetricsRounds = cmp.Or(o.MetricsRounds, DefaultMetricsRounds)
+	o.TraceSample = cmp.Or(o.TraceSample, DefaultTraceSample)
 	o.Rate = cmp.Or(o.Rate, DefaultRate)
 	o.LatencyFor = cmp.Or(o.LatencyFor, DefaultLatencyFor)
 	o.LeaseJobs = cmp.Or(o.LeaseJobs, DefaultLeaseJobs)
@@ -135,6 +142,9 @@ func (o Options) validate() error {
 	}
 	if o.Jobs < 1 || o.Rate < 1 || o.LeaseJobs < 1 || o.CeilingLoops < 1 || o.CeilingBatch < 1 || o.MetricsRounds < 1 {
 		return fmt.Errorf("bench: counts must be positive")
+	}
+	if !(o.TraceSample > 0 && o.TraceSample <= 1) {
+		return fmt.Errorf("bench: trace sample %g must be in (0, 1]", o.TraceSample)
 	}
 	if o.LeaseHold <= o.LeaseTTL/3 {
 		return fmt.Errorf("bench: lease hold %v must outlast a heartbeat interval (TTL/3 = %v)", o.LeaseHold, o.LeaseTTL/3)

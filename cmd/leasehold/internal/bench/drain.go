@@ -3,7 +3,9 @@ package bench
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -67,6 +69,12 @@ func (n *callCounts) snapshot() Calls {
 
 // insertJobs bulk-inserts n no-op jobs in chunks and returns the time taken.
 func insertJobs(ctx context.Context, drv driver.Driver, n int) (time.Duration, error) {
+	return insertJobsWith(ctx, drv, n, nil)
+}
+
+// insertJobsWith is insertJobs where job i has metadata md[i] when md is
+// not nil.
+func insertJobsWith(ctx context.Context, drv driver.Driver, n int, md []json.RawMessage) (time.Duration, error) {
 	c, err := leasehold.NewClient(leasehold.Config{Driver: drv})
 	if err != nil {
 		return 0, err
@@ -78,6 +86,11 @@ func insertJobs(ctx context.Context, drv driver.Driver, n int) (time.Duration, e
 	start := time.Now()
 	for left := n; left > 0; left -= len(chunk) {
 		chunk = chunk[:min(left, len(chunk))]
+		for i := range chunk {
+			if md != nil {
+				chunk[i].Opts = &leasehold.InsertOpts{Metadata: md[n-left+i]}
+			}
+		}
 		if _, err := c.InsertBulk(ctx, chunk); err != nil {
 			return 0, err
 		}
@@ -138,53 +151,122 @@ func (b *bench) runDrain(ctx context.Context) error {
 	return nil
 }
 
-// drainMetrics runs Rounds pairs of drains with plain's workers after
-// plain, one with metrics and one without, alternating which goes first
-// (see MetricsDrain).
-func (b *bench) drainMetrics(ctx context.Context, plain DrainResult) error {
-	md := &MetricsDrain{Rounds: b.opts.MetricsRounds, Tracing: b.opts.Tracing}
-	var runs, plains []DrainResult
-	var ratios []float64
-	for i := range md.Rounds {
-		with, without, err := b.drainPair(ctx, plain.Workers, i%2 == 1)
-		if err != nil {
-			return err
+// drainVariant is one side of a round of MetricsDrain: with metrics or
+// not, and traced at ratio sample (0: not traced).
+type drainVariant struct {
+	metrics bool
+	sample  float64
+}
+
+// variants are the drains of a round: plain, with metrics, and with
+// Options.Tracing with metrics and tracing at TraceSample and at 1.
+func (b *bench) variants() []drainVariant {
+	vs := []drainVariant{{}, {metrics: true}}
+	if b.opts.Tracing {
+		vs = append(vs, drainVariant{true, b.opts.TraceSample})
+		if b.opts.TraceSample != 1 {
+			vs = append(vs, drainVariant{true, 1})
 		}
-		runs, plains = append(runs, with), append(plains, without)
-		ratios = append(ratios, with.JobsPerSec/without.JobsPerSec)
-		md.WithMetrics, md.Plain = append(md.WithMetrics, with.JobsPerSec), append(md.Plain, without.JobsPerSec)
-		b.logf("drain: %4d workers, round %d: + metrics %.0f jobs/s, %.1f µs CPU/job; plain %.0f jobs/s, %.1f µs CPU/job: %.1f%%",
-			plain.Workers, i+1, with.JobsPerSec, with.Cost.CPUMicrosPerJob, without.JobsPerSec, without.Cost.CPUMicrosPerJob, 100*ratios[i])
 	}
-	md.Ratio = median(ratios)
-	md.WithMetricsCPU, md.PlainCPU = median(cpuPerJob(runs)), median(cpuPerJob(plains))
+	return vs
+}
+
+// drainMetrics runs Rounds rounds of the variants' drains with plain's
+// workers after plain, rotating their order (see MetricsDrain).
+func (b *bench) drainMetrics(ctx context.Context, plain DrainResult) error {
+	vs := b.variants()
+	md := &MetricsDrain{Rounds: b.opts.MetricsRounds}
+	runs := make([][]DrainResult, len(vs)) // by variant, in round order
+	for i := range md.Rounds {
+		round := make([]DrainResult, len(vs))
+		for k := range vs {
+			v := (k + i) % len(vs)
+			r, err := b.drainVariant(ctx, plain.Workers, vs[v])
+			if err != nil {
+				return err
+			}
+			round[v] = r
+		}
+		for v, r := range round {
+			runs[v] = append(runs[v], r)
+		}
+		b.logRound(plain.Workers, i, vs, round)
+	}
+	md.Plain, md.WithMetrics = ratesOf(runs[0]), ratesOf(runs[1])
+	md.Ratio = median(ratiosOf(runs[1], runs[0]))
+	md.WithMetricsCPU, md.PlainCPU = median(cpuPerJob(runs[1])), median(cpuPerJob(runs[0]))
 	md.Scrapes, md.EventsDropped = b.metricsTotals()
-	slices.SortFunc(runs, func(x, y DrainResult) int { return cmp.Compare(x.JobsPerSec, y.JobsPerSec) })
-	md.DrainResult = runs[len(runs)/2]
+	md.DrainResult = medianRun(runs[1])
+	for v := 2; v < len(vs); v++ {
+		md.Traced = append(md.Traced, b.traced(vs[v].sample, runs[v], runs[0]))
+	}
 	b.rep.DrainMetrics = md
 	b.logf("drain: with metrics at %.1f%% of plain (median of %d rounds), %.1f vs %.1f µs CPU/job (%d scrapes, %d events dropped)",
 		100*md.Ratio, md.Rounds, md.WithMetricsCPU, md.PlainCPU, md.Scrapes, md.EventsDropped)
+	for _, t := range md.Traced {
+		b.logf("drain: with metrics and tracing sampled at %g at %.1f%% of plain, %.1f µs CPU/job (%d of %d jobs sampled, %d spans)",
+			t.Sample, 100*t.Ratio, t.CPU, t.SampledJobs, t.Jobs*md.Rounds, t.Spans)
+	}
 	return nil
 }
 
-// drainPair drains with w workers twice, with metrics and without; plain
-// first when plainFirst.
-func (b *bench) drainPair(ctx context.Context, w int, plainFirst bool) (with, without DrainResult, err error) {
-	dm, err := newDrainMetrics(b.opts.Tracing)
-	if err != nil {
-		return with, without, err
-	}
-	for _, metrics := range []bool{!plainFirst, plainFirst} {
-		if metrics {
-			if with, err = b.drainOnce(ctx, w, dm); err != nil {
-				return with, without, err
-			}
-			b.metricsRuns = append(b.metricsRuns, dm)
-		} else if without, err = b.drainOnce(ctx, w, nil); err != nil {
-			return with, without, fmt.Errorf("plain: %w", err)
+// traced sums up the traced drains runs at ratio sample against the
+// plain drains of the same rounds.
+func (b *bench) traced(sample float64, runs, plain []DrainResult) TracedDrain {
+	t := TracedDrain{Sample: sample, Rates: ratesOf(runs), Ratio: median(ratiosOf(runs, plain)),
+		CPU: median(cpuPerJob(runs)), DrainResult: medianRun(runs)}
+	for _, dm := range b.metricsRuns {
+		if dm.tracing != nil && dm.tracing.sample == sample {
+			t.SampledJobs += dm.tracing.sampled
+			t.Spans += dm.tracing.exporter.spans.Load()
 		}
 	}
-	return with, without, nil
+	return t
+}
+
+// logRound prints the drains of round i.
+func (b *bench) logRound(w, i int, vs []drainVariant, round []DrainResult) {
+	line := fmt.Sprintf("drain: %4d workers, round %d:", w, i+1)
+	for v, r := range round {
+		line += fmt.Sprintf(" %s %.0f jobs/s, %.1f µs CPU/job", vs[v], r.JobsPerSec, r.Cost.CPUMicrosPerJob)
+		if v > 0 {
+			line += fmt.Sprintf(" (%.1f%%)", 100*r.JobsPerSec/round[0].JobsPerSec)
+		}
+		line += ";"
+	}
+	b.logf("%s", line[:len(line)-1])
+}
+
+// String names v in the progress lines.
+func (v drainVariant) String() string {
+	switch {
+	case v.sample > 0:
+		return fmt.Sprintf("+ metrics + tracing %g:", v.sample)
+	case v.metrics:
+		return "+ metrics:"
+	}
+	return "plain:"
+}
+
+// drainVariant drains once with w workers as v says.
+func (b *bench) drainVariant(ctx context.Context, w int, v drainVariant) (DrainResult, error) {
+	if !v.metrics {
+		r, err := b.drainOnce(ctx, w, nil)
+		if err != nil {
+			return r, fmt.Errorf("plain: %w", err)
+		}
+		return r, nil
+	}
+	dm, err := newDrainMetrics(v.sample)
+	if err != nil {
+		return DrainResult{}, err
+	}
+	r, err := b.drainOnce(ctx, w, dm)
+	if err != nil {
+		return r, fmt.Errorf("%s %w", v, err)
+	}
+	b.metricsRuns = append(b.metricsRuns, dm)
+	return r, nil
 }
 
 // metricsTotals sums the scrapes and dropped events of the drains with
@@ -194,6 +276,30 @@ func (b *bench) metricsTotals() (scrapes int, dropped int64) {
 		scrapes, dropped = scrapes+dm.scrapes, dropped+dm.eventsDropped
 	}
 	return scrapes, dropped
+}
+
+// medianRun returns the run of median rate of rs.
+func medianRun(rs []DrainResult) DrainResult {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(x, y DrainResult) int { return cmp.Compare(x.JobsPerSec, y.JobsPerSec) })
+	return rs[len(rs)/2]
+}
+
+func ratesOf(rs []DrainResult) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.JobsPerSec
+	}
+	return out
+}
+
+// ratiosOf returns the rates of rs over those of base, round by round.
+func ratiosOf(rs, base []DrainResult) []float64 {
+	out := make([]float64, len(rs))
+	for i := range rs {
+		out[i] = rs[i].JobsPerSec / base[i].JobsPerSec
+	}
+	return out
 }
 
 func cpuPerJob(rs []DrainResult) []float64 {
@@ -214,12 +320,18 @@ func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainRe
 		return r, err
 	}
 	defer s.Close()
-	if _, err := insertJobs(ctx, s.drv, r.Jobs); err != nil {
+	md, err := dm.jobMetadata(ctx, r.Jobs)
+	if err != nil {
 		return r, err
 	}
+	if _, err := insertJobsWith(ctx, s.drv, r.Jobs, md); err != nil {
+		return r, err
+	}
+	md = nil
 	if err := s.settle(ctx); err != nil {
 		return r, err
 	}
+	runtime.GC() // what the inserts left is not the drain's to collect
 	workers := leasehold.NewWorkers()
 	if err := leasehold.AddWorker(workers, leasehold.WorkFunc[noopArgs](func(context.Context, *leasehold.Job[noopArgs]) error {
 		return nil

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,18 +21,18 @@ const countedWait = 5 * time.Second
 
 // MetricsDrain compares the drain with the default worker count with and
 // without Prometheus metrics (contrib/prometheus, attached as a program
-// would, its registry gathered every second): after the sweep, Rounds
-// pairs of a drain with metrics and a plain one, the pair's order
-// alternating so that neither place in it favours one side, and each
-// pair's ratio taken, so that a drift of a shared machine during the run
-// weighs on both sides of a pair alike.
+// would, its registry gathered every second), and with Options.Tracing
+// with metrics and OpenTelemetry tracing: after the sweep, Rounds rounds
+// of a plain drain, one with metrics and each traced one, their order
+// rotating from one round to the next so that no place in it favours one
+// side, and each round's ratios to its plain drain taken, so that a drift
+// of a shared machine during the run weighs on both sides of a ratio
+// alike.
 type MetricsDrain struct {
 	// DrainResult is the drain with metrics of median rate.
 	DrainResult
 	Rounds int `json:"rounds"`
-	// Tracing is set when the drains with metrics were traced too.
-	Tracing bool `json:"tracing,omitempty"`
-	// Plain and WithMetrics are the rates of the pairs' drains, in round
+	// Plain and WithMetrics are the rates of the rounds' drains, in round
 	// order.
 	Plain       []float64 `json:"plain_jobs_per_sec"`
 	WithMetrics []float64 `json:"with_metrics_jobs_per_sec"`
@@ -46,10 +48,33 @@ type MetricsDrain struct {
 	// EventsDropped counts events the metrics' subscriptions missed: a
 	// consumer that fell behind would under-count.
 	EventsDropped int64 `json:"events_dropped"`
+	// Traced are the drains with metrics and tracing, one per sampling
+	// ratio: Options.TraceSample, then every span.
+	Traced []TracedDrain `json:"traced,omitempty"`
 }
 
-// drainMetrics wires metrics (and, with Options.Tracing, tracing) into
-// one drain's client and scrapes them.
+// TracedDrain is the default drain with metrics and tracing at one
+// sampling ratio, measured in the rounds of a MetricsDrain.
+type TracedDrain struct {
+	// DrainResult is the traced drain of median rate.
+	DrainResult
+	// Sample is the sampler's ratio: 1 samples every span.
+	Sample float64 `json:"sample_ratio"`
+	// Rates are the rates of the rounds' traced drains, in round order.
+	Rates []float64 `json:"jobs_per_sec"`
+	// Ratio is the median over the rounds of the traced rate over the
+	// round's plain rate.
+	Ratio float64 `json:"ratio_to_plain"`
+	// CPU is the median of the client's CPU time per job.
+	CPU float64 `json:"cpu_us_per_job,omitempty"`
+	// SampledJobs counts the jobs of all rounds whose trace was sampled,
+	// and Spans the spans exported: one per sampled job's handler run.
+	SampledJobs int64 `json:"sampled_jobs"`
+	Spans       int64 `json:"spans_exported"`
+}
+
+// drainMetrics wires metrics (and tracing, when tracing is set) into one
+// drain's client and scrapes them.
 type drainMetrics struct {
 	reg           *prometheus.Registry
 	m             *leaseholdprom.Metrics
@@ -62,15 +87,17 @@ type drainMetrics struct {
 	err           error
 }
 
-func newDrainMetrics(tracing bool) (*drainMetrics, error) {
+// newDrainMetrics makes the metrics of one drain, and with sample above
+// zero its tracing at that ratio.
+func newDrainMetrics(sample float64) (*drainMetrics, error) {
 	reg := prometheus.NewRegistry()
 	m, err := leaseholdprom.New(leaseholdprom.Options{Registerer: reg})
 	if err != nil {
 		return nil, err
 	}
 	d := &drainMetrics{reg: reg, m: m, stop: make(chan struct{}), done: make(chan struct{})}
-	if tracing {
-		d.tracing = newDrainTracing()
+	if sample > 0 {
+		d.tracing = newDrainTracing(sample)
 	}
 	return d, nil
 }
@@ -81,6 +108,15 @@ func (d *drainMetrics) configure(cfg *leasehold.Config) {
 		cfg.InsertMiddleware = append(cfg.InsertMiddleware, d.m.InsertMiddleware())
 		d.tracing.configure(cfg)
 	}
+}
+
+// jobMetadata returns the metadata of the n drained jobs: nil without
+// tracing, else see drainTracing.jobMetadata; d may be nil.
+func (d *drainMetrics) jobMetadata(ctx context.Context, n int) ([]json.RawMessage, error) {
+	if d == nil {
+		return nil, nil
+	}
+	return d.tracing.jobMetadata(ctx, n)
 }
 
 // attach subscribes the metrics to c and starts scraping; d may be nil.
@@ -124,7 +160,7 @@ func (d *drainMetrics) close(jobs int) error {
 	d.eventsDropped = d.client.Stats().EventsDropped
 	err := d.counted(jobs)
 	d.m.Close()
-	if terr := d.tracing.close(jobs); err == nil {
+	if terr := d.tracing.close(); err == nil {
 		err = terr
 	}
 	if d.err == nil {

@@ -81,13 +81,7 @@ func writeDrain(p func(string, ...any), r *Report) {
 		row(name, &r.Drain[i])
 	}
 	if m := r.DrainMetrics; m != nil {
-		with := "metrics"
-		if m.Tracing {
-			with = "metrics + tracing"
-		}
-		row(fmt.Sprintf("leasehold (default) + %s, median: %.1f%% of plain", with, 100*m.Ratio), &m.DrainResult)
-		p("plain / + metrics jobs/s (by round)\t%s / %s; client CPU µs/job, medians: %s / %s\t\t\t\t\t\t\t\t\t\t\t\t\n",
-			rates(m.Plain), rates(m.WithMetrics), micros(m.PlainCPU), micros(m.WithMetricsCPU))
+		writeMetricsDrain(p, row, m)
 	}
 	if c := r.Ceiling; c != nil {
 		p("bare SQL ceiling, median\t%dx%d\t%d\t%.2f\t%.0f\t\t\t\t%s\t%.0f\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs,
@@ -95,6 +89,31 @@ func writeDrain(p func(string, ...any), r *Report) {
 			float64(c.Statements)/float64(c.Jobs))
 		p("samples (run order)\t%s\t\t\t\t\t\t\t\t\t\t\t\t\n", rates(c.Samples))
 	}
+}
+
+// writeMetricsDrain prints the rows of the drains with metrics and
+// tracing: each the median of its rounds, and its ratio to the plain
+// drains of the same rounds.
+func writeMetricsDrain(p func(string, ...any), row func(string, *DrainResult), m *MetricsDrain) {
+	row(fmt.Sprintf("leasehold (default) + metrics, median: %.1f%% of plain", 100*m.Ratio), &m.DrainResult)
+	for i := range m.Traced {
+		t := &m.Traced[i]
+		row(fmt.Sprintf("leasehold (default) + metrics + tracing %s, median: %.1f%% of plain", sampled(t.Sample), 100*t.Ratio), &t.DrainResult)
+	}
+	p("plain / + metrics jobs/s (by round)\t%s / %s; client CPU µs/job, medians: %s / %s\t\t\t\t\t\t\t\t\t\t\t\t\n",
+		rates(m.Plain), rates(m.WithMetrics), micros(m.PlainCPU), micros(m.WithMetricsCPU))
+	for _, t := range m.Traced {
+		p("+ tracing %s jobs/s (by round)\t%s; client CPU µs/job, median: %s; %d jobs sampled, %d spans\t\t\t\t\t\t\t\t\t\t\t\t\n",
+			sampled(t.Sample), rates(t.Rates), micros(t.CPU), t.SampledJobs, t.Spans)
+	}
+}
+
+// sampled names a sampling ratio.
+func sampled(ratio float64) string {
+	if ratio == 1 {
+		return "every span"
+	}
+	return fmt.Sprintf("%g%% sampled", 100*ratio)
 }
 
 // rate formats jobs/s, or "-" when not measured.
