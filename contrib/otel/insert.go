@@ -17,11 +17,11 @@ func (t *Tracer) insert(ctx context.Context, _ any, jobs []*leasehold.InsertJob,
 	if len(jobs) == 0 {
 		return next(ctx)
 	}
-	name, attrs := t.insertSpan(jobs)
-	ctx, span := t.tracer.Start(ctx, name, insertOpts...)
+	kind, queue := shared(jobs)
+	ctx, span := t.tracer.Start(ctx, t.insertName(kind, queue), insertOpts...)
 	defer span.End()
 	if span.IsRecording() {
-		span.SetAttributes(attrs()...)
+		span.SetAttributes(t.insertAttrs(kind, queue, len(jobs))...)
 	}
 	if err = t.inject(ctx, jobs); err == nil {
 		res, err = next(ctx)
@@ -41,12 +41,10 @@ func (t *Tracer) insert(ctx context.Context, _ any, jobs []*leasehold.InsertJob,
 	return res, err
 }
 
-// insertSpan returns the name of the span of an insert of jobs, and a
-// function that returns its attributes, called only for a span that
-// records: kind and queue when all jobs share them, the batch size when
-// there are several.
-func (t *Tracer) insertSpan(jobs []*leasehold.InsertJob) (string, func() []attribute.KeyValue) {
-	kind, queue := jobs[0].Kind, jobs[0].Opts.Queue
+// shared returns the kind and the queue all jobs share, each empty when
+// they differ.
+func shared(jobs []*leasehold.InsertJob) (kind, queue string) {
+	kind, queue = jobs[0].Kind, jobs[0].Opts.Queue
 	for _, j := range jobs[1:] {
 		if j.Kind != kind {
 			kind = ""
@@ -55,31 +53,37 @@ func (t *Tracer) insertSpan(jobs []*leasehold.InsertJob) (string, func() []attri
 			queue = ""
 		}
 	}
-	var spec *spanSpec
+	return kind, queue
+}
+
+// insertName returns the name of the span of an insert of jobs of kind
+// (empty: mixed kinds) into queue.
+func (t *Tracer) insertName(kind, queue string) string {
+	if kind == "" {
+		return "leasehold.insert"
+	}
+	return t.specOf(kind, queue).insertName
+}
+
+// insertAttrs returns the attributes of the span of an insert of n jobs
+// of kind into queue: kind and queue when all jobs share them (empty
+// otherwise), the batch size when there are several.
+func (t *Tracer) insertAttrs(kind, queue string, n int) []attribute.KeyValue {
+	if kind != "" && queue != "" && n == 1 {
+		return t.specOf(kind, queue).insertAttrs
+	}
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs, systemAttr, sendAttr, insertAttr)
+	if n > 1 {
+		attrs = append(attrs, semconv.MessagingBatchMessageCount(n))
+	}
 	if kind != "" {
-		spec = t.specOf(kind, queue)
+		attrs = append(attrs, JobKindKey.String(kind))
 	}
-	if spec != nil && queue != "" && len(jobs) == 1 {
-		return spec.insertName, func() []attribute.KeyValue { return spec.insertAttrs }
+	if queue != "" {
+		attrs = append(attrs, semconv.MessagingDestinationName(queue), JobQueueKey.String(queue))
 	}
-	attrs := func() []attribute.KeyValue {
-		attrs := make([]attribute.KeyValue, 0, 7)
-		attrs = append(attrs, systemAttr, sendAttr, insertAttr)
-		if len(jobs) > 1 {
-			attrs = append(attrs, semconv.MessagingBatchMessageCount(len(jobs)))
-		}
-		if kind != "" {
-			attrs = append(attrs, JobKindKey.String(kind))
-		}
-		if queue != "" {
-			attrs = append(attrs, semconv.MessagingDestinationName(queue), JobQueueKey.String(queue))
-		}
-		return attrs
-	}
-	if spec == nil {
-		return "leasehold.insert", attrs
-	}
-	return spec.insertName, attrs
+	return attrs
 }
 
 // inject writes the trace context of ctx into the metadata of each job,
