@@ -2,6 +2,7 @@ package leaseholdotel_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	leaseholdotel "github.com/leasehold/leasehold/contrib/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -220,6 +222,51 @@ func TestOutcomeFromContextCause(t *testing.T) {
 		}
 		if got := attrs(spans[0].Attributes)["leasehold.outcome"]; got != tc.outcome {
 			t.Errorf("cause %v: outcome %v, want %s", tc.cause, got, tc.outcome)
+		}
+	}
+}
+
+// TestSampledOutFollowsRequest checks a parent-based sampler through both
+// middleware: a request sampled out enqueues a job whose work span is
+// sampled out too, in the request's trace, and nothing is exported; a
+// sampled request's job gets a recorded work span with its attributes.
+func TestSampledOutFollowsRequest(t *testing.T) {
+	for _, sampled := range []bool{false, true} {
+		spans := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
+		tr := leaseholdotel.New(leaseholdotel.Options{TracerProvider: tp})
+		request := trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, Remote: true,
+		})
+		if sampled {
+			request = request.WithTraceFlags(trace.FlagsSampled)
+		}
+		ctx := trace.ContextWithRemoteSpanContext(t.Context(), request)
+		in := &leasehold.InsertJob{Kind: "task", Args: json.RawMessage(`{}`), Opts: leasehold.InsertOpts{Queue: "default"}}
+		_, err := tr.InsertMiddleware().Insert(ctx, nil, []*leasehold.InsertJob{in},
+			func(context.Context) ([]*leasehold.InsertResult, error) { return nil, nil })
+		must(t, err)
+		job := &leasehold.JobRow{ID: 9, Kind: "task", Queue: "default", Attempt: 1, LeaseOwner: owner, Metadata: in.Opts.Metadata}
+		var seen trace.SpanContext
+		must(t, tr.WorkMiddleware().Work(t.Context(), job, func(ctx context.Context) error {
+			seen = trace.SpanContextFromContext(ctx)
+			return nil
+		}))
+		if seen.TraceID() != request.TraceID() || seen.IsSampled() != sampled {
+			t.Errorf("sampled %v: handler saw %v, want the request's trace %v (metadata %s)", sampled, seen, request.TraceID(), in.Opts.Metadata)
+		}
+		got := spans.GetSpans()
+		if !sampled {
+			if len(got) != 0 {
+				t.Errorf("sampled out: %d spans exported", len(got))
+			}
+			continue
+		}
+		if len(got) != 2 {
+			t.Fatalf("sampled: %d spans exported, want the insert and the work span", len(got))
+		}
+		if a := attrs(got[1].Attributes); a["leasehold.job.id"] != int64(9) || a["leasehold.job.queue"] != "default" || a["leasehold.outcome"] != "completed" {
+			t.Errorf("work span attributes %v", a)
 		}
 	}
 }
