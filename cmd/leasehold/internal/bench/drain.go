@@ -86,8 +86,8 @@ func insertJobsWith(ctx context.Context, drv driver.Driver, n int, md []json.Raw
 	start := time.Now()
 	for left := n; left > 0; left -= len(chunk) {
 		chunk = chunk[:min(left, len(chunk))]
-		for i := range chunk {
-			if md != nil {
+		if md != nil {
+			for i := range chunk {
 				chunk[i].Opts = &leasehold.InsertOpts{Metadata: md[n-left+i]}
 			}
 		}
@@ -327,7 +327,6 @@ func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainRe
 	if _, err := insertJobsWith(ctx, s.drv, r.Jobs, md); err != nil {
 		return r, err
 	}
-	md = nil
 	if err := s.settle(ctx); err != nil {
 		return r, err
 	}
