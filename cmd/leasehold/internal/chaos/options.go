@@ -136,9 +136,17 @@ func (o Options) validate() error {
 	return nil
 }
 
+// reclaimSlack is the time the claim statement itself may take once due:
+// on SQLite it waits for the one write lock among every worker's writes.
+// Without it, a loaded machine failed the bound by a few milliseconds.
+const reclaimSlack = 100 * time.Millisecond
+
 // reclaimBound is how long a dead worker's lease may take to be claimed
-// again: the lease runs out, then the watcher or a poll takes it.
-func (o Options) reclaimBound() time.Duration { return o.TTL + o.WatcherInterval + o.PollInterval }
+// again: the lease runs out, then the watcher or a poll takes it, and the
+// claim's statement runs.
+func (o Options) reclaimBound() time.Duration {
+	return o.TTL + o.WatcherInterval + o.PollInterval + reclaimSlack
+}
 
 func (o Options) describe() string {
 	s := fmt.Sprintf("%d jobs, %d workers x %d, lease TTL %s, watcher %s, poll %s", o.Jobs, o.Workers, o.Concurrency,
