@@ -44,6 +44,13 @@ var (
 	// it, on a pending or stuck one: cancel it first.
 	ErrJobNotFinished = errors.New("leasehold: job not finished")
 
+	// ErrUniqueKeyHeld reports an operator retry of a finished job whose
+	// unique key another job holds now (a job of the
+	// UniqueWhileUnfinished scope inserted once the first had finished):
+	// two unfinished jobs would hold one key, so the retry is refused and
+	// changes nothing. Let the other job finish, or cancel it, first.
+	ErrUniqueKeyHeld = errors.New("leasehold: another job holds the job's unique key")
+
 	// ErrInvalidKind reports an empty or malformed job kind. The library
 	// returns it inside an *InvalidInputError, as it does the next three.
 	ErrInvalidKind = errors.New("leasehold: invalid job kind")

@@ -29,18 +29,43 @@ type InsertOpts struct {
 	// RunIn schedules the job this long after the database clock's now.
 	// Use RunAt or RunIn, not both.
 	RunIn time.Duration
-	// MaxAttempts is the retry budget. Default Config.DefaultMaxAttempts.
+	// MaxAttempts is the retry budget. Default: the kind's
+	// WorkerOptions.MaxAttempts when this client has a worker for the
+	// kind that sets it, else Config.DefaultMaxAttempts.
 	MaxAttempts int
-	// UniqueKey, when set, makes the insert idempotent: a second insert
-	// of the same kind with the same key returns the existing job
+	// UniqueKey, when set, makes the insert idempotent: while a job of
+	// the same kind holds the key, an insert with it returns that job
 	// (InsertResult.Duplicate) instead of adding one. The key spans one
 	// kind: jobs of other kinds may use the same key. Within that kind it
-	// spans every queue and every state, finished jobs included, for as
-	// long as the job is kept (until Purge or retention deletes it).
+	// spans every queue. Which jobs hold it is the UniqueScope's and the
+	// UniqueWindow's choice; by default every job with the key, finished
+	// or not, for as long as it is kept (until Purge or retention
+	// deletes it). Racing inserts of one key, in any number of processes
+	// and within one batch, add exactly one job: the database's unique
+	// indexes decide.
 	// A key is at most MaxUniqueKeyLen bytes of valid UTF-8 without
 	// control characters (no NUL, tab, newline or escape sequence: keys
 	// are printed in logs and tables).
 	UniqueKey string
+	// UniqueScope says which jobs with the key hold it: UniqueForever
+	// (the default) or UniqueWhileUnfinished (until the job is
+	// completed, failed or cancelled). It needs a UniqueKey.
+	UniqueScope UniqueScope
+	// UniqueWindow, when positive, makes the key unique only within a
+	// window of time: the job holds its key within the window of this
+	// length that holds its insert, windows being aligned on the Unix
+	// epoch of the database clock (a one-hour window runs from one full
+	// hour, UTC, to the next), counted from the insert, not from RunAt.
+	// In the next window the key is free again. It combines with the
+	// scope: UniqueWhileUnfinished with a window holds the key until the
+	// job finishes or the window ends, whichever is first. A whole
+	// number of microseconds, at least MinUniqueWindow; it needs a
+	// UniqueKey.
+	//
+	// The scope and the window are part of the key: jobs inserted with
+	// another UniqueScope or UniqueWindow never block each other, so give
+	// one kind's key one scope and one window.
+	UniqueWindow time.Duration
 	// Metadata is a JSON object stored with the job, for the caller's use.
 	// It is checked like the job's arguments (see InvalidInputError).
 	Metadata json.RawMessage
@@ -92,7 +117,8 @@ func (c *Client) InsertMany(ctx context.Context, tx any, jobs []InsertManyParams
 
 // InsertBulk adds many jobs as fast as the database allows (COPY on
 // PostgreSQL) without returning them, and reports how many it inserted
-// (jobs whose UniqueKey exists are skipped). When one job is refused,
+// (jobs whose unique key another job holds, in the table or earlier in
+// jobs, are skipped). When one job is refused,
 // nothing is inserted and the *InvalidInputError's Index says which one.
 func (c *Client) InsertBulk(ctx context.Context, jobs []InsertManyParams) (int64, error) {
 	built, err := c.buildInserts(jobs, true)
@@ -194,6 +220,7 @@ func toInsertParams(jobs []*InsertJob) []*driver.InsertParams {
 		params[i] = &driver.InsertParams{
 			Kind: j.Kind, Queue: o.Queue, Args: j.Args, Metadata: o.Metadata, Priority: o.Priority,
 			MaxAttempts: o.MaxAttempts, UniqueKey: o.UniqueKey, RunAt: o.RunAt, RunIn: o.RunIn, Notify: true,
+			UniqueWhileUnfinished: o.UniqueScope == UniqueWhileUnfinished, UniqueWindow: o.UniqueWindow,
 			UUID: newJobUUID(),
 		}
 	}
@@ -216,8 +243,8 @@ func validateOpts(o *InsertOpts) error {
 	case o.RunIn > 0 && !o.RunAt.IsZero():
 		return invalid(ErrInvalidArgs, "run_at", "set RunAt or RunIn, not both")
 	}
-	if p := uniqueKeyProblem(o.UniqueKey); p != "" {
-		return invalid(ErrInvalidArgs, "unique_key", "%s", p)
+	if field, p := uniqueProblem(o); p != "" {
+		return invalid(ErrInvalidArgs, field, "%s", p)
 	}
 	if len(o.Metadata) > 0 {
 		if p := jsonObjectProblem(o.Metadata); p != "" {
@@ -225,15 +252,4 @@ func validateOpts(o *InsertOpts) error {
 		}
 	}
 	return nil
-}
-
-// uniqueKeyProblem says why key cannot be a unique key, or returns "".
-func uniqueKeyProblem(key string) string {
-	if len(key) > MaxUniqueKeyLen {
-		return fmt.Sprintf("%s is longer than %d bytes", quoteInput(key), MaxUniqueKeyLen)
-	}
-	if p := textProblem(key, true); p != "" {
-		return fmt.Sprintf("%s: %s", quoteInput(key), p)
-	}
-	return ""
 }

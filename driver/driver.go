@@ -32,14 +32,17 @@ type Driver interface {
 
 	// Insert inserts jobs, in tx when tx is non-nil (a transaction type the
 	// driver accepts, else ErrUnsupportedTx) and in its own transaction
-	// otherwise. A job whose UniqueKey already exists is not inserted; the
-	// existing job is returned with Duplicate set. Results are in the order
-	// of params.
+	// otherwise. A job whose unique key another job holds (see
+	// InsertParams.UniqueScoped) is not inserted; the job that holds it is
+	// returned with Duplicate set, also when it was inserted earlier in the
+	// same batch. Results are in the order of params. Concurrent inserts
+	// of one key insert exactly one job: the database's unique indexes
+	// decide.
 	Insert(ctx context.Context, tx any, params []*InsertParams) ([]*leasetype.InsertResult, error)
 
 	// InsertBulk inserts many jobs as fast as the database allows (COPY on
-	// PostgreSQL) and returns how many were inserted. Jobs with a UniqueKey
-	// that already exists are skipped.
+	// PostgreSQL) and returns how many were inserted. Jobs whose unique key
+	// another job holds, in the table or earlier in params, are skipped.
 	InsertBulk(ctx context.Context, params []*InsertParams) (int64, error)
 
 	// Claim leases up to Limit claimable jobs of one queue in one atomic
@@ -116,7 +119,9 @@ type Driver interface {
 
 	// RetryJob makes a pending, stuck, reconciling, failed, completed or cancelled job
 	// pending now with a fresh retry budget (FreeAttempts = Attempt). It
-	// returns ErrJobRunning for a processing job.
+	// returns ErrJobRunning for a processing job, and ErrUniqueKeyHeld,
+	// changing nothing, for a finished job whose scoped unique key another
+	// job holds.
 	RetryJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// CancelJob cancels a pending, stuck or reconciling job at once, and sets
@@ -222,6 +227,13 @@ type InsertParams struct {
 	Priority    int
 	MaxAttempts int
 	UniqueKey   string // empty for none
+	// UniqueWhileUnfinished scopes UniqueKey to the jobs that are not
+	// completed, failed or cancelled (see UniqueScoped).
+	UniqueWhileUnfinished bool
+	// UniqueWindow, when positive, scopes UniqueKey to the window of this
+	// length (whole microseconds), aligned on the Unix epoch of the
+	// database clock, that holds the insert (see WindowStart).
+	UniqueWindow time.Duration
 	// UUID is the job's random RFC 4122 version 4 UUID, stored as
 	// JobRow.UUID; the driver generates one when it is empty.
 	UUID string

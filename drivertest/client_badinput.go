@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leasehold/leasehold"
 )
@@ -44,6 +45,12 @@ func badInputs() []badInput {
 		{"NULInUniqueKey", ok, &leasehold.InsertOpts{UniqueKey: "key\x00"}, "unique_key", leasehold.ErrInvalidArgs},
 		{"InvalidUTF8InUniqueKey", ok, &leasehold.InsertOpts{UniqueKey: "key\xff\xfe"}, "unique_key", leasehold.ErrInvalidArgs},
 		{"ControlCharacterInUniqueKey", ok, &leasehold.InsertOpts{UniqueKey: "key\x1b[2J"}, "unique_key", leasehold.ErrInvalidArgs},
+		{"UnknownUniqueScope", ok, &leasehold.InsertOpts{UniqueKey: "k", UniqueScope: 7}, "unique_scope", leasehold.ErrInvalidArgs},
+		{"UniqueScopeWithoutKey", ok, &leasehold.InsertOpts{UniqueScope: leasehold.UniqueWhileUnfinished}, "unique_key", leasehold.ErrInvalidArgs},
+		{"UniqueWindowWithoutKey", ok, &leasehold.InsertOpts{UniqueWindow: time.Hour}, "unique_key", leasehold.ErrInvalidArgs},
+		{"NegativeUniqueWindow", ok, &leasehold.InsertOpts{UniqueKey: "k", UniqueWindow: -time.Hour}, "unique_window", leasehold.ErrInvalidArgs},
+		{"UniqueWindowTooShort", ok, &leasehold.InsertOpts{UniqueKey: "k", UniqueWindow: time.Microsecond}, "unique_window", leasehold.ErrInvalidArgs},
+		{"UniqueWindowNotWholeMicroseconds", ok, &leasehold.InsertOpts{UniqueKey: "k", UniqueWindow: time.Second + 1}, "unique_window", leasehold.ErrInvalidArgs},
 		{"NULInGoStringArgs", stringArgs{S: "a\x00b"}, nil, "args", leasehold.ErrInvalidArgs},
 		{"EscapedNULInRawArgs", raw("test", `{"s":"a\u0000b"}`), nil, "args", leasehold.ErrInvalidArgs},
 		{"EscapedNULInArgsKey", raw("test", `{"\u0000":1}`), nil, "args", leasehold.ErrInvalidArgs},

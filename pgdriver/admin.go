@@ -27,7 +27,8 @@ func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error
 // repeating them here would print them twice.
 func wrapOp(err error) error {
 	if errors.Is(err, leasehold.ErrJobNotFound) || errors.Is(err, leasehold.ErrJobRunning) ||
-		errors.Is(err, leasehold.ErrJobFinished) || errors.Is(err, leasehold.ErrJobNotFinished) {
+		errors.Is(err, leasehold.ErrJobFinished) || errors.Is(err, leasehold.ErrJobNotFinished) ||
+		errors.Is(err, leasehold.ErrUniqueKeyHeld) {
 		return err
 	}
 	return fmt.Errorf("pgdriver: %w", err)
@@ -201,7 +202,8 @@ WHERE id = $1 AND status <> 'processing'
 RETURNING ` + jobColumns
 
 // RetryJob makes job id pending now with a fresh retry budget. It returns
-// ErrJobRunning for a processing job and ErrJobNotFound for a missing one.
+// ErrJobRunning for a processing job, ErrJobNotFound for a missing one and
+// ErrUniqueKeyHeld for a finished one whose scoped key another job holds.
 func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
 	j, err := d.updateOr(ctx, id, retrySQL, func(j *leasehold.JobRow) error {
 		if j.State == leasehold.StateProcessing {
@@ -209,6 +211,9 @@ func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, err
 		}
 		return nil
 	})
+	if scopedKeyTaken(err) {
+		err = fmt.Errorf("%w: %w", leasehold.ErrUniqueKeyHeld, err)
+	}
 	if err != nil {
 		return nil, wrapOp(err)
 	}

@@ -3,7 +3,6 @@ package pgdriver
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -21,20 +20,27 @@ const notifyChannel = "leasehold_insert"
 // transaction.
 const insertInput = `input AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[],
-		$7::text[], $8::timestamptz[], $9::bigint[], $10::boolean[], $11::uuid[])
+		$7::text[], $8::timestamptz[], $9::bigint[], $10::boolean[], $11::uuid[], $12::text[], $13::bigint[])
 		WITH ORDINALITY AS t(kind, queue, priority, max_attempts, args, metadata,
-			unique_key, run_at, run_in, notify, uuid, ord)
+			unique_key, run_at, run_in, notify, uuid, unique_scope, unique_window, ord)
 )`
 
-// insertRows skips a job whose unique key its kind already has.
+// insertRows skips a job whose unique key another job holds. A plain key
+// goes to unique_key, a scoped one (unique_scope set) to
+// unique_scoped_key with its window. The conflict has no target: a plain
+// key conflicts on one partial unique index, a scoped key on another, and
+// the caller reads the job that holds a skipped key (blockersSQL).
 const insertRows = `INSERT INTO leasehold_jobs (kind, queue, status, priority, max_attempts,
-		args, metadata, unique_key, run_at, created_at, uuid)
+		args, metadata, unique_key, unique_scoped_key, unique_scope, unique_window, unique_window_start,
+		run_at, created_at, uuid)
 	SELECT kind, queue, 'pending', priority, max_attempts, args::jsonb, metadata::jsonb,
-		nullif(unique_key, ''),
+		CASE WHEN unique_scope = '' THEN nullif(unique_key, '') END,
+		CASE WHEN unique_scope <> '' THEN unique_key END,
+		nullif(unique_scope, ''), unique_window, ` + windowStartSQL + `,
 		coalesce(run_at, statement_timestamp() + run_in * interval '1 microsecond'),
 		statement_timestamp(), uuid
 	FROM input ORDER BY ord
-	ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL DO NOTHING`
+	ON CONFLICT DO NOTHING`
 
 // insertSQL inserts and returns the new rows, and sends one notification
 // per distinct queue of the jobs with notify set (the one-time filter makes
@@ -55,16 +61,17 @@ SELECT ` + jobColumns + ` FROM ins ORDER BY id`
 
 const insertBulkSQL = `WITH ` + insertInput + ` ` + insertRows
 
-// selectByUniqueKeySQL reads the existing jobs of (kind, unique key)
-// pairs.
-const selectByUniqueKeySQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs
-	WHERE (kind, unique_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`
+// maxInsertRounds bounds the rounds of Insert: a round ends either with
+// each job inserted or with the job that holds its key, except when that
+// job left the key's scope (it finished, or was deleted) between the
+// insert and the read, which takes another round.
+const maxInsertRounds = 10
 
 // Insert inserts jobs in one statement, in tx when it is non-nil (see the
-// package documentation for accepted types). Jobs whose UniqueKey exists
-// already are returned as duplicates. Results are in the order of params.
-// The hints for jobs with Notify are sent at tx's commit, or, without tx,
-// by the notifier just after the insert commits.
+// package documentation for accepted types). A job whose unique key
+// another job holds is returned as a duplicate of that job. Results are in
+// the order of params. The hints for jobs with Notify are sent at tx's
+// commit, or, without tx, by the notifier just after the insert commits.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -77,7 +84,36 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 	if tx == nil {
 		query = insertQuietSQL
 	}
-	arrays, err := newInsertArrays(params)
+	res := make([]*leasehold.InsertResult, len(params))
+	todo := make([]int, len(params))
+	for i := range todo {
+		todo[i] = i
+	}
+	for round := 0; len(todo) > 0; round++ {
+		if round == maxInsertRounds {
+			return nil, fmt.Errorf("pgdriver: insert: the job holding unique key %q of kind %s keeps changing",
+				params[todo[0]].UniqueKey, params[todo[0]].Kind)
+		}
+		if todo, err = d.insertRound(ctx, q, query, params, todo, res); err != nil {
+			return nil, err
+		}
+		if round == 0 && tx == nil {
+			d.notes.request(notifyQueues(params))
+		}
+	}
+	return res, nil
+}
+
+// insertRound inserts params[i] for each i of todo, sets res[i] to the new
+// job or to the job that holds its key, and returns the indexes of the jobs
+// whose key was held by a job that no longer holds it.
+func (d *Driver) insertRound(ctx context.Context, q querier, query string,
+	params []*driver.InsertParams, todo []int, res []*leasehold.InsertResult) ([]int, error) {
+	batch := make([]*driver.InsertParams, len(todo))
+	for k, i := range todo {
+		batch[k] = params[i]
+	}
+	arrays, err := newInsertArrays(batch)
 	if err != nil {
 		return nil, err
 	}
@@ -85,98 +121,45 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: insert: %w", err)
 	}
-	if tx == nil {
-		d.notes.request(notifyQueues(params))
+	skipped, err := matchInserted(batch, arrays, inserted, todo, res)
+	if err != nil || len(skipped) == 0 {
+		return nil, err
 	}
-	res, missing, err := matchInserted(params, inserted)
-	if err != nil || len(missing) == 0 {
-		return res, err
-	}
-	kinds, keys := missing.columns()
-	existing, err := collect(ctx, q, newJobScan(&d.names).scan, selectByUniqueKeySQL, kinds, keys)
-	if err != nil {
-		return nil, fmt.Errorf("pgdriver: insert: fetch duplicates: %w", err)
-	}
-	return res, fillDuplicates(params, res, existing)
+	return d.fillBlockers(ctx, q, params, skipped, res)
 }
 
-// uniqueKey is the scope of a unique key: one kind.
-type uniqueKey struct{ kind, key string }
-
-// uniqueKeys is a list of unique keys.
-type uniqueKeys []uniqueKey
-
-// columns returns the kinds and the keys of ks, as query arrays.
-func (ks uniqueKeys) columns() (kinds, keys []string) {
-	for _, k := range ks {
-		kinds, keys = append(kinds, k.kind), append(keys, k.key)
-	}
-	return kinds, keys
-}
-
-// matchInserted pairs the inserted rows with params: by kind and unique
-// key, else in order (ids are assigned in params order). It returns the
-// unique keys of params that were not inserted.
-func matchInserted(params []*driver.InsertParams, rows []*leasehold.JobRow) ([]*leasehold.InsertResult, uniqueKeys, error) {
-	byKey := make(map[uniqueKey]*leasehold.JobRow)
-	var plain []*leasehold.JobRow
+// matchInserted sets res[todo[k]] to the inserted row of batch[k], found
+// by its UUID, and returns the indexes (in params) of the jobs skipped.
+func matchInserted(batch []*driver.InsertParams, arrays *insertArrays, rows []*leasehold.JobRow,
+	todo []int, res []*leasehold.InsertResult) ([]int, error) {
+	byUUID := make(map[string]*leasehold.JobRow, len(rows))
 	for _, j := range rows {
-		if j.UniqueKey != "" {
-			byKey[uniqueKey{j.Kind, j.UniqueKey}] = j
-		} else {
-			plain = append(plain, j)
-		}
+		byUUID[j.UUID] = j
 	}
-	sort.Slice(plain, func(a, b int) bool { return plain[a].ID < plain[b].ID })
-	res := make([]*leasehold.InsertResult, len(params))
-	seen := make(map[uniqueKey]bool)
-	var missing uniqueKeys
-	for i, p := range params {
-		k := uniqueKey{p.Kind, p.UniqueKey}
-		switch j, ok := byKey[k]; {
-		case p.UniqueKey == "":
-			if len(plain) == 0 {
-				return nil, nil, fmt.Errorf("pgdriver: insert: fewer rows returned than jobs")
-			}
-			res[i], plain = &leasehold.InsertResult{Job: plain[0]}, plain[1:]
-		case ok:
-			res[i] = &leasehold.InsertResult{Job: j, Duplicate: seen[k]}
-			seen[k] = true
-		default:
-			missing = append(missing, k)
-		}
-	}
-	return res, missing, nil
-}
-
-// fillDuplicates completes res with the existing jobs of duplicate keys.
-func fillDuplicates(params []*driver.InsertParams, res []*leasehold.InsertResult, existing []*leasehold.JobRow) error {
-	byKey := make(map[uniqueKey]*leasehold.JobRow, len(existing))
-	for _, j := range existing {
-		byKey[uniqueKey{j.Kind, j.UniqueKey}] = j
-	}
-	for i, p := range params {
-		if res[i] != nil {
+	var skipped []int
+	for k, p := range batch {
+		if j, ok := byUUID[arrays.uuids[k].String()]; ok {
+			res[todo[k]] = &leasehold.InsertResult{Job: j}
 			continue
 		}
-		j, ok := byKey[uniqueKey{p.Kind, p.UniqueKey}]
-		if !ok {
-			return fmt.Errorf("pgdriver: insert: unique key %q of kind %s conflicted but no job has it", p.UniqueKey, p.Kind)
+		if p.UniqueKey == "" {
+			return nil, fmt.Errorf("pgdriver: insert: %s job %d without a unique key was not inserted (UUID %s taken?)",
+				p.Kind, todo[k], arrays.uuids[k].String())
 		}
-		res[i] = &leasehold.InsertResult{Job: j, Duplicate: true}
+		skipped = append(skipped, todo[k])
 	}
-	return nil
+	return skipped, nil
 }
 
 // insertArrays holds params column by column, as the unnest parameters of
 // insertInput.
 type insertArrays struct {
-	kinds, queues, args, metadata, keys []string
-	priorities, maxAttempts             []int32
-	runAt                               []pgtype.Timestamptz
-	runIn                               []int64
-	notify                              []bool
-	uuids                               []pgtype.UUID
+	kinds, queues, args, metadata, keys, scopes []string
+	priorities, maxAttempts                     []int32
+	runAt                                       []pgtype.Timestamptz
+	runIn, windows                              []int64
+	notify                                      []bool
+	uuids                                       []pgtype.UUID
 }
 
 func newInsertArrays(params []*driver.InsertParams) (*insertArrays, error) {
@@ -186,7 +169,7 @@ func newInsertArrays(params []*driver.InsertParams) (*insertArrays, error) {
 		metadata: make([]string, n), keys: make([]string, n),
 		priorities: make([]int32, n), maxAttempts: make([]int32, n),
 		runAt: make([]pgtype.Timestamptz, n), runIn: make([]int64, n), notify: make([]bool, n),
-		uuids: make([]pgtype.UUID, n),
+		uuids: make([]pgtype.UUID, n), scopes: make([]string, n), windows: make([]int64, n),
 	}
 	for i, p := range params {
 		u, err := jobUUID(p)
@@ -200,13 +183,17 @@ func newInsertArrays(params []*driver.InsertParams) (*insertArrays, error) {
 		a.runAt[i] = pgtype.Timestamptz{Time: p.RunAt, Valid: !p.RunAt.IsZero()}
 		a.runIn[i] = micros(p.RunIn)
 		a.notify[i] = p.Notify
+		a.scopes[i] = p.UniqueScope()
+		if a.scopes[i] != "" {
+			a.windows[i] = micros(p.UniqueWindow)
+		}
 	}
 	return a, nil
 }
 
 func (a *insertArrays) params() []any {
 	return []any{a.kinds, a.queues, a.priorities, a.maxAttempts, a.args, a.metadata,
-		a.keys, a.runAt, a.runIn, a.notify, a.uuids}
+		a.keys, a.runAt, a.runIn, a.notify, a.uuids, a.scopes, a.windows}
 }
 
 // jobUUID returns p.UUID, or a new random UUID when it is empty.

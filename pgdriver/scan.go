@@ -12,7 +12,7 @@ import (
 // jobColumns selects a leasehold_jobs row (or a CTE returning all its
 // columns) in the order scanJob reads it. NULL text becomes ”.
 const jobColumns = `id, kind, queue, status, priority, attempt, max_attempts, free_attempts,
-	args, metadata, coalesce(unique_key, ''), run_at, created_at, coalesce(lease_owner, ''),
+	args, metadata, coalesce(unique_key, unique_scoped_key, ''), run_at, created_at, coalesce(lease_owner, ''),
 	lease_until, heartbeat_at, finished_at, coalesce(last_error, ''), cancel_requested, uuid`
 
 // jobScan scans the rows of one statement selected with jobColumns. The

@@ -31,7 +31,8 @@ RETURNING ` + jobCols
 
 // RetryJob makes a pending, stuck, reconciling, failed, completed or cancelled job
 // pending now with FreeAttempts = Attempt. It returns ErrJobRunning for a
-// processing job and ErrJobNotFound for a missing one.
+// processing job, ErrJobNotFound for a missing one and ErrUniqueKeyHeld for
+// a finished one whose scoped key another job holds.
 func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
 	var job *leasehold.JobRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
@@ -39,6 +40,9 @@ func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, err
 		job, err = scanJob(d.queryRow(ctx, tx, retrySQL, now, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return whyNotRetried(ctx, tx, id)
+		}
+		if scopedKeyTaken(err) {
+			return fmt.Errorf("%w: %w", leasehold.ErrUniqueKeyHeld, err)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: %w", err)

@@ -12,22 +12,34 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-const insertCols = `kind, queue, status, priority, max_attempts, args, metadata, unique_key, run_at, created_at, uuid`
+const insertCols = `kind, queue, status, priority, max_attempts, args, metadata, unique_key, run_at, created_at, uuid,
+	unique_scoped_key, unique_scope, unique_window, unique_window_start`
 
-// insertValues skips a job whose unique key its kind already has.
-const insertValues = `VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL DO NOTHING`
+// insertValues skips a job whose unique key another job holds. The
+// conflict has no target: a plain key conflicts on one partial unique
+// index, a scoped key on another, and the caller reads the job that holds
+// a skipped key (blockerSQL, scopedBlockerSQL).
+const insertValues = `VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+ON CONFLICT DO NOTHING`
 
 const insertJobSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues +
 	` RETURNING ` + jobCols
 
 const insertBulkSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues
 
-const selectByUniqueKeySQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE kind = ? AND unique_key = ?`
+// blockerSQL reads the job that holds a plain key: any job of the kind
+// with the key, in any state.
+const blockerSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE kind = ? AND unique_key = ?`
+
+// scopedBlockerSQL reads the job that holds a scoped key: the job of the
+// kind with the same key, scope and window, while it is in its scope.
+const scopedBlockerSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs
+WHERE kind = ? AND unique_scoped_key = ? AND unique_scope = ? AND unique_window = ? AND unique_window_start = ?
+	AND (unique_scope = 'forever' OR ` + driver.UnfinishedSQL + `)`
 
 // Insert inserts jobs in tx (a *sql.Tx of this database) when tx is
-// non-nil, else in its own transaction. A job whose UniqueKey exists is not
-// inserted: the existing job is returned with Duplicate set. Notify is
+// non-nil, else in its own transaction. A job whose unique key another job
+// holds is not inserted: that job is returned with Duplicate set. Notify is
 // ignored: SQLite has no cross-process notification, the client signals its
 // own inserts and other processes poll.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
@@ -42,7 +54,7 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 	err = d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		results, err = d.insertAll(ctx, tx, now, params)
 		return err
-	}, insertJobSQL, selectByUniqueKeySQL)
+	}, insertJobSQL, blockerSQL, scopedBlockerSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -69,9 +81,12 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
 		}
-		job, err = scanJob(d.queryRow(ctx, tx, selectByUniqueKeySQL, p.Kind, p.UniqueKey))
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: read duplicate %q: %w", p.UniqueKey, err)
+		if p.UniqueKey == "" {
+			return nil, fmt.Errorf("sqlitedriver: insert: %s job %d without a unique key was not inserted (UUID %s taken?)",
+				p.Kind, i, args[10])
+		}
+		if job, err = d.blocker(ctx, tx, p, now); err != nil {
+			return nil, err
 		}
 		results[i] = &leasehold.InsertResult{Job: job, Duplicate: true}
 	}
@@ -79,8 +94,8 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 }
 
 // InsertBulk inserts params in one transaction with a prepared statement and
-// returns how many rows it inserted (jobs with an existing UniqueKey are
-// skipped).
+// returns how many rows it inserted (jobs whose unique key another job
+// holds are skipped).
 func (d *Driver) InsertBulk(ctx context.Context, params []*driver.InsertParams) (int64, error) {
 	if len(params) == 0 {
 		return 0, nil
@@ -115,6 +130,22 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*driver.InsertParams) 
 	return total, nil
 }
 
+// blocker returns the job that holds p's unique key, which kept p from
+// being inserted in tx: in SQLite's single write transaction it cannot
+// have left the key's scope since.
+func (d *Driver) blocker(ctx context.Context, tx *sql.Tx, p *driver.InsertParams, now int64) (*leasehold.JobRow, error) {
+	row := d.queryRow(ctx, tx, blockerSQL, p.Kind, p.UniqueKey)
+	if scope := p.UniqueScope(); scope != "" {
+		row = d.queryRow(ctx, tx, scopedBlockerSQL, p.Kind, p.UniqueKey, scope,
+			micros(p.UniqueWindow), driver.WindowStart(now, p.UniqueWindow))
+	}
+	job, err := scanJob(row)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: read the %s job holding unique key %q: %w", p.Kind, p.UniqueKey, err)
+	}
+	return job, nil
+}
+
 // insertArgs returns the parameters of insertValues for p.
 func insertArgs(p *driver.InsertParams, now int64) ([]any, error) {
 	runAt := now + micros(p.RunIn)
@@ -125,10 +156,15 @@ func insertArgs(p *driver.InsertParams, now int64) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	plain, scoped, scope, window, start := nullString(p.UniqueKey), nullString(""), nullString(""), int64(0), int64(0)
+	if p.UniqueScoped() {
+		plain, scoped, scope = nullString(""), nullString(p.UniqueKey), nullString(p.UniqueScope())
+		window, start = micros(p.UniqueWindow), driver.WindowStart(now, p.UniqueWindow)
+	}
 	return []any{
 		p.Kind, p.Queue, p.Priority, p.MaxAttempts,
-		jsonText(p.Args), jsonText(p.Metadata), nullString(p.UniqueKey),
-		runAt, now, u,
+		jsonText(p.Args), jsonText(p.Metadata), plain,
+		runAt, now, u, scoped, scope, window, start,
 	}, nil
 }
 

@@ -13,7 +13,7 @@ import (
 // jobCols is the column list every query returning a JobRow selects, in
 // scanJob's order.
 const jobCols = `id, kind, queue, status, priority, attempt, max_attempts, free_attempts,
-    args, metadata, unique_key, run_at, created_at, lease_owner, lease_until,
+    args, metadata, coalesce(unique_key, unique_scoped_key), run_at, created_at, lease_owner, lease_until,
     heartbeat_at, finished_at, last_error, cancel_requested, uuid`
 
 // scanner is *sql.Row or *sql.Rows.

@@ -133,3 +133,43 @@ func TestSchemaUpgradeFromVersion2(t *testing.T) {
 	}
 	drivertest.CheckPauseAfterUpgrade(t, d, "q")
 }
+
+// TestSchemaUpgradeFromVersion3 migrates a version 3 database holding a
+// completed and a pending job with unique keys: afterwards each still
+// holds its key for plain inserts, and scoped keys are apart.
+func TestSchemaUpgradeFromVersion3(t *testing.T) {
+	ctx := testCtx(t)
+	d, err := Open(testdb.SQLitePath(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		for _, m := range ms[:3] {
+			if _, _, err := applyMigration(ctx, tx, now, m, latestVersion(ms)); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO leasehold_jobs
+			(kind, queue, status, max_attempts, args, run_at, created_at, uuid, unique_key, finished_at)
+			VALUES ('k', 'q', 'completed', 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000001', 'done', ?1),
+				('k', 'q', 'pending', 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000002', 'open', NULL)`, now)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("set up version 3: %v", err)
+	}
+	startRefused(t, d, 3)
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate from version 3: %v", err)
+	}
+	if want := (driver.MigrateResult{From: 3, To: latestVersion(ms), Applied: len(ms) - 3}); *res != want {
+		t.Fatalf("Migrate from version 3 = %+v, want %+v", *res, want)
+	}
+	drivertest.CheckUniqueAfterUpgrade(t, d)
+}
