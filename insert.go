@@ -203,6 +203,9 @@ func (c *Client) buildInsert(args Args, opts *InsertOpts) (*InsertJob, error) {
 		j.Opts.Queue = DefaultQueue
 	}
 	if j.Opts.MaxAttempts == 0 {
+		j.Opts.MaxAttempts = c.cfg.Workers.maxAttempts(kind)
+	}
+	if j.Opts.MaxAttempts == 0 {
 		j.Opts.MaxAttempts = c.cfg.DefaultMaxAttempts
 	}
 	if err := validateOpts(&j.Opts); err != nil {

@@ -37,7 +37,9 @@ func (c *Client) runHandler(ctx context.Context, row *JobRow) (err error) {
 }
 
 // classify turns a handler's error into the attempt's outcome: the
-// client's policy of permanent errors, snoozes, cancels and retries.
+// client's policy of permanent errors, snoozes, cancels and retries, with
+// the retry policy of the job's kind. A *TimeoutError is an error like any
+// other: retried, or failed once the budget is spent.
 func (c *Client) classify(row *JobRow, err error) statemachine.Ending {
 	var (
 		perm   *PermanentError
@@ -55,7 +57,7 @@ func (c *Client) classify(row *JobRow, err error) statemachine.Ending {
 	case row.ChargedAttempts() >= row.MaxAttempts:
 		res.Outcome = OutcomeFailed
 	default:
-		res.Outcome, res.Delay = OutcomeRetried, c.cfg.RetryPolicy.NextRetry(row, err)
+		res.Outcome, res.Delay = OutcomeRetried, c.retryPolicy(row).NextRetry(row, err)
 	}
 	return res
 }

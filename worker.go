@@ -2,7 +2,6 @@ package leasehold
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -22,7 +21,7 @@ type Job[T Args] struct {
 // Work returns nil on success, or an error: Permanent(err) fails the job
 // at once, Snooze(d) runs it again later without spending its budget,
 // Cancel(err) cancels it, and any other error is retried by the client's
-// RetryPolicy while budget remains. A panic is recovered and recorded as a
+// RetryPolicy (or its kind's, see WorkerOptions) while budget remains. A panic is recovered and recorded as a
 // failure with its stack.
 type Worker[T Args] interface {
 	Work(ctx context.Context, job *Job[T]) error
@@ -50,7 +49,10 @@ type Workers struct {
 
 type handler struct {
 	kind string
-	run  func(ctx context.Context, row *JobRow) error
+	opts WorkerOptions
+	// run decodes the job's arguments and calls the worker, within the
+	// kind's timeout.
+	run func(ctx context.Context, row *JobRow) error
 }
 
 // NewWorkers returns an empty set of handlers.
@@ -62,20 +64,11 @@ func NewWorkers() *Workers { return &Workers{byKind: map[string]*handler{}} }
 // starts, and once any client has started with ws, AddWorker refuses with
 // ErrWorkersFrozen (a kind added later would never be claimed). It
 // returns ErrInvalidKind for a bad kind name and an error when the kind is
-// already registered. It is safe to call from several goroutines.
+// already registered. It is safe to call from several goroutines. The
+// kind takes the client's defaults: no timeout, Config.RetryPolicy and
+// Config.DefaultMaxAttempts; AddWorkerWithOptions sets its own.
 func AddWorker[T Args](ws *Workers, w Worker[T]) error {
-	var zero T
-	kind := zero.Kind()
-	if err := ValidateKind(kind); err != nil {
-		return err
-	}
-	return ws.add(&handler{kind: kind, run: func(ctx context.Context, row *JobRow) error {
-		job := &Job[T]{JobRow: row}
-		if err := json.Unmarshal(row.Args, &job.Args); err != nil {
-			return Permanent(fmt.Errorf("%w: decode args of kind %s: %w", ErrInvalidArgs, kind, err))
-		}
-		return w.Work(ctx, job)
-	}})
+	return AddWorkerWithOptions(ws, w, WorkerOptions{})
 }
 
 // add registers h unless its kind is taken or ws is frozen.

@@ -71,6 +71,10 @@ var clientTests = []struct {
 	{"ReconcileExpiredLease", testClientReconcile},
 	{"ResolveByLostLeaseRefused", testClientResolveLostLease},
 	{"HandlerFenceAndCheckpoint", testHandlerFenceAndCheckpoint},
+	{"KindTimeoutRetried", testKindTimeout},
+	{"KindMaxAttempts", testKindMaxAttempts},
+	{"KindRetryPolicy", testKindRetryPolicy},
+	{"UniqueWhileUnfinishedThroughClient", testUniqueThroughClient},
 }
 
 // clientEnv is one client-level test: a driver on a fresh database.
