@@ -5,8 +5,9 @@ import "time"
 // InsertResult is the outcome of inserting one job.
 type InsertResult struct {
 	Job *JobRow
-	// Duplicate is true when a job with the same UniqueKey existed and Job
-	// is that existing job.
+	// Duplicate is true when another job held the unique key (within its
+	// scope and window) and Job is that job: the one that blocked the
+	// insert.
 	Duplicate bool
 }
 
