@@ -105,6 +105,7 @@ func invariants() []invariant {
 		{"UniqueWhileUnfinishedChurn", testUniqueChurn},
 		{"UniqueWindow", testUniqueWindow},
 		{"UniqueScopeBulk", testUniqueScopeBulk},
+		{"UniqueScopeInTx", testUniqueScopeInTx},
 		{"RetryJobScopedKeyHeld", testRetryJobScopedKeyHeld},
 		{"UUIDPerJob", testUUIDPerJob},
 		{"IdempotencyKeyNotReusedWithID", testIdempotencyKeyNotReusedWithID},

@@ -159,10 +159,11 @@ func testUniqueScopeRace(c *tc) {
 	c.eq("jobs stored", len(c.list(&leasehold.ListParams{})), 3)
 }
 
-// testUniqueChurn inserts one unfinished-scope key from 4 goroutines while
-// another claims and completes every job that holds it: every insert gets
-// a job (new, or the holder at that moment) without error, and at no time
-// do two unfinished jobs hold the key.
+// testUniqueChurn inserts one unfinished-scope key from 4 goroutines, on
+// two drivers, while another claims and completes every job that holds
+// it, so that holders finish between an insert and the read of its
+// holder: every insert gets a job (new, or the holder at that moment)
+// without error, and at no time do two unfinished jobs hold the key.
 func testUniqueChurn(c *tc) {
 	d2 := c.second()
 	stop := make(chan struct{})
@@ -181,6 +182,10 @@ func testUniqueChurn(c *tc) {
 					c.Errorf("inserter %d: Insert = %v, %v; want one result", i, res, err)
 					return
 				}
+				// Leave SQLite's one writer to the others now and then:
+				// its lock is not fair, and a busy machine could starve
+				// the completing goroutine past its busy timeout.
+				time.Sleep(time.Millisecond)
 			}
 		})
 	}
@@ -319,4 +324,31 @@ func testRetryJobScopedKeyHeld(c *tc) {
 		c.Errorf("RetryJob once the other job was cancelled = %+v, %v; want it pending", j, err)
 	}
 	c.isDuplicateOf("the retried job holds the key again", c.insertOne(c.d, unfinishedJob("r")), old)
+}
+
+// testUniqueScopeInTx checks scoped keys in a caller's transaction, for
+// each kind of transaction: a second insert of the key in the same
+// transaction is a duplicate of the first, uncommitted, job; rolled back,
+// the key is free again.
+func testUniqueScopeInTx(c *tc) {
+	for _, k := range c.h.TxKinds {
+		c.Run(k.Name, func(t *testing.T) {
+			c := c.with(t)
+			key := "tx-" + k.Name
+			tx, _, rollback := k.Begin(c.T, c.d)
+			res, err := c.d.Insert(c.ctx, tx, []*driver.InsertParams{unfinishedJob(key)})
+			if err != nil || len(res) != 1 || res[0].Duplicate {
+				c.Fatalf("first Insert in %s = %v, %v; want a new job", k.Name, res, err)
+			}
+			again, err := c.d.Insert(c.ctx, tx, []*driver.InsertParams{unfinishedJob(key)})
+			if err != nil || len(again) != 1 {
+				c.Fatalf("second Insert in %s = %v, %v", k.Name, again, err)
+			}
+			c.isDuplicateOf("same key in the same transaction", again[0], res[0].Job)
+			if err := rollback(); err != nil {
+				c.Fatalf("rollback: %v", err)
+			}
+			c.isNew("after the rollback", c.insertOne(c.d, unfinishedJob(key)))
+		})
+	}
 }
