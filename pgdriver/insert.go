@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	leasehold "github.com/leasehold/leasehold"
@@ -72,6 +73,11 @@ const maxInsertRounds = 10
 // another job holds is returned as a duplicate of that job. Results are in
 // the order of params. The hints for jobs with Notify are sent at tx's
 // commit, or, without tx, by the notifier just after the insert commits.
+//
+// Without tx, a batch with a scoped key runs in a transaction of its own:
+// the holder of such a key may finish between the insert and the read of
+// the holder, and the jobs inserted again then commit with the others, or
+// not at all.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -80,15 +86,38 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 	if len(params) == 0 {
 		return nil, nil
 	}
-	query := insertSQL
-	if tx == nil {
-		query = insertQuietSQL
+	if tx != nil {
+		return d.insertRounds(ctx, q, insertSQL, params)
 	}
+	var res []*leasehold.InsertResult
+	if !anyScoped(params) {
+		res, err = d.insertRounds(ctx, q, insertQuietSQL, params)
+	} else {
+		var inner error
+		err = pgx.BeginFunc(ctx, d.pool, func(t pgx.Tx) error {
+			res, inner = d.insertRounds(ctx, pgxQuerier{t}, insertQuietSQL, params)
+			return inner
+		})
+		if err != nil && inner == nil {
+			err = fmt.Errorf("pgdriver: insert: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.notes.request(notifyQueues(params))
+	return res, nil
+}
+
+// insertRounds inserts params with query, round after round, until each
+// job is inserted or has the job that holds its key.
+func (d *Driver) insertRounds(ctx context.Context, q querier, query string, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	res := make([]*leasehold.InsertResult, len(params))
 	todo := make([]int, len(params))
 	for i := range todo {
 		todo[i] = i
 	}
+	var err error
 	for round := 0; len(todo) > 0; round++ {
 		if round == maxInsertRounds {
 			return nil, fmt.Errorf("pgdriver: insert: the job holding unique key %q of kind %s keeps changing",
@@ -97,11 +126,18 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 		if todo, err = d.insertRound(ctx, q, query, params, todo, res); err != nil {
 			return nil, err
 		}
-		if round == 0 && tx == nil {
-			d.notes.request(notifyQueues(params))
-		}
 	}
 	return res, nil
+}
+
+// anyScoped reports whether a job of params has a scoped unique key.
+func anyScoped(params []*driver.InsertParams) bool {
+	for _, p := range params {
+		if p.UniqueScoped() {
+			return true
+		}
+	}
+	return false
 }
 
 // insertRound inserts params[i] for each i of todo, sets res[i] to the new
