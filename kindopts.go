@@ -24,7 +24,8 @@ type WorkerOptions struct {
 	// lease while the handler runs, however long its timeout, and a lost
 	// lease (ErrLeaseLost), an operator's cancel (ErrJobCancelled) and a
 	// shutdown still cancel the handler with their own cause and end the
-	// attempt as they always do, whichever came first.
+	// attempt as they always do, also when they come after the timeout
+	// but before the handler returned.
 	Timeout time.Duration
 	// RetryPolicy chooses the delay before a retry of this kind's jobs.
 	// Default Config.RetryPolicy.

@@ -40,6 +40,14 @@ func TestWithTimeout(t *testing.T) {
 	if !errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrJobTimeout) {
 		t.Errorf("lease lost before the timeout: %v, want ErrLeaseLost and no timeout", err)
 	}
+	lease, cancel = context.WithCancelCause(ctx)
+	err = withTimeout(timeout, waitThen(func(ctx context.Context) error {
+		cancel(ErrLeaseLost) // lost after the timeout, before the handler returned
+		return ctx.Err()
+	}))(lease, &JobRow{})
+	if errors.Is(err, ErrJobTimeout) {
+		t.Errorf("lease lost after the timeout: %v, want the handler's error for the engine to end the attempt as lost", err)
+	}
 	if got := withTimeout(0, waitThen(nil)); got == nil {
 		t.Error("withTimeout(0, run) = nil, want run")
 	}
