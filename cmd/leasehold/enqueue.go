@@ -17,6 +17,8 @@ type enqueueFlags struct {
 	args, metadata, runAt string
 	queue, uniqueKey      string
 	priority, maxAttempts int
+	uniqueWhileUnfinished bool
+	uniqueWindow          time.Duration
 }
 
 func (a *app) enqueueCommand() *cobra.Command {
@@ -26,8 +28,9 @@ func (a *app) enqueueCommand() *cobra.Command {
 		Short: "Add a job of kind KIND",
 		Long: `Add a job. KIND names the worker that runs it (e.g. payment.charge or sleep
 for ` + "`leasehold work`" + `); --args is its JSON object. With --unique-key the insert is
-idempotent: an existing job of the same kind with that key is returned instead
-(exit code 0).
+idempotent: an existing job of the same kind that holds that key is returned
+instead (exit code 0); --unique-while-unfinished and --unique-window say which
+jobs hold it.
 --args @FILE reads the JSON object from FILE, and --args - from standard
 input, for arguments too long for a command line (--metadata likewise).`,
 		Example: `  leasehold enqueue payment.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1
@@ -47,6 +50,10 @@ input, for arguments too long for a command line (--metadata likewise).`,
 	fl.StringVar(&f.runAt, "run-at", "", "when the job may run: RFC 3339 time, or a delay such as 90s, 15m, 2d (default now)")
 	fl.IntVar(&f.maxAttempts, "max-attempts", leasehold.DefaultMaxAttempts, fmt.Sprintf("retry budget, 1 to %d", leasehold.MaxMaxAttempts))
 	fl.StringVar(&f.uniqueKey, "unique-key", "", "idempotency key of the insert")
+	fl.BoolVar(&f.uniqueWhileUnfinished, "unique-while-unfinished", false,
+		"the unique key is held only until its job is completed, failed or cancelled")
+	fl.DurationVar(&f.uniqueWindow, "unique-window", 0,
+		"the unique key is held only within windows of this length of the database clock (e.g. 1h, 24h)")
 	return cmd
 }
 
@@ -67,7 +74,11 @@ func (f *enqueueFlags) insertOpts(kind string, stdin io.Reader) (leasehold.RawAr
 	if err != nil {
 		return leasehold.RawArgs{}, nil, err
 	}
-	opts := &leasehold.InsertOpts{Queue: f.queue, Priority: f.priority, MaxAttempts: f.maxAttempts, UniqueKey: f.uniqueKey}
+	opts := &leasehold.InsertOpts{Queue: f.queue, Priority: f.priority, MaxAttempts: f.maxAttempts,
+		UniqueKey: f.uniqueKey, UniqueWindow: f.uniqueWindow}
+	if f.uniqueWhileUnfinished {
+		opts.UniqueScope = leasehold.UniqueWhileUnfinished
+	}
 	if err := leasehold.ValidateQueue(f.queue); err != nil {
 		return leasehold.RawArgs{}, nil, cli.UsageError(err)
 	}
