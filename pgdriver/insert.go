@@ -179,7 +179,7 @@ func matchInserted(batch []*driver.InsertParams, arrays *insertArrays, rows []*l
 			continue
 		}
 		if p.UniqueKey == "" {
-			return nil, fmt.Errorf("pgdriver: insert: %s job %d without a unique key was not inserted (UUID %s taken?)",
+			return nil, fmt.Errorf("pgdriver: insert: %s job %d without a unique key was not inserted (is its id or UUID %s taken?)",
 				p.Kind, todo[k], arrays.uuids[k].String())
 		}
 		skipped = append(skipped, todo[k])

@@ -82,7 +82,7 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 			return nil, fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
 		}
 		if p.UniqueKey == "" {
-			return nil, fmt.Errorf("sqlitedriver: insert: %s job %d without a unique key was not inserted (UUID %s taken?)",
+			return nil, fmt.Errorf("sqlitedriver: insert: %s job %d without a unique key was not inserted (is its id or UUID %s taken?)",
 				p.Kind, i, args[10])
 		}
 		if job, err = d.blocker(ctx, tx, p, now); err != nil {
