@@ -27,16 +27,6 @@ const insertJobSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insert
 
 const insertBulkSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues
 
-// blockerSQL reads the job that holds a plain key: any job of the kind
-// with the key, in any state.
-const blockerSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE kind = ? AND unique_key = ?`
-
-// scopedBlockerSQL reads the job that holds a scoped key: the job of the
-// kind with the same key, scope and window, while it is in its scope.
-const scopedBlockerSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs
-WHERE kind = ? AND unique_scoped_key = ? AND unique_scope = ? AND unique_window = ? AND unique_window_start = ?
-	AND (unique_scope = 'forever' OR ` + driver.UnfinishedSQL + `)`
-
 // Insert inserts jobs in tx (a *sql.Tx of this database) when tx is
 // non-nil, else in its own transaction. A job whose unique key another job
 // holds is not inserted: that job is returned with Duplicate set. Notify is
@@ -128,22 +118,6 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*driver.InsertParams) 
 		return 0, err
 	}
 	return total, nil
-}
-
-// blocker returns the job that holds p's unique key, which kept p from
-// being inserted in tx: in SQLite's single write transaction it cannot
-// have left the key's scope since.
-func (d *Driver) blocker(ctx context.Context, tx *sql.Tx, p *driver.InsertParams, now int64) (*leasehold.JobRow, error) {
-	row := d.queryRow(ctx, tx, blockerSQL, p.Kind, p.UniqueKey)
-	if scope := p.UniqueScope(); scope != "" {
-		row = d.queryRow(ctx, tx, scopedBlockerSQL, p.Kind, p.UniqueKey, scope,
-			micros(p.UniqueWindow), driver.WindowStart(now, p.UniqueWindow))
-	}
-	job, err := scanJob(row)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: read the %s job holding unique key %q: %w", p.Kind, p.UniqueKey, err)
-	}
-	return job, nil
 }
 
 // insertArgs returns the parameters of insertValues for p.
