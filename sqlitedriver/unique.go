@@ -28,8 +28,10 @@ WHERE kind = ? AND unique_scoped_key = ? AND unique_scope = ? AND unique_window 
 // being inserted in tx: in SQLite's single write transaction it cannot
 // have left the key's scope since.
 func (d *Driver) blocker(ctx context.Context, tx *sql.Tx, p *driver.InsertParams, now int64) (*leasehold.JobRow, error) {
-	row := d.queryRow(ctx, tx, blockerSQL, p.Kind, p.UniqueKey)
-	if scope := p.UniqueScope(); scope != "" {
+	var row *sql.Row
+	if scope := p.UniqueScope(); scope == "" {
+		row = d.queryRow(ctx, tx, blockerSQL, p.Kind, p.UniqueKey)
+	} else {
 		row = d.queryRow(ctx, tx, scopedBlockerSQL, p.Kind, p.UniqueKey, scope,
 			micros(p.UniqueWindow), driver.WindowStart(now, p.UniqueWindow))
 	}
