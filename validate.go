@@ -27,8 +27,8 @@ import (
 type InvalidInputError struct {
 	// Field names the refused input as the jobs table and the command-line
 	// tool call it: "kind", "queue", "args", "metadata", "unique_key",
-	// "priority", "max_attempts", "run_at" or "jobs" (an empty batch) for
-	// inserts; "kind", "queue", "owner", "search", "state" or "limit" for
+	// "unique_scope", "unique_window", "priority", "max_attempts",
+	// "run_at" or "jobs" (an empty batch) for inserts; "kind", "queue", "owner", "search", "state" or "limit" for
 	// ListJobs.
 	Field string
 	// Index is the position of the refused job in the slice passed to
