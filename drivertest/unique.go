@@ -189,8 +189,11 @@ func testUniqueChurn(c *tc) {
 			}
 		})
 	}
+	// Churn for two seconds, and on a slow machine until a few holders
+	// have completed.
 	completed := 0
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+	start := time.Now()
+	for time.Since(start) < 2*time.Second || (completed < 5 && time.Since(start) < waitTimeout) {
 		for _, j := range c.claim("q", "w", 10, false) {
 			c.finish(fin(j, leasehold.OutcomeCompleted))
 			completed++
