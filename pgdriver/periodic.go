@@ -103,7 +103,7 @@ func (d *Driver) slotJob(ctx context.Context, tx pgx.Tx, job *driver.InsertParam
 	if job.UniqueKey == "" {
 		return nil, nil
 	}
-	found, err := collect(ctx, pgxQuerier{tx}, newJobScan(&d.names).scan, selectByUniqueKeySQL,
+	found, err := collect(ctx, pgxQuerier{tx}, newJobScan(&d.names).scan, slotJobSQL,
 		[]string{job.Kind}, []string{job.UniqueKey})
 	if err != nil || len(found) == 0 {
 		return nil, err
@@ -147,3 +147,8 @@ func scanPeriodic(r scanner) (*leasetype.PeriodicRow, error) {
 func nullTime(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
 }
+
+// slotJobSQL reads the jobs of the plain (forever) unique keys $1, $2
+// (kinds, keys): the job of a slot another process won.
+const slotJobSQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs
+	WHERE (kind, unique_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`

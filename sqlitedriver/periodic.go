@@ -67,7 +67,7 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 		var err error
 		out, err = d.claimSlot(ctx, tx, now, p)
 		return err
-	}, periodicClaimSQL, periodicJobSQL, insertJobSQL, selectByUniqueKeySQL)
+	}, periodicClaimSQL, periodicJobSQL, insertJobSQL, blockerSQL)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: periodic insert %s: %w", p.Name, err)
 	}
@@ -106,7 +106,7 @@ func (d *Driver) slotJob(ctx context.Context, tx *sql.Tx, job *driver.InsertPara
 	if job.UniqueKey == "" {
 		return nil, nil
 	}
-	found, err := scanJob(d.queryRow(ctx, tx, selectByUniqueKeySQL, job.Kind, job.UniqueKey))
+	found, err := scanJob(d.queryRow(ctx, tx, blockerSQL, job.Kind, job.UniqueKey))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil

@@ -35,7 +35,7 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 		var err error
 		rescued, err = d.rescue(ctx, tx, now, limit, p.Decide)
 		return err
-	}, selectExpiredSQL, rescueApplySQL, endFinishedSQL, insertJobSQL, selectByUniqueKeySQL)
+	}, selectExpiredSQL, rescueApplySQL, endFinishedSQL, insertJobSQL, blockerSQL)
 	if err != nil {
 		return nil, err
 	}
