@@ -270,3 +270,29 @@ func TestSampledOutFollowsRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestSampledOutJobStartsNoSpan: a job whose carried trace context was
+// sampled out runs under that context without a span, whatever the
+// sampler would say (here one that samples everything); with
+// TraceSampledOut the sampler is asked and its span recorded.
+func TestSampledOutJobStartsNoSpan(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		spans := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		tr := leaseholdotel.New(leaseholdotel.Options{TracerProvider: tp, TraceSampledOut: ask})
+		out := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{7}, SpanID: trace.SpanID{8}, Remote: true})
+		md := fmt.Sprintf(`{"otel":{"traceparent":"00-%s-%s-00"}}`, out.TraceID(), out.SpanID())
+		job := &leasehold.JobRow{ID: 3, Kind: "task", Queue: "default", Attempt: 1, LeaseOwner: owner, Metadata: []byte(md)}
+		var seen trace.SpanContext
+		must(t, tr.WorkMiddleware().Work(t.Context(), job, func(ctx context.Context) error {
+			seen = trace.SpanContextFromContext(ctx)
+			return nil
+		}))
+		if seen.TraceID() != out.TraceID() {
+			t.Errorf("TraceSampledOut %v: handler saw trace %v, want the carried %v", ask, seen.TraceID(), out.TraceID())
+		}
+		if n, want := len(spans.GetSpans()), map[bool]int{false: 0, true: 1}[ask]; n != want {
+			t.Errorf("TraceSampledOut %v: %d spans exported, want %d", ask, n, want)
+		}
+	}
+}

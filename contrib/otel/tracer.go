@@ -33,6 +33,13 @@ type Options struct {
 	// NewTrace makes each work span the root of a trace of its own,
 	// linked to the insert span, instead of its child.
 	NewTrace bool
+	// TraceSampledOut starts a work span even for a job whose carried
+	// trace context was sampled out. By default such a run starts no span
+	// and runs under the carried context, which stays sampled out: what
+	// a parent-based sampler (the SDK's default) would decide, without
+	// the cost of asking it. Set it for a sampler that may sample the
+	// children of a sampled-out parent. Without NewTrace only.
+	TraceSampledOut bool
 }
 
 // Tracer makes the insert and work spans of leasehold clients. One
@@ -41,7 +48,9 @@ type Tracer struct {
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	newTrace bool
-	specs    sync.Map // kindQueue -> *spanSpec
+	// traceSampledOut is Options.TraceSampledOut.
+	traceSampledOut bool
+	specs           sync.Map // kindQueue -> *spanSpec
 }
 
 // New returns a Tracer configured by o.
@@ -60,7 +69,7 @@ func New(o Options) *Tracer {
 	return &Tracer{
 		tracer:   tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:     prop,
-		newTrace: o.NewTrace,
+		newTrace: o.NewTrace, traceSampledOut: o.TraceSampledOut,
 	}
 }
 

@@ -17,7 +17,12 @@ var errPanicked = errors.New("handler panicked")
 // work is the work middleware: one consumer span around a handler run,
 // child of (or linked to) the insert span carried in the job's metadata.
 func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(context.Context) error) error {
-	spanCtx, span := t.startWork(ctx, job)
+	parent, carried := t.extract(ctx, job.Metadata)
+	if sc := trace.SpanContextFromContext(parent); carried && sc.IsValid() && !sc.IsSampled() &&
+		!t.newTrace && !t.traceSampledOut {
+		return next(parent) // sampled out where the job was inserted
+	}
+	spanCtx, span := t.startWork(parent, carried, job)
 	returned := false
 	defer func() {
 		if !returned {
@@ -30,14 +35,14 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 	return err
 }
 
-// startWork starts the span of a run of job: a child of the insert span
-// carried in its metadata, or with NewTrace a root linked to it, or a
-// root when the job carries none (whatever span ctx holds: the client's
-// context is not the job's). The attributes are set only on a span that
+// startWork starts the span of a run of job under parent, the client's
+// context with the trace context read from the job's metadata (carried
+// says one was): a child of the insert span, or with NewTrace a root
+// linked to it, or a root when the job carries none (whatever span the
+// client's context holds: it is not the job's). The attributes are set only on a span that
 // records: a span sampled out costs the reading of the carried context
 // and what the tracer itself does to start a span, nothing more.
-func (t *Tracer) startWork(ctx context.Context, job *leasehold.JobRow) (context.Context, trace.Span) {
-	parent, carried := t.extract(ctx, job.Metadata)
+func (t *Tracer) startWork(parent context.Context, carried bool, job *leasehold.JobRow) (context.Context, trace.Span) {
 	carried = carried && trace.SpanContextFromContext(parent).IsValid()
 	spec := t.specOf(job.Kind, job.Queue)
 	opts := workChildOpts
