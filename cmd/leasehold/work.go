@@ -46,7 +46,13 @@ With --metrics-addr it serves Prometheus metrics at /metrics while it runs.
 With --periodic NAME=SPEC:KIND (repeatable) it also enqueues a job of KIND, with
 empty args, in the first --queue at each slot of the cron expression SPEC (UTC,
 or CRON_TZ=Zone first; @every 10s for an interval): every process given the same
-schedule shares its slots, one job per slot (` + "`leasehold periodic list`" + `).`,
+schedule shares its slots, one job per slot (` + "`leasehold periodic list`" + `).
+With --reconcile-into and --scan-every it also enqueues, on that interval, a
+payment.scan job in the reconcile queue (schedule payment.scan:QUEUE, shared
+by every worker with the same --reconcile-into) that inserts one payment.heal
+job per payment of the --queue queues whose charge job completed more than
+--scan-pending-after ago without a ledger row (its webhook lost): unique per
+payment while unfinished, so a payment has at most one heal job at a time.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.work(cmd, &f) }),
 	}
@@ -65,6 +71,10 @@ schedule shares its slots, one job per slot (` + "`leasehold periodic list`" + `
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
 	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:sleep' or 'nightly=0 3 * * *:sleep' (repeatable)")
+	fl.Var(cli.NewDurationValue(&f.o.ScanEvery, 0, 10*time.Millisecond, 24*time.Hour), "scan-every",
+		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (default off)")
+	fl.Var(cli.NewDurationValue(&f.o.ScanPendingAfter, time.Minute, time.Millisecond, 30*24*time.Hour), "scan-pending-after",
+		"the scan heals payments whose charge job completed this long ago without a ledger row")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	fl.BoolVar(&f.stopOnStdin, "stop-on-stdin-eof", false, "stop when standard input is closed (used by the demo)")
 	_ = fl.MarkHidden("stop-on-stdin-eof")

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -21,26 +22,26 @@ import (
 // answers 202, the result never comes). Both leave payments charged at
 // the provider while the system shows them pending. The watcher sends the
 // killed workers' jobs to reconciling, and their reconcile jobs heal them;
-// a scan in the demo finds the payments pending too long and inserts one
-// heal job per payment. Every heal asks the provider by idempotency key
+// a scan the workers run as a periodic job (payment.scan, every
+// scanEvery) finds the payments pending too long and inserts one heal job
+// per payment. Every heal asks the provider by idempotency key
 // and records the charge in one transaction with its fenced completion.
 
 // lostWebhookEvery: the payments numbered k*lostWebhookEvery lose their
 // webhook.
 const lostWebhookEvery = 6
 
-// scanEvery is the period of the demo's scan for payments pending too
-// long. It is a plain ticker of the demo; the scan's heal jobs carry a
-// unique key per payment, so a scan that runs twice inserts each once.
+// scanEvery is the period of the workers' scan for payments pending too
+// long: a periodic job they share, one scan job per slot whichever worker
+// inserts it; its heal jobs are unique per payment while unfinished.
 const scanEvery = time.Second
 
 // reconcileStory is what the reconciliation story follows.
 type reconcileStory struct {
 	queue        string // the reconcile jobs' queue
 	pendingAfter time.Duration
-	lastScan     time.Time
+	lastHeal     int64 // the last heal job told
 	killed       []*fleet.Proc
-	healJobs     int // heal jobs the scan inserted
 	done         bool
 }
 
@@ -90,8 +91,8 @@ func (d *demo) setupReconcile(ctx context.Context) error {
 	d.provider = p
 	d.scr.Line("  provider  %s, an in-process stand-in: one charge per idempotency key; it loses the webhook of every %s payment",
 		p.URL(), ordinal(lostWebhookEvery))
-	d.scr.Line("  queues    %s: %d payment jobs (Reconcile into %s); a scan every %s heals payments pending longer than %s",
-		d.queue, o.Payments, d.rec.queue, cli.FormatDuration(scanEvery), cli.FormatDuration(d.rec.pendingAfter))
+	d.scr.Line("  queues    %s: %d payment jobs (Reconcile into %s); the workers' periodic %s, every %s, heals payments pending longer than %s",
+		d.queue, o.Payments, d.rec.queue, payments.ScanKind, cli.FormatDuration(scanEvery), cli.FormatDuration(d.rec.pendingAfter))
 	d.scr.Line("")
 	return nil
 }
@@ -141,7 +142,8 @@ func (d *demo) kills() []int { return make([]int, min(2, d.o.Workers-2)) }
 // workers.
 func (d *demo) startReconcileWorkers(ctx context.Context) error {
 	d.trap.ArmAfter(d.warmUp(), len(d.kills()))
-	return d.startFleet(ctx, " --reconcile-into "+d.rec.queue)
+	return d.startFleet(ctx, fmt.Sprintf(" --reconcile-into %s --scan-every %s --scan-pending-after %s",
+		d.rec.queue, scanEvery, d.rec.pendingAfter))
 }
 
 // killAfterCharge SIGKILLs the worker whose charge the provider recorded
@@ -165,9 +167,8 @@ func (d *demo) killAfterCharge(ctx context.Context) error {
 	return nil
 }
 
-// reconcileTick redraws the progress, tells the leases that moved on,
-// scans for payments pending too long, and notes whether the story is
-// over.
+// reconcileTick redraws the progress, tells the leases that moved on and
+// the heal jobs the scans inserted, and notes whether the story is over.
 func (d *demo) reconcileTick(ctx context.Context) error {
 	counts, err := d.queueCounts(ctx)
 	if err != nil {
@@ -178,19 +179,21 @@ func (d *demo) reconcileTick(ctx context.Context) error {
 		d.scr.EndStatus()
 		return err
 	}
-	pay, rec := counts[d.queue], counts[d.rec.queue]
+	rec, err := d.openReconcileJobs(ctx)
+	if err != nil {
+		d.scr.EndStatus()
+		return err
+	}
+	pay := counts[d.queue]
 	d.scr.Status("pending %d, processing %d, reconciling %d, completed %d/%d; recorded %d/%d; reconcile jobs %d open",
 		pay[leasehold.StatePending], pay[leasehold.StateProcessing], pay[leasehold.StateReconciling],
-		pay[leasehold.StateCompleted], d.o.Payments, len(recorded), d.o.Payments, open(rec))
+		pay[leasehold.StateCompleted], d.o.Payments, len(recorded), d.o.Payments, rec)
 	d.followLeases(ctx)
-	if time.Since(d.rec.lastScan) >= scanEvery {
-		d.rec.lastScan = time.Now()
-		if err := d.scan(ctx, recorded); err != nil {
-			d.scr.EndStatus()
-			return err
-		}
+	if err := d.tellHeals(ctx); err != nil {
+		d.scr.EndStatus()
+		return err
 	}
-	d.rec.done = len(recorded) >= d.o.Payments && open(pay) == 0 && open(rec) == 0
+	d.rec.done = len(recorded) >= d.o.Payments && open(pay) == 0 && rec == 0
 	return nil
 }
 
@@ -213,52 +216,44 @@ func (d *demo) queueCounts(ctx context.Context) (map[string]map[leasehold.JobSta
 	return out, nil
 }
 
-// scan inserts a heal job for each payment whose charge job completed
-// longer than pendingAfter ago without recording it (its webhook lost):
-// the system shows it pending. The unique key makes a payment's heal job
-// one, however many scans find it.
-func (d *demo) scan(ctx context.Context, recorded map[string]bool) error {
+// tellHeals tells the heal jobs the workers' scans inserted since the
+// last tick.
+func (d *demo) tellHeals(ctx context.Context) error {
 	jobs, err := d.client.ListJobs(ctx, &leasehold.ListParams{
-		Queue: d.queue, Kind: payments.Kind, States: []leasehold.JobState{leasehold.StateCompleted}, Limit: 10000,
+		Queue: d.rec.queue, Kind: payments.HealKind, AfterID: d.rec.lastHeal, Limit: 10000,
 	})
 	if err != nil {
-		return fmt.Errorf("scan: %w", err)
+		return fmt.Errorf("list heal jobs: %w", err)
 	}
-	now, err := d.db.Driver.Now(ctx)
-	if err != nil {
-		return fmt.Errorf("scan: %w", err)
-	}
-	var heals []leasehold.InsertManyParams
-	var names []string
+	var told []string
 	for _, j := range jobs {
-		args, ok := chargeArgs(j)
-		if !ok || recorded[args.PaymentID] || now.Sub(j.FinishedAt) < d.rec.pendingAfter {
-			continue
-		}
-		heals = append(heals, leasehold.InsertManyParams{
-			Args: payments.HealArgs{PaymentID: args.PaymentID, IdempotencyKey: j.IdempotencyKey(), JobID: j.ID,
-				AmountCents: args.AmountCents, Currency: args.Currency},
-			Opts: &leasehold.InsertOpts{Queue: d.rec.queue, UniqueKey: payments.HealUniqueKey(args.PaymentID), MaxAttempts: 20},
-		})
-		names = append(names, args.PaymentID)
-	}
-	if len(heals) == 0 {
-		return nil
-	}
-	res, err := d.client.InsertMany(ctx, nil, heals)
-	if err != nil {
-		return fmt.Errorf("scan: insert heal jobs: %w", err)
-	}
-	var fresh []string
-	for i, r := range res {
-		if !r.Duplicate {
-			fresh = append(fresh, names[i])
+		d.rec.lastHeal = j.ID
+		var a payments.HealArgs
+		if json.Unmarshal(j.Args, &a) == nil {
+			told = append(told, fmt.Sprintf("%s: job %d", a.PaymentID, j.ID))
 		}
 	}
-	if len(fresh) > 0 {
-		d.rec.healJobs += len(fresh)
+	if len(told) > 0 {
 		d.scr.Event("scan: %s pending for more than %s (no ledger row, no webhook): one heal job each (%s)",
-			plural(len(fresh), "payment"), cli.FormatDuration(d.rec.pendingAfter), strings.Join(fresh, ", "))
+			plural(len(told), "payment"), cli.FormatDuration(d.rec.pendingAfter), strings.Join(told, ", "))
 	}
 	return nil
+}
+
+// openReconcileJobs counts the unfinished jobs of the reconcile queue but
+// the scans: the reconcile and heal jobs left.
+func (d *demo) openReconcileJobs(ctx context.Context) (int64, error) {
+	jobs, err := d.client.ListJobs(ctx, &leasehold.ListParams{Queue: d.rec.queue, States: []leasehold.JobState{
+		leasehold.StatePending, leasehold.StateProcessing, leasehold.StateReconciling, leasehold.StateStuck,
+	}, Limit: 10000})
+	if err != nil {
+		return 0, fmt.Errorf("list reconcile jobs: %w", err)
+	}
+	var n int64
+	for _, j := range jobs {
+		if j.Kind != payments.ScanKind {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -46,15 +45,6 @@ type ReconcileSummary struct {
 	Seconds             float64  `json:"seconds"`
 	OK                  bool     `json:"ok"`
 	Problems            []string `json:"problems,omitempty"`
-}
-
-// chargeArgs decodes the arguments of a payment job.
-func chargeArgs(j *leasehold.JobRow) (payments.ChargeArgs, bool) {
-	var a payments.ChargeArgs
-	if j.Kind != payments.Kind || json.Unmarshal(j.Args, &a) != nil {
-		return a, false
-	}
-	return a, true
 }
 
 // summarizeReconcile gathers the figures and checks them.

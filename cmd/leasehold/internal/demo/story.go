@@ -57,7 +57,8 @@ func (d *demo) workerArgs(owner string) []string {
 		"--provider", d.provider.URL(),
 	}
 	if d.rec != nil {
-		args = append(args, "--reconcile-into", d.rec.queue)
+		args = append(args, "--reconcile-into", d.rec.queue,
+			"--scan-every", scanEvery.String(), "--scan-pending-after", d.rec.pendingAfter.String())
 	}
 	return args
 }

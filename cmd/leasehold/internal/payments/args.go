@@ -7,8 +7,11 @@
 package payments
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/leasehold/leasehold"
 )
 
 // Kind is the job kind of a payment charge.
@@ -23,6 +26,16 @@ type ChargeArgs struct {
 
 // Kind implements leasehold.Args.
 func (ChargeArgs) Kind() string { return Kind }
+
+// DecodeCharge decodes the arguments of a payment job; false when j is
+// not one.
+func DecodeCharge(j *leasehold.JobRow) (ChargeArgs, bool) {
+	var a ChargeArgs
+	if j.Kind != Kind || json.Unmarshal(j.Args, &a) != nil || a.validate() != nil {
+		return a, false
+	}
+	return a, true
+}
 
 // DefaultCurrency is the currency of a charge that names none.
 const DefaultCurrency = "EUR"

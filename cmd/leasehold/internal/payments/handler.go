@@ -17,8 +17,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Reconcile registers the reconcilers too: of payment jobs whose
 	// lease expired in a queue configured with
-	// leasehold.QueueConfig.Reconcile (leasehold.ReconcileArgs), and of
-	// payments a scan found pending too long (HealArgs).
+	// leasehold.QueueConfig.Reconcile (leasehold.ReconcileArgs), of
+	// payments a scan found pending too long (HealArgs), and the scan
+	// itself (ScanArgs).
 	Reconcile bool
 }
 
@@ -33,7 +34,8 @@ type handler struct {
 // the payment.charge handler, which charges through the provider at
 // providerURL and records each charge in ledger with CompleteTx, on the
 // client it runs in (leasehold.ClientFromContext), and with
-// Options.Reconcile the reconciler of payments whose lease expired.
+// Options.Reconcile the reconciler of payments whose lease expired, the
+// scan for payments pending too long and its heal jobs.
 func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Options) (*leasehold.Client, error) {
 	pc, err := NewProviderClient(providerURL, opts.HTTPClient)
 	if err != nil {
@@ -55,6 +57,9 @@ func NewClient(cfg leasehold.Config, ledger *Ledger, providerURL string, opts Op
 			return nil, err
 		}
 		if err := leasehold.AddWorker[HealArgs](cfg.Workers, &healer{r}); err != nil {
+			return nil, err
+		}
+		if err := leasehold.AddWorker[ScanArgs](cfg.Workers, &scanner{ledger: ledger}); err != nil {
 			return nil, err
 		}
 	}

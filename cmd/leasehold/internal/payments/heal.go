@@ -25,13 +25,19 @@ type HealArgs struct {
 // Kind implements leasehold.Args.
 func (HealArgs) Kind() string { return HealKind }
 
-// HealUniqueKey is the unique key of the heal job of paymentID: a scan
-// that runs again while the payment is still pending inserts no second
-// heal job for it.
+// HealUniqueKey is the unique key of the heal job of paymentID, held
+// while the job is unfinished (leasehold.UniqueWhileUnfinished): a scan
+// that runs again while the payment's heal job waits or runs inserts no
+// second one.
 func HealUniqueKey(paymentID string) string { return "heal:" + paymentID }
 
 // errNotCharged reports a payment the provider has no charge for (yet).
 var errNotCharged = errors.New("the provider has no charge for this key")
+
+// errRecorded reports a payment recorded before its heal job ran (by the
+// heal job before it, which completed after the scan had read the
+// ledger).
+var errRecorded = errors.New("the payment is recorded already: nothing to heal")
 
 // healer runs the heal jobs.
 type healer struct{ r *reconciler }
@@ -39,9 +45,17 @@ type healer struct{ r *reconciler }
 // Work asks the provider for the payment's charge by its idempotency key
 // and, when it was charged, records it and completes the heal job in one
 // transaction (the fenced completion). A payment the provider has not
-// charged is retried later.
+// charged is retried later; a heal job whose payment is recorded already
+// cancels itself, so that the completed heal jobs are those that healed.
 func (h *healer) Work(ctx context.Context, job *leasehold.Job[HealArgs]) error {
 	a := job.Args
+	recorded, err := h.r.ledger.recordedAmong(ctx, []string{a.PaymentID})
+	if err != nil {
+		return err
+	}
+	if recorded[a.PaymentID] {
+		return leasehold.Cancel(fmt.Errorf("payments: heal %s: %w", a.PaymentID, errRecorded))
+	}
 	ch, err := h.r.provider.Lookup(ctx, a.IdempotencyKey)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -184,6 +185,23 @@ func (l *Ledger) Count(ctx context.Context, prefix string) (int64, error) {
 	return n, nil
 }
 
+// recordedAmong returns which of ids are recorded.
+func (l *Ledger) recordedAmong(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("payments: read ledger: %w", err)
+	}
+	q := `SELECT payment_id FROM payments_ledger WHERE payment_id IN (SELECT jsonb_array_elements_text($1::jsonb))`
+	if l.dialect == SQLite {
+		q = `SELECT payment_id FROM payments_ledger WHERE payment_id IN (SELECT value FROM json_each(?1))`
+	}
+	return l.readIDs(ctx, out, q, string(list))
+}
+
 // Recorded returns the ids of the recorded payments whose id starts with
 // prefix.
 func (l *Ledger) Recorded(ctx context.Context, prefix string) (map[string]bool, error) {
@@ -191,12 +209,16 @@ func (l *Ledger) Recorded(ctx context.Context, prefix string) (map[string]bool, 
 	if l.dialect == SQLite {
 		q = `SELECT payment_id FROM payments_ledger WHERE substr(payment_id, 1, length(?1)) = ?1`
 	}
-	rows, err := l.db.QueryContext(ctx, q, prefix)
+	return l.readIDs(ctx, map[string]bool{}, q, prefix)
+}
+
+// readIDs adds to out the payment ids that q selects.
+func (l *Ledger) readIDs(ctx context.Context, out map[string]bool, q string, arg any) (map[string]bool, error) {
+	rows, err := l.db.QueryContext(ctx, q, arg)
 	if err != nil {
 		return nil, fmt.Errorf("payments: read ledger: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]bool{}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {

@@ -33,9 +33,15 @@ func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
 		return leasehold.PeriodicJob{}, err
 	}
 	return leasehold.PeriodicJob{Name: name, Schedule: sched, Args: func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
-		md, _ := json.Marshal(PeriodicMetadata{Periodic: name, Slot: slot.UTC()}) // cannot fail
-		return leasehold.RawArgs{KindName: kind}, &leasehold.InsertOpts{Queue: queue, Metadata: md}
+		return leasehold.RawArgs{KindName: kind}, &leasehold.InsertOpts{Queue: queue, Metadata: periodicMetadata(name, slot)}
 	}}, nil
+}
+
+// periodicMetadata is the metadata of the job of a slot of the schedule
+// name.
+func periodicMetadata(name string, slot time.Time) []byte {
+	md, _ := json.Marshal(PeriodicMetadata{Periodic: name, Slot: slot.UTC()}) // cannot fail
+	return md
 }
 
 // periodicNames returns the names of jobs, for the log.

@@ -62,7 +62,15 @@ type Options struct {
 	MetricsAddr string
 	// Periodic are schedules this worker enqueues (see ParsePeriodic).
 	Periodic []leasehold.PeriodicJob
-	Logger   *slog.Logger
+	// ScanEvery, when positive, makes the worker enqueue a payment scan
+	// (payments.ScanArgs) at this interval, shared with every worker of
+	// the same ReconcileInto (ScanName): its job, in ReconcileInto, inserts
+	// a heal job there for each payment of Queues whose charge job
+	// completed more than ScanPendingAfter ago without a ledger row. It
+	// needs ReconcileInto and the payment kind.
+	ScanEvery        time.Duration
+	ScanPendingAfter time.Duration
+	Logger           *slog.Logger
 }
 
 // Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so),
@@ -75,6 +83,10 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		return view.StatsView{}, cli.UsageError(fmt.Errorf("--kind: %w", err))
 	}
 	o.Kinds = kinds
+	if err := checkScan(o); err != nil {
+		return view.StatsView{}, cli.UsageError(err)
+	}
+	o.Periodic = periodic(o)
 	var metrics *metricsServer
 	if o.MetricsAddr != "" {
 		if metrics, err = startMetrics(o.MetricsAddr, o.Logger); err != nil {

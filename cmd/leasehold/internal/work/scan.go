@@ -1,0 +1,49 @@
+package work
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
+)
+
+// ScanName is the name of the periodic scan whose heal jobs go to
+// reconcileQueue: the workers given the same --reconcile-into share its
+// slots.
+func ScanName(reconcileQueue string) string { return payments.ScanKind + ":" + reconcileQueue }
+
+// errScanNeedsReconcile reports a scan asked of a worker that does not
+// run the payment reconcilers.
+var errScanNeedsReconcile = errors.New("--scan-every needs --reconcile-into and the " + payments.Kind + " kind")
+
+// checkScan checks that a worker asked to scan runs the heal jobs' kinds.
+func checkScan(o Options) error {
+	if o.ScanEvery > 0 && (o.ReconcileInto == "" || !jobkinds.Runs(o.Kinds, payments.Kind)) {
+		return errScanNeedsReconcile
+	}
+	return nil
+}
+
+// periodic returns the worker's periodic jobs: o.Periodic and, when
+// o.ScanEvery is set, the scan.
+func periodic(o Options) []leasehold.PeriodicJob {
+	if o.ScanEvery <= 0 {
+		return o.Periodic
+	}
+	return append(slices.Clone(o.Periodic), scanPeriodic(o))
+}
+
+// scanPeriodic is the scan of o: every ScanEvery, a payment.scan job in
+// the reconcile queue that heals, with heal jobs in that queue, the
+// payments of o.Queues pending longer than ScanPendingAfter.
+func scanPeriodic(o Options) leasehold.PeriodicJob {
+	name := ScanName(o.ReconcileInto)
+	args := payments.ScanArgs{Queues: o.Queues, PendingAfter: o.ScanPendingAfter.String(), HealQueue: o.ReconcileInto}
+	return leasehold.PeriodicJob{Name: name, Schedule: leasehold.Every(o.ScanEvery),
+		Args: func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
+			return args, &leasehold.InsertOpts{Queue: o.ReconcileInto, Metadata: periodicMetadata(name, slot)}
+		}}
+}
