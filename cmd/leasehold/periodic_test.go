@@ -105,9 +105,9 @@ func periodicSlots(t *testing.T, db string) map[time.Time]int {
 	return out
 }
 
-// TestWorkPeriodicFlagRefusesBadSchedules: a malformed --periodic, or one
-// whose cron expression does not parse, exits with the usage code before
-// any worker starts.
+// TestWorkPeriodicFlagRefusesBadSchedules: a malformed --periodic, one
+// whose cron expression does not parse, or a --scan-every without
+// --reconcile-into, exits with the usage code before any worker starts.
 func TestWorkPeriodicFlagRefusesBadSchedules(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
 	for _, c := range []struct{ flag, want string }{
@@ -116,4 +116,5 @@ func TestWorkPeriodicFlagRefusesBadSchedules(t *testing.T) {
 	} {
 		checkOneLineError(t, c.flag, lh(t, db, "work", "--periodic", c.flag), cli.ExitUsage, c.want)
 	}
+	checkOneLineError(t, "--scan-every", lh(t, db, "work", "--scan-every", "1s"), cli.ExitUsage, "needs --reconcile-into")
 }

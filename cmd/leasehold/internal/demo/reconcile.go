@@ -13,6 +13,7 @@ import (
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
 )
 
 // The reconciliation story (`leasehold demo reconcile`): the payment queue
@@ -66,7 +67,16 @@ func RunReconcile(ctx context.Context, o Options) (*ReconcileSummary, error) {
 	d.scr.EndStatus()
 	d.scr.Event("every payment is recorded and nothing is left to reconcile; stopping the workers")
 	d.stopWorkers()
+	d.forgetScan(context.WithoutCancel(ctx))
 	return d.summarizeReconcile(context.WithoutCancel(ctx))
+}
+
+// forgetScan deletes the record of the workers' periodic scan, which no
+// process runs any more (its jobs stay).
+func (d *demo) forgetScan(ctx context.Context) {
+	if _, err := d.client.ForgetPeriodic(ctx, work.ScanName(d.rec.queue)); err != nil {
+		d.scr.Event("could not forget the periodic scan: %v", err)
+	}
 }
 
 // setupReconcile prepares the database, enqueues the payments and starts

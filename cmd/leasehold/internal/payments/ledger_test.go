@@ -2,48 +2,16 @@ package payments
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"testing"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-
-	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/sqlitedriver"
 )
 
 // TestLedger: the ledger table can be created by several processes at
 // once, holds one row per payment and counts by prefix, on both databases.
 func TestLedger(t *testing.T) {
-	open := map[string]func(t *testing.T) *Ledger{
-		"sqlite": func(t *testing.T) *Ledger {
-			d, err := sqlitedriver.Open(testdb.SQLitePath(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = d.Close() })
-			l, err := NewLedger(d.DB(), SQLite)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		},
-		"postgres": func(t *testing.T) *Ledger {
-			db, err := sql.Open("pgx", testdb.PostgresURL(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = db.Close() })
-			l, err := NewLedger(db, Postgres)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		},
-	}
-	for name, o := range open {
+	for name, open := range openTestDB {
 		t.Run(name, func(t *testing.T) {
-			l := o(t)
+			l := open(t).ledger
 			ctx := context.Background()
 			var wg sync.WaitGroup
 			for range 4 {

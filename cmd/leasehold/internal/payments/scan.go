@@ -81,14 +81,11 @@ func (s *scanner) Work(ctx context.Context, job *leasehold.Job[ScanArgs]) error 
 	}
 	var heals []leasehold.InsertManyParams
 	for _, q := range job.Args.Queues {
-		h, err := s.pending(ctx, client, q, now.Add(-after))
+		h, err := s.pending(ctx, client, q, now.Add(-after), healQueue)
 		if err != nil {
 			return err
 		}
 		heals = append(heals, h...)
-	}
-	for _, h := range heals {
-		h.Opts.Queue = healQueue
 	}
 	if len(heals) == 0 {
 		return nil
@@ -99,9 +96,9 @@ func (s *scanner) Work(ctx context.Context, job *leasehold.Job[ScanArgs]) error 
 	return nil
 }
 
-// pending returns the heal jobs of the payments of queue whose charge job
-// completed before cutoff without a ledger row.
-func (s *scanner) pending(ctx context.Context, client *leasehold.Client, queue string, cutoff time.Time) ([]leasehold.InsertManyParams, error) {
+// pending returns the heal jobs, in healQueue, of the payments of queue
+// whose charge job completed before cutoff without a ledger row.
+func (s *scanner) pending(ctx context.Context, client *leasehold.Client, queue string, cutoff time.Time, healQueue string) ([]leasehold.InsertManyParams, error) {
 	jobs, err := client.ListJobs(ctx, &leasehold.ListParams{
 		Queue: queue, Kind: Kind, States: []leasehold.JobState{leasehold.StateCompleted},
 		ByFinish: true, Desc: true, FinishedAt: cutoff, BeforeID: math.MaxInt64, Limit: ScanLimit,
@@ -131,7 +128,7 @@ func (s *scanner) pending(ctx context.Context, client *leasehold.Client, queue s
 		}
 		recorded[h.PaymentID] = true // a payment charged by two jobs is healed once
 		heals = append(heals, leasehold.InsertManyParams{Args: h, Opts: &leasehold.InsertOpts{
-			UniqueKey: HealUniqueKey(h.PaymentID), UniqueScope: leasehold.UniqueWhileUnfinished, MaxAttempts: HealMaxAttempts,
+			Queue: healQueue, UniqueKey: HealUniqueKey(h.PaymentID), UniqueScope: leasehold.UniqueWhileUnfinished, MaxAttempts: HealMaxAttempts,
 		}})
 	}
 	return heals, nil
