@@ -72,7 +72,7 @@ payment while unfinished, so a payment has at most one heal job at a time.`,
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
 	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:sleep' or 'nightly=0 3 * * *:sleep' (repeatable)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanEvery, 0, 10*time.Millisecond, 24*time.Hour), "scan-every",
-		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (default off)")
+		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (0s: no scan)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanPendingAfter, time.Minute, time.Millisecond, 30*24*time.Hour), "scan-pending-after",
 		"the scan heals payments whose charge job completed this long ago without a ledger row")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
