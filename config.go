@@ -23,10 +23,7 @@ const (
 	// fetcher's throughput is at most the jobs in flight over the claim's
 	// round trip (Little's law): 100 slots cap it near 20,000 jobs/s even
 	// for no-op jobs, 500 let it reach what the database can do.
-	DefaultMaxWorkers = 500
-	// ThroughputInterval is how often a client adds the attempts it
-	// finished to the database's per-minute totals (Client.Throughput).
-	ThroughputInterval     = 10 * time.Second
+	DefaultMaxWorkers      = 500
 	DefaultMaxAttempts     = 20
 	DefaultMaxPayloadBytes = 1 << 20
 	// DefaultFetchBatch caps the jobs one claim statement leases.
@@ -36,6 +33,11 @@ const (
 	// MaxMaxWorkers bounds QueueConfig.MaxWorkers.
 	MaxMaxWorkers = 100_000
 )
+
+// ThroughputInterval is how often a client adds the attempts it ended to
+// the database's per-minute totals (Client.Throughput), besides once when
+// it stops.
+const ThroughputInterval = 10 * time.Second
 
 // Config configures a Client. Every field is optional except Driver; a
 // zero value takes the documented default and a negative one is an error.
