@@ -68,6 +68,12 @@ func TestBenchSmoke(t *testing.T) {
 			if d.JobsPerSec <= 0 || d.Statements <= 0 || d.Ceiling <= 0 || d.CeilingRatio <= 0 || d.BestRatio <= 0 {
 				t.Errorf("drain %d workers: %+v", d.Workers, d)
 			}
+			// A completed job is updated at least twice (claim, completion)
+			// and so is its attempt row once: each update leaves a dead
+			// version, so fewer than 2 means the counters were read early.
+			if d.Rows == nil || d.Rows.WALBytesPerJob <= 0 || d.Rows.DeadRowsPerJob < 2 || d.Rows.DeadRowsPerJob > 6 {
+				t.Errorf("drain %d workers: row cost %+v, want WAL and 2 to 6 dead row versions per job", d.Workers, d.Rows)
+			}
 		}
 		if c := rep.Ceiling; c != nil && (len(c.Samples) != len(rep.Drain)+1 || c.BestJobsPerSec < c.JobsPerSec) {
 			t.Errorf("ceiling: want one sample before the drains and one after each, best >= median: %+v", c)

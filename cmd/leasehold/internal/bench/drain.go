@@ -50,6 +50,8 @@ type DrainResult struct {
 	Statements       int64       `json:"statements"`
 	StatementsPerJob float64     `json:"statements_per_job"`
 	Top              []Statement `json:"top_statements,omitempty"`
+	// Rows is the WAL and dead row versions per job, on PostgreSQL.
+	Rows *RowCost `json:"row_cost,omitempty"`
 }
 
 // Calls counts driver calls by method.
@@ -145,8 +147,8 @@ func (b *bench) runDrain(ctx context.Context) error {
 			r.Ceiling, before = (before+after)/2, after
 		}
 		b.rep.Drain = append(b.rep.Drain, r)
-		b.logf("drain: %4d workers: %d jobs in %.2fs: %.0f jobs/s, %.3f statements/job (%d claims, %d finishes)",
-			w, r.Jobs, r.Seconds, r.JobsPerSec, r.StatementsPerJob, r.Calls.Claim, r.Calls.Finish)
+		b.logf("drain: %4d workers: %d jobs in %.2fs: %.0f jobs/s, %.3f statements/job (%d claims, %d finishes)%s",
+			w, r.Jobs, r.Seconds, r.JobsPerSec, r.StatementsPerJob, r.Calls.Claim, r.Calls.Finish, r.Rows.describe())
 	}
 	return nil
 }
@@ -353,6 +355,10 @@ func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainRe
 	if err := b.resetStatements(ctx); err != nil {
 		return r, err
 	}
+	mark, err := s.markRows(ctx)
+	if err != nil {
+		return r, err
+	}
 	start, cost := time.Now(), startCost()
 	if err := c.Start(ctx); err != nil {
 		return r, err
@@ -375,10 +381,14 @@ func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainRe
 	r.JobsPerSec = float64(r.Jobs) / r.Seconds
 	r.Calls = n.snapshot()
 	r.Statements, r.Top, err = b.readStatements(ctx, &n)
+	if err != nil {
+		return r, err
+	}
 	r.StatementsPerJob = float64(r.Statements) / float64(r.Jobs)
 	if len(r.Top) > 6 {
 		r.Top = r.Top[:6]
 	}
+	r.Rows, err = s.rowCost(ctx, mark, r.Jobs)
 	return r, err
 }
 

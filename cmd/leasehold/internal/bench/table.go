@@ -67,11 +67,15 @@ func WriteTable(w io.Writer, r *Report) error {
 // against the ceilings measured just before and after it; "of fastest"
 // against the fastest ceiling of the run.
 func writeDrain(p func(string, ...any), r *Report) {
-	p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tceiling around\tof ceiling\tof fastest\tclient CPU µs/job\tallocs/job\tstatements/job\tclaims\tfinishes\t\n")
+	p("\ndrain\tworkers\tjobs\tseconds\tjobs/s\tceiling around\tof ceiling\tof fastest\tclient CPU µs/job\tallocs/job\tstatements/job\tWAL bytes/job\tdead rows/job\tclaims\tfinishes\t\n")
 	row := func(name string, d *DrainResult) {
-		p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.3f\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds,
+		wal, dead := "-", "-"
+		if d.Rows != nil {
+			wal, dead = fmt.Sprintf("%.0f", d.Rows.WALBytesPerJob), fmt.Sprintf("%.2f", d.Rows.DeadRowsPerJob)
+		}
+		p("%s\t%d\t%d\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.3f\t%s\t%s\t%d\t%d\t\n", name, d.Workers, d.Jobs, d.Seconds,
 			d.JobsPerSec, rate(d.Ceiling), percent(d.CeilingRatio), percent(d.BestRatio), micros(d.Cost.CPUMicrosPerJob),
-			d.Cost.AllocsPerJob, d.StatementsPerJob, d.Calls.Claim, d.Calls.Finish)
+			d.Cost.AllocsPerJob, d.StatementsPerJob, wal, dead, d.Calls.Claim, d.Calls.Finish)
 	}
 	for i := range r.Drain {
 		name := "leasehold"
@@ -84,10 +88,10 @@ func writeDrain(p func(string, ...any), r *Report) {
 		writeMetricsDrain(p, row, m)
 	}
 	if c := r.Ceiling; c != nil {
-		p("bare SQL ceiling, median\t%dx%d\t%d\t%.2f\t%.0f\t\t\t\t%s\t%.0f\t%.3f\t\t\t\n", c.Loops, c.Batch, c.Jobs,
+		p("bare SQL ceiling, median\t%dx%d\t%d\t%.2f\t%.0f\t\t\t\t%s\t%.0f\t%.3f\t\t\t\t\t\n", c.Loops, c.Batch, c.Jobs,
 			float64(c.Jobs)/c.JobsPerSec, c.JobsPerSec, micros(c.Cost.CPUMicrosPerJob), c.Cost.AllocsPerJob,
 			float64(c.Statements)/float64(c.Jobs))
-		p("samples (run order)\t%s\t\t\t\t\t\t\t\t\t\t\t\t\n", rates(c.Samples))
+		p("samples (run order)\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", rates(c.Samples))
 	}
 }
 
