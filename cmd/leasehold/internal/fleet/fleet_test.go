@@ -29,10 +29,12 @@ func TestReportsAndGracefulStop(t *testing.T) {
 	if l := <-lines; !strings.Contains(l, `"type":"report"`) {
 		t.Errorf("first line to OnLine = %s, want the first report", l)
 	}
-	if tail := byTerm.LogTail(100); !strings.Contains(tail, "fleet: unreadable worker output: not json") ||
-		!strings.Contains(tail, "log line 2 | log line 3") {
-		t.Errorf("log tail = %q", tail)
-	}
+	// Standard error is read apart from the reports: wait for its lines.
+	waitFor(t, "the log lines", func() bool {
+		tail := byTerm.LogTail(100)
+		return strings.Contains(tail, "fleet: unreadable worker output: not json") &&
+			strings.Contains(tail, "log line 2 | log line 3")
+	})
 	f.StopAll(5 * time.Second)
 	for _, p := range []*Proc{byTerm, byStdin} {
 		s, final := p.FinalStats()
