@@ -183,9 +183,10 @@ func testUniqueChurn(c *tc) {
 					return
 				}
 				// Leave SQLite's one writer to the others now and then:
-				// its lock is not fair, and a busy machine could starve
-				// the completing goroutine past its busy timeout.
-				time.Sleep(time.Millisecond)
+				// its lock is not fair, and four inserters with a
+				// millisecond's pause starved the completing goroutine
+				// (one completion in 11 s under the race detector).
+				time.Sleep(5 * time.Millisecond)
 			}
 		})
 	}
