@@ -2,10 +2,9 @@ package payments
 
 import (
 	"context"
+	"database/sql"
 	"errors"
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/leasehold/leasehold"
 )
@@ -94,40 +93,16 @@ func (h *handler) Work(ctx context.Context, job *leasehold.Job[ChargeArgs]) erro
 	return h.record(ctx, job, charge)
 }
 
-// recordTimeout bounds the transaction that records a charge.
-const recordTimeout = 30 * time.Second
-
-// record writes the ledger row and the fenced completion atomically. The
-// charge has happened, so it is recorded even if the job's context was
-// cancelled meanwhile (lease given up, shutdown): the fence, not the
-// context, decides whether this lease may still complete the job.
-func (h *handler) record(ctx context.Context, job *leasehold.Job[ChargeArgs], ch *Charge) (err error) {
+// record writes the ledger row and the fenced completion atomically
+// (Ledger.record).
+func (h *handler) record(ctx context.Context, job *leasehold.Job[ChargeArgs], ch *Charge) error {
 	client := leasehold.ClientFromContext(ctx)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	tx, err := h.ledger.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("payments: begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	err = h.ledger.insert(ctx, tx, Entry{
+	return h.ledger.record(ctx, Entry{
 		PaymentID: job.Args.PaymentID, ChargeID: ch.ID, JobID: job.ID, Attempt: job.Attempt,
 		Owner: client.Owner(), AmountCents: job.Args.AmountCents, Currency: job.Args.currency(),
+	}, func(ctx context.Context, tx *sql.Tx) error {
+		// The ledger's transaction is a *sql.Tx on either database, so the
+		// dynamic form serves both drivers.
+		return client.CompleteTx(ctx, tx, job.JobRow)
 	})
-	if err != nil {
-		return err
-	}
-	// The ledger's transaction is a *sql.Tx on either database, so the
-	// dynamic form serves both drivers.
-	if err = client.CompleteTx(ctx, tx, job.JobRow); err != nil {
-		return err
-	}
-	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("payments: commit: %w", err)
-	}
-	return nil
 }

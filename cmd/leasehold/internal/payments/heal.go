@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -67,32 +68,11 @@ func (h *healer) Work(ctx context.Context, job *leasehold.Job[HealArgs]) error {
 }
 
 // record writes the ledger row and completes the heal job atomically.
-func (h *healer) record(ctx context.Context, job *leasehold.Job[HealArgs], ch *Charge) (err error) {
+func (h *healer) record(ctx context.Context, job *leasehold.Job[HealArgs], ch *Charge) error {
 	client := leasehold.ClientFromContext(ctx)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	tx, err := h.r.ledger.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("payments: begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
 	a := job.Args
-	err = h.r.ledger.insert(ctx, tx, Entry{
+	return h.r.ledger.record(ctx, Entry{
 		PaymentID: a.PaymentID, ChargeID: ch.ID, JobID: a.JobID, Attempt: job.Attempt,
 		Owner: client.Owner(), AmountCents: a.AmountCents, Currency: ChargeArgs{Currency: a.Currency}.currency(),
-	})
-	if err != nil {
-		return err
-	}
-	if err = client.CompleteTx(ctx, tx, job.JobRow); err != nil {
-		return err
-	}
-	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("payments: commit: %w", err)
-	}
-	return nil
+	}, func(ctx context.Context, tx *sql.Tx) error { return client.CompleteTx(ctx, tx, job.JobRow) })
 }

@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,40 +58,20 @@ func resolvedElsewhere(err error) error {
 
 // heal records the charge the provider made, resolves the payment job as
 // completed and completes the reconcile job, in one transaction.
-func (r *reconciler) heal(ctx context.Context, client *leasehold.Client, job *leasehold.Job[leasehold.ReconcileArgs], args ChargeArgs, ch *Charge) (err error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	tx, err := r.ledger.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("payments: begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	err = r.ledger.insert(ctx, tx, Entry{
+func (r *reconciler) heal(ctx context.Context, client *leasehold.Client, job *leasehold.Job[leasehold.ReconcileArgs], args ChargeArgs, ch *Charge) error {
+	return r.ledger.record(ctx, Entry{
 		PaymentID: args.PaymentID, ChargeID: ch.ID, JobID: job.Args.JobID, Attempt: job.Args.Attempt,
 		Owner: client.Owner(), AmountCents: args.AmountCents, Currency: args.currency(),
+	}, func(ctx context.Context, tx *sql.Tx) error {
+		err := client.ResolveReconcileTx(ctx, tx, job.JobRow, leasehold.Resolution{
+			Action: leasehold.ResolveComplete, Note: "the provider charged " + ch.ID,
+		})
+		if errors.Is(err, leasehold.ErrNotReconciling) {
+			return errNothingToRecord
+		}
+		if err != nil {
+			return err
+		}
+		return client.CompleteTx(ctx, tx, job.JobRow)
 	})
-	if err != nil {
-		return err
-	}
-	err = client.ResolveReconcileTx(ctx, tx, job.JobRow, leasehold.Resolution{
-		Action: leasehold.ResolveComplete, Note: "the provider charged " + ch.ID,
-	})
-	if errors.Is(err, leasehold.ErrNotReconciling) {
-		_ = tx.Rollback()
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err = client.CompleteTx(ctx, tx, job.JobRow); err != nil {
-		return err
-	}
-	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("payments: commit: %w", err)
-	}
-	return nil
 }
