@@ -129,10 +129,28 @@ func TestListFilterRefusals(t *testing.T) {
 		{ListParams{Queue: "q\xff"}, "queue", ErrInvalidQueue},
 		{ListParams{Owner: "host\x00"}, "owner", ErrInvalidArgs},
 		{ListParams{Owner: "host\xff"}, "owner", ErrInvalidArgs},
+		{ListParams{ByFinish: true, States: []JobState{StateCompleted, StatePending}}, "state", ErrInvalidArgs},
+		{ListParams{ByFinish: true, Expired: true}, "expired", ErrInvalidArgs},
+		{ListParams{FinishedAt: time.Now()}, "finished_at", ErrInvalidArgs},
 	}
 	for _, tc := range cases {
 		_, err := c.ListJobs(t.Context(), &tc.p)
 		checkRefusal(t, err, tc.field, -1, tc.is, tc.field+": ")
+	}
+}
+
+// TestQueueReadRefusals: a negative count limit and a window that is not
+// positive are refused before the driver is called.
+func TestQueueReadRefusals(t *testing.T) {
+	c, err := NewClient(Config{Driver: nopDriver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ActiveQueueStats(t.Context(), -1); !errors.Is(err, ErrInvalidArgs) {
+		t.Errorf("ActiveQueueStats(-1) = %v, want ErrInvalidArgs", err)
+	}
+	if _, err := c.Throughput(t.Context(), -time.Minute); !errors.Is(err, ErrInvalidArgs) {
+		t.Errorf("Throughput(-1m) = %v, want ErrInvalidArgs", err)
 	}
 }
 
