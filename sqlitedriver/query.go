@@ -194,10 +194,10 @@ UNION ALL
 SELECT queue, NULL, 0, NULL, sum(lease_until >= ?1), sum(lease_until < ?1) FROM leasehold_jobs
     WHERE status = 'processing' GROUP BY queue`
 
-// queueStats runs statsSQL (queueStatsSQL's columns) and unclaimedSQL
-// (neverClaimedSQL's) with ?1 now and ?2 limit.
-func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedSQL string, limit ...any) ([]*leasehold.QueueStats, error) {
-	rows, err := d.dbQuery(ctx, statsSQL, append([]any{now}, limit...)...)
+// queueStats runs statsSQL (queueStatsSQL's columns) with ?1 now, and
+// unclaimedSQL (neverClaimedSQL's) with ?1 now and then unclaimedArgs.
+func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedSQL string, unclaimedArgs ...any) ([]*leasehold.QueueStats, error) {
+	rows, err := d.dbQuery(ctx, statsSQL, now)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
 	}
@@ -238,7 +238,7 @@ func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedS
 	for i, q := range queues {
 		out[i] = byQueue[q]
 	}
-	if err := d.neverClaimed(ctx, byQueue, unclaimedSQL, append([]any{now}, limit...)...); err != nil {
+	if err := d.neverClaimed(ctx, byQueue, unclaimedSQL, append([]any{now}, unclaimedArgs...)...); err != nil {
 		return nil, err
 	}
 	paused, err := d.pausedQueues(ctx)

@@ -32,8 +32,10 @@ func activeStateNames() []string {
 	return out
 }
 
-// hourOutcomes are the overview's last-hour columns.
-var hourOutcomes = []string{string(leasehold.OutcomeCompleted), string(leasehold.OutcomeRetried), string(leasehold.OutcomeFailed)}
+// hourOutcomes returns the overview's last-hour columns.
+func hourOutcomes() []string {
+	return []string{string(leasehold.OutcomeCompleted), string(leasehold.OutcomeRetried), string(leasehold.OutcomeFailed)}
+}
 
 // now reads the database clock, the only clock leases are measured by.
 func (h *handler) now(ctx context.Context) (time.Time, error) {
@@ -84,7 +86,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	d := overviewData{States: activeStateNames(), Outcomes: hourOutcomes, Chart: newChart(buckets, now),
+	d := overviewData{States: activeStateNames(), Outcomes: hourOutcomes(), Chart: newChart(buckets, now),
 		Totals: map[string]int64{}, Hour: map[string]int64{}, Estimated: map[string]bool{}}
 	d.Queues = h.overviewQueues(qs, buckets)
 	for _, q := range d.Queues {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,7 @@ budget.`,
 		}),
 	}
 	fl := cmd.Flags()
-	fl.Var(&states, "status", "only jobs in these statuses (comma-separated or repeated): pending, processing, completed, failed, cancelled, stuck")
+	fl.Var(&states, "status", "only jobs in these statuses (comma-separated or repeated): "+stateList())
 	fl.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
 	fl.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
 	fl.StringVar(&p.Owner, "owner", "", "only jobs leased by this worker instance")
@@ -117,4 +118,13 @@ func (a *app) printJobs(jobs []*leasehold.JobRow, now time.Time, render func(io.
 		views[i] = view.NewJobView(j, now)
 	}
 	return a.print(views, func(w io.Writer) error { return render(w, jobs, now) })
+}
+
+// stateList names every job state, for the help.
+func stateList() string {
+	names := make([]string, len(leasehold.AllStates))
+	for i, st := range leasehold.AllStates {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
 }

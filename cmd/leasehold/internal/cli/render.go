@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -183,8 +184,11 @@ func renderQueueTable(w io.Writer, qs []*leasehold.QueueStats) error {
 		fmt.Fprintln(w, "no jobs")
 		return nil
 	}
-	t := NewTable(w, "QUEUE", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "CANCELLED", "STUCK",
-		"OLDEST PENDING", "LIVE LEASES", "EXPIRED LEASES", "PAUSED")
+	head := []string{"QUEUE"}
+	for _, s := range leasehold.AllStates { // one column per state, as each row has
+		head = append(head, strings.ToUpper(string(s)))
+	}
+	t := NewTable(w, append(head, "OLDEST PENDING", "LIVE LEASES", "EXPIRED LEASES", "PAUSED")...)
 	for _, q := range qs {
 		oldest := "-"
 		if q.OldestPending > 0 {

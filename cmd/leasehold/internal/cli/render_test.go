@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,29 @@ func TestStatsSummary(t *testing.T) {
 	}
 	if s := StatsSummary(view.StatsView{OutcomesDropped: 2}, 30*time.Second); !strings.Contains(s, "could not release 2 leases") || !strings.Contains(s, "TTL (30s)") {
 		t.Errorf("StatsSummary with 2 dropped outcomes: %s", s)
+	}
+}
+
+// TestQueueTableColumns: the queue table has a column per job state, so
+// every value sits under its heading: the last one is PAUSED.
+func TestQueueTableColumns(t *testing.T) {
+	var b strings.Builder
+	counts := map[leasehold.JobState]int64{}
+	for i, s := range leasehold.AllStates {
+		counts[s] = int64(i + 1)
+	}
+	if err := RenderQueues(&b, []*leasehold.QueueStats{{Queue: "q", Counts: counts, Paused: true}}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	head, row := strings.Fields(lines[0]), strings.Fields(lines[1])
+	// Three headings are two words each: OLDEST PENDING, LIVE LEASES, EXPIRED LEASES.
+	if len(head)-3 != len(row) || row[len(row)-1] != "yes" {
+		t.Errorf("queue table heading %q, row %q: the columns do not line up", lines[0], lines[1])
+	}
+	for i, s := range leasehold.AllStates {
+		if head[i+1] != strings.ToUpper(string(s)) || row[i+1] != strconv.Itoa(i+1) {
+			t.Errorf("column %d: heading %s, value %s; want %s and %d", i+1, head[i+1], row[i+1], strings.ToUpper(string(s)), i+1)
+		}
 	}
 }
