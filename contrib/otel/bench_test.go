@@ -44,27 +44,35 @@ func benchProviders(b *testing.B) []benchProvider {
 }
 
 // carriedMetadata is a job's metadata as the insert middleware writes it,
-// beside a key of the caller's.
-func carriedMetadata(sampled bool) json.RawMessage {
+// beside a key of the caller's: the trace context, or for a sampled-out
+// one the mark of it, unless carry (Options.CarrySampledOut).
+func carriedMetadata(sampled, carry bool) json.RawMessage {
 	flags := "00"
 	if sampled {
 		flags = "01"
+	} else if !carry {
+		return json.RawMessage(`{"otel": {}, "tenant": "acme"}`)
 	}
 	return json.RawMessage(`{"otel": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-` +
 		flags + `"}, "tenant": "acme"}`)
 }
 
 // BenchmarkWorkMiddleware measures the cost per handler run of the work
-// middleware, on a job whose metadata carries a trace context beside a
-// key of the caller's ("carried"), and on one inserted without the insert
-// middleware ("uncarried").
+// middleware, on a job whose metadata carries what the insert middleware
+// writes beside a key of the caller's ("carried": the trace context, or
+// the mark of a sampled-out one; "carried-context": the context of a
+// sampled-out one, as with Options.CarrySampledOut), and on one inserted
+// without the insert middleware ("uncarried").
 func BenchmarkWorkMiddleware(b *testing.B) {
 	handler := func(context.Context) error { return nil }
 	for _, p := range benchProviders(b) {
-		for _, md := range []string{"carried", "uncarried"} {
+		for _, md := range []string{"carried", "carried-context", "uncarried"} {
+			if md == "carried-context" && p.sampled {
+				continue
+			}
 			job := &leasehold.JobRow{ID: 42, Kind: "task", Queue: "default", Attempt: 1, LeaseOwner: owner}
-			if md == "carried" {
-				job.Metadata = carriedMetadata(p.sampled)
+			if md != "uncarried" {
+				job.Metadata = carriedMetadata(p.sampled, md == "carried-context")
 			}
 			b.Run(p.name+"/"+md, func(b *testing.B) {
 				ctx := context.Background()

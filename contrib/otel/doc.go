@@ -21,7 +21,11 @@
 //
 //	{"otel": {"traceparent": "00-…-…-01"}}
 //
-// The caller's own metadata keys are kept. The span ends when the insert
+// A sampled-out insert span writes only the mark that it was, an empty
+// object ({"otel": {}}), unless Options.CarrySampledOut: its work spans
+// need the decision, not the 80 bytes of context, which every update of
+// the job's row would write again. The caller's own metadata keys are
+// kept. The span ends when the insert
 // returns; it records the error of a refused or failed insert. A job
 // inserted in a transaction that is then rolled back leaves a span that
 // ended without error: the span reports the insert, not the commit.
@@ -72,30 +76,33 @@
 // In production a tracer provider samples a small share of the traces,
 // typically with sdktrace.ParentBased(sdktrace.TraceIDRatioBased(r)): a
 // request's root span is sampled or not, and the jobs it enqueues and
-// each of their attempts follow it, since the insert span's trace context
-// (sampled or not) travels in the job's metadata.
+// each of their attempts follow it, since the insert span's decision
+// travels in the job's metadata: the trace context of a sampled one, the
+// mark of a sampled-out one.
 //
-// A job whose trace is sampled out costs the reading of that context and
-// nothing more: the carried context is found in the metadata without
-// decoding it as JSON (one allocation), the propagator parses it, and the
-// handler runs under it, still sampled out, with no span started (what a
+// A job whose trace is sampled out costs the reading of that mark and
+// nothing more: it is found in the metadata without decoding it as JSON
+// (one allocation), and the handler runs with no span started (what a
 // parent-based sampler decides; Options.TraceSampledOut asks the sampler
-// anyway). On the OpenTelemetry SDK that is about 0.6 µs and 4
-// allocations (320 bytes) per handler run (BenchmarkWorkMiddleware,
-// sdk-dropped/carried, on a shared 2-vCPU machine). In drains of no-op
-// jobs it came to 0 to 4 µs of CPU per job over metrics alone, the
-// garbage collector included (docs/benchmarks.md).
+// anyway). On the OpenTelemetry SDK that is about 0.25 µs and one
+// allocation (128 bytes) per handler run (BenchmarkWorkMiddleware,
+// sdk-dropped/carried, on a shared 2-vCPU machine); 0.7 µs and 4
+// allocations with CarrySampledOut, whose context the propagator parses
+// (sdk-dropped/carried-context). On PostgreSQL the mark adds about 50
+// bytes of WAL per drained job, the whole context about 200. In drains of
+// no-op jobs with metrics, tracing at 1 % came to 93 to 100 % of the
+// plain drain's rate, and 0.5 to 1 µs of CPU per job over metrics alone
+// (docs/benchmarks.md).
 //
 // A recorded job costs in addition what the SDK does for a span: the span
 // object, its ten attributes, its end and its export through the span
 // processor: about 4.5 µs and 14 allocations (3.2 KB) per handler run in
-// the same benchmark (sdk-recorded/carried), and 12 to 15 µs of CPU per
+// the same benchmark (sdk-recorded/carried), and about 10 µs of CPU per
 // job in a drain of no-op jobs, where the garbage those spans make and the
 // batch span processor's goroutine share the cores with the workers.
 //
-// The insert middleware pays for its span and for writing the context
-// into the metadata of every job it inserts, sampled or not: a decision
-// not to sample must travel to the work spans too.
+// The insert middleware pays for its span and for writing the decision
+// into the metadata of every job it inserts, sampled or not.
 //
 // leasehold bench --metrics --tracing measures a drain with metrics and
 // tracing against a plain drain of the same run, at a sampling ratio

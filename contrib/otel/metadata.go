@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // quotedKey is MetadataKey as a JSON string, for a cheap look before any
@@ -16,9 +18,18 @@ var quotedKey = []byte(`"` + MetadataKey + `"`)
 // client refuses before middleware sees it.
 var errNotObject = errors.New("not a JSON object")
 
+// sampledOutMark is what a job inserted under a sampled-out span carries
+// without Options.CarrySampledOut: no field, which says that the trace
+// was sampled out where the job was inserted.
+var sampledOutMark = []byte(`{}`)
+
 // encodeContext returns the propagator's fields for the trace context of
-// ctx as a JSON object, nil when there is none.
+// ctx as a JSON object (sampledOutMark for a sampled-out one, unless
+// carrySampledOut), nil when there is none.
 func (t *Tracer) encodeContext(ctx context.Context) []byte {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsSampled() && !t.carrySampledOut {
+		return sampledOutMark
+	}
 	var c jsonCarrier
 	t.prop.Inject(ctx, &c)
 	return c.object()
@@ -130,15 +141,28 @@ func joinObject(start, enc []byte) json.RawMessage {
 	return append(out, '}')
 }
 
+// carriage is what a job's metadata carries of the trace it was inserted
+// in.
+type carriage int
+
+const (
+	carriesNothing carriage = iota // no trace context: not inserted by the middleware
+	carriesMark                    // sampledOutMark: inserted under a sampled-out span
+	carriesContext                 // the propagator's fields
+)
+
 // extract returns ctx with the trace context carried in metadata md, and
-// whether there was one.
-func (t *Tracer) extract(ctx context.Context, md json.RawMessage) (context.Context, bool) {
+// what md carries.
+func (t *Tracer) extract(ctx context.Context, md json.RawMessage) (context.Context, carriage) {
 	if !bytes.Contains(md, quotedKey) {
-		return ctx, false
+		return ctx, carriesNothing
 	}
 	f := carriedFields(md)
-	if f.empty() {
-		return ctx, false
+	switch {
+	case f == nil:
+		return ctx, carriesNothing
+	case f.empty():
+		return ctx, carriesMark
 	}
-	return t.prop.Extract(ctx, f), true
+	return t.prop.Extract(ctx, f), carriesContext
 }

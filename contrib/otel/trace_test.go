@@ -227,18 +227,20 @@ func TestOutcomeFromContextCause(t *testing.T) {
 }
 
 // TestSampledOutFollowsRequest checks a parent-based sampler through both
-// middleware: a request sampled out enqueues a job whose work span is
-// sampled out too, in the request's trace, and nothing is exported; a
-// sampled request's job gets a recorded work span with its attributes.
+// middleware: a request sampled out enqueues a job that carries only the
+// mark of it (the whole context with CarrySampledOut, the handler then
+// running in the request's trace), whose run starts no span, and nothing
+// is exported; a sampled request's job gets a recorded work span with
+// its attributes.
 func TestSampledOutFollowsRequest(t *testing.T) {
-	for _, sampled := range []bool{false, true} {
+	for _, tc := range []struct{ sampled, carry bool }{{false, false}, {false, true}, {true, false}} {
 		spans := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
-		tr := leaseholdotel.New(leaseholdotel.Options{TracerProvider: tp})
+		tr := leaseholdotel.New(leaseholdotel.Options{TracerProvider: tp, CarrySampledOut: tc.carry})
 		request := trace.NewSpanContext(trace.SpanContextConfig{
 			TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, Remote: true,
 		})
-		if sampled {
+		if tc.sampled {
 			request = request.WithTraceFlags(trace.FlagsSampled)
 		}
 		ctx := trace.ContextWithRemoteSpanContext(t.Context(), request)
@@ -246,19 +248,24 @@ func TestSampledOutFollowsRequest(t *testing.T) {
 		_, err := tr.InsertMiddleware().Insert(ctx, nil, []*leasehold.InsertJob{in},
 			func(context.Context) ([]*leasehold.InsertResult, error) { return nil, nil })
 		must(t, err)
+		if mark := !tc.sampled && !tc.carry; mark != (string(in.Opts.Metadata) == `{"otel":{}}`) {
+			t.Errorf("%+v: metadata %s", tc, in.Opts.Metadata)
+		}
 		job := &leasehold.JobRow{ID: 9, Kind: "task", Queue: "default", Attempt: 1, LeaseOwner: owner, Metadata: in.Opts.Metadata}
 		var seen trace.SpanContext
 		must(t, tr.WorkMiddleware().Work(t.Context(), job, func(ctx context.Context) error {
 			seen = trace.SpanContextFromContext(ctx)
 			return nil
 		}))
-		if seen.TraceID() != request.TraceID() || seen.IsSampled() != sampled {
-			t.Errorf("sampled %v: handler saw %v, want the request's trace %v (metadata %s)", sampled, seen, request.TraceID(), in.Opts.Metadata)
+		if wantTrace := tc.sampled || tc.carry; wantTrace && (seen.TraceID() != request.TraceID() || seen.IsSampled() != tc.sampled) {
+			t.Errorf("%+v: handler saw %v, want the request's trace %v (metadata %s)", tc, seen, request.TraceID(), in.Opts.Metadata)
+		} else if !wantTrace && seen.IsValid() {
+			t.Errorf("%+v: handler saw %v, want no trace (metadata %s)", tc, seen, in.Opts.Metadata)
 		}
 		got := spans.GetSpans()
-		if !sampled {
+		if !tc.sampled {
 			if len(got) != 0 {
-				t.Errorf("sampled out: %d spans exported", len(got))
+				t.Errorf("%+v: %d spans exported", tc, len(got))
 			}
 			continue
 		}
@@ -267,6 +274,27 @@ func TestSampledOutFollowsRequest(t *testing.T) {
 		}
 		if a := attrs(got[1].Attributes); a["leasehold.job.id"] != int64(9) || a["leasehold.job.queue"] != "default" || a["leasehold.outcome"] != "completed" {
 			t.Errorf("work span attributes %v", a)
+		}
+	}
+}
+
+// TestSampledOutMark: a job that carries the mark of a sampled-out
+// insert runs without a span, whatever the sampler would say (here one
+// that samples everything); with TraceSampledOut or NewTrace the sampler
+// is asked, for a root span.
+func TestSampledOutMark(t *testing.T) {
+	for _, o := range []leaseholdotel.Options{{}, {TraceSampledOut: true}, {NewTrace: true}} {
+		spans := tracetest.NewInMemoryExporter()
+		o.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		tr := leaseholdotel.New(o)
+		job := &leasehold.JobRow{ID: 3, Kind: "task", Queue: "default", Attempt: 1, LeaseOwner: owner,
+			Metadata: []byte(`{"tenant": "acme", "otel": { }}`)}
+		must(t, tr.WorkMiddleware().Work(t.Context(), job, func(context.Context) error { return nil }))
+		got := spans.GetSpans()
+		if want := o.TraceSampledOut || o.NewTrace; (len(got) == 1) != want || len(got) > 1 {
+			t.Errorf("%+v: %d spans exported, want one %v", o, len(got), want)
+		} else if want && got[0].Parent.IsValid() {
+			t.Errorf("%+v: span has parent %v, want a root", o, got[0].Parent)
 		}
 	}
 }

@@ -17,12 +17,11 @@ var errPanicked = errors.New("handler panicked")
 // work is the work middleware: one consumer span around a handler run,
 // child of (or linked to) the insert span carried in the job's metadata.
 func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(context.Context) error) error {
-	parent, carried := t.extract(ctx, job.Metadata)
-	if sc := trace.SpanContextFromContext(parent); carried && sc.IsValid() && !sc.IsSampled() &&
-		!t.newTrace && !t.traceSampledOut {
+	parent, carries := t.extract(ctx, job.Metadata)
+	if t.sampledOut(parent, carries) {
 		return next(parent) // sampled out where the job was inserted
 	}
-	spanCtx, span := t.startWork(parent, carried, job)
+	spanCtx, span := t.startWork(parent, carries == carriesContext, job)
 	returned := false
 	defer func() {
 		if !returned {
@@ -33,6 +32,21 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 	returned = true
 	endWork(span, outcome(ctx, err), err)
 	return err
+}
+
+// sampledOut reports whether a handler run under parent, the context
+// with what the job carries, starts no span: its trace was sampled out
+// where it was inserted, and neither NewTrace nor TraceSampledOut asks
+// the sampler anyway.
+func (t *Tracer) sampledOut(parent context.Context, carries carriage) bool {
+	if t.newTrace || t.traceSampledOut {
+		return false
+	}
+	if carries == carriesMark {
+		return true
+	}
+	sc := trace.SpanContextFromContext(parent)
+	return carries == carriesContext && sc.IsValid() && !sc.IsSampled()
 }
 
 // startWork starts the span of a run of job under parent, the client's
