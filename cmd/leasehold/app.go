@@ -58,7 +58,7 @@ func (a *app) rootCommand() *cobra.Command {
 		return cli.UsageError(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
 	root.AddCommand(a.migrateCommand(), a.enqueueCommand(), a.jobsCommand(), a.queuesCommand(),
-		a.periodicCommand(), a.watchCommand(), a.purgeCommand(), a.workCommand(), a.serveCommand(), a.demoCommand(), a.benchCommand(), a.chaosCommand())
+		a.periodicCommand(), a.watchCommand(), a.purgeCommand(), a.workCommand(), a.serveCommand(), a.demoCommand(), a.benchCommand(), a.chaosCommand(), a.hostsCommand())
 	return root
 }
 

@@ -30,7 +30,7 @@ func WriteChart(path string, r *Report) error {
 	p.Y.Label.Text = "jobs/s"
 	p.X.Scale = plot.LogScale{}
 	p.Y.Min = 0
-	p.Y.Tick.Marker = thousands{}
+	p.Y.Tick.Marker = Thousands{}
 	p.Title.Padding = vg.Points(8)
 	p.Legend.Top = true
 	p.Legend.Left = true
@@ -114,11 +114,12 @@ func shortServer(s string) string {
 	return s
 }
 
-// thousands labels the default ticks in thousands of jobs/s.
-type thousands struct{}
+// Thousands labels the default ticks in thousands (5k, 12.5k): a tick
+// marker for rates in jobs/s.
+type Thousands struct{}
 
 // Ticks returns plot.DefaultTicks labelled as 5k, 12.5k...
-func (thousands) Ticks(lo, hi float64) []plot.Tick {
+func (Thousands) Ticks(lo, hi float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ts {
 		if ts[i].Label != "" {

@@ -1,0 +1,107 @@
+package hosts
+
+import (
+	"fmt"
+	"image/color"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/bench"
+)
+
+// Chart size.
+const (
+	chartWidth  = 6 * vg.Inch
+	chartHeight = 3.5 * vg.Inch
+)
+
+// WriteChart draws the drain throughput of r against the number of worker
+// processes, with the bare-SQL ceiling of the same server as a dashed
+// line and linear scaling from one process as a dotted one, as a PNG at
+// path.
+func WriteChart(path string, r *Report) error {
+	if len(r.Steps) == 0 {
+		return fmt.Errorf("hosts: chart: the run has no steps")
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("leasehold drain of %d no-op jobs, processes over %d namespaces: %s, %d CPUs",
+		r.Jobs, len(r.Hosts), r.Server, r.CPUs)
+	p.X.Label.Text = fmt.Sprintf("worker processes (%d slots each)", r.Concurrency)
+	p.Y.Label.Text = "jobs/s"
+	p.X.Scale = plot.LogScale{}
+	p.Y.Min = 0
+	p.Y.Tick.Marker = bench.Thousands{}
+	p.Title.Padding = vg.Points(8)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+
+	pts := make(plotter.XYs, len(r.Steps))
+	ticks := make([]plot.Tick, len(r.Steps))
+	top := r.CeilingJobsPerSec
+	for i, s := range r.Steps {
+		pts[i] = plotter.XY{X: float64(s.Procs), Y: s.JobsPerSec}
+		ticks[i] = plot.Tick{Value: float64(s.Procs), Label: strconv.Itoa(s.Procs)}
+		top = max(top, s.JobsPerSec)
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	lo, hi := minX(pts), maxX(pts)
+	p.X.Min, p.X.Max = lo/1.3, hi*1.3
+	line, points, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return fmt.Errorf("hosts: chart: %w", err)
+	}
+	line.Color, line.Width = color.RGBA{B: 200, A: 255}, vg.Points(2)
+	points.Shape, points.Color = draw.CircleGlyph{}, line.Color
+	p.Add(line, points)
+	p.Legend.Add("leasehold work processes (heartbeats, fencing, history on)", line, points)
+
+	first := r.Steps[0]
+	perProc := first.JobsPerSec / float64(first.Procs)
+	linear := plotter.XYs{{X: lo, Y: perProc * lo}, {X: hi, Y: min(perProc*hi, top*1.1)}}
+	if err := addLine(p, linear, color.Gray{Y: 140}, []vg.Length{vg.Points(2), vg.Points(3)}, "linear from the first step"); err != nil {
+		return err
+	}
+	if c := r.CeilingJobsPerSec; c > 0 {
+		name := fmt.Sprintf("bare-SQL ceiling (%d loops x %d), mean of before and after", r.CeilingLoops, r.CeilingBatch)
+		if err := addLine(p, plotter.XYs{{X: lo, Y: c}, {X: hi, Y: c}}, color.RGBA{R: 200, A: 255},
+			[]vg.Length{vg.Points(6), vg.Points(4)}, name); err != nil {
+			return err
+		}
+	}
+	p.Y.Max = top * 1.4 // room for the legend
+	if err := p.Save(chartWidth, chartHeight, path); err != nil {
+		return fmt.Errorf("hosts: chart: %w", err)
+	}
+	return nil
+}
+
+func addLine(p *plot.Plot, pts plotter.XYs, c color.Color, dashes []vg.Length, name string) error {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return fmt.Errorf("hosts: chart: %w", err)
+	}
+	l.Color, l.Width, l.Dashes = c, vg.Points(1.5), dashes
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return nil
+}
+
+func minX(pts plotter.XYs) float64 {
+	v := pts[0].X
+	for _, pt := range pts {
+		v = min(v, pt.X)
+	}
+	return v
+}
+
+func maxX(pts plotter.XYs) float64 {
+	v := pts[0].X
+	for _, pt := range pts {
+		v = max(v, pt.X)
+	}
+	return v
+}

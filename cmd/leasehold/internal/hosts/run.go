@@ -1,0 +1,185 @@
+package hosts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/bench"
+	"github.com/leasehold/leasehold/internal/netns"
+	"github.com/leasehold/leasehold/internal/pgctl"
+)
+
+// maxConnections is the server's max_connections: each worker process
+// opens a pool and a heartbeat pool.
+const maxConnections = 400
+
+// run is one run of the sweep.
+type run struct {
+	o   Options
+	net *netns.Network
+	srv *pgctl.Server
+	url string // the server over TCP on the bridge address
+	rep *Report
+}
+
+// Run builds the network and the server, runs the sweep and tears both
+// down. The report holds the steps measured so far when an error ends it.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	r := &run{o: o, rep: &Report{Started: time.Now().UTC(), Jobs: o.Jobs, Concurrency: o.Concurrency, CPUs: runtime.NumCPU()}}
+	defer r.close()
+	if err := r.setup(ctx); err != nil {
+		return nil, err
+	}
+	r.rep.LoadBefore = loadAvg()
+	if err := r.ceiling(ctx); err != nil {
+		return r.rep, err
+	}
+	for _, p := range o.Procs {
+		st, err := r.step(ctx, p)
+		if err != nil {
+			return r.rep, fmt.Errorf("hosts: %d processes: %w", p, err)
+		}
+		r.rep.Steps = append(r.rep.Steps, *st)
+	}
+	if err := r.ceiling(ctx); err != nil {
+		return r.rep, err
+	}
+	r.rep.LoadAfter = loadAvg()
+	r.rep.finish()
+	return r.rep, nil
+}
+
+func (r *run) logf(format string, args ...any) { fmt.Fprintf(r.o.Progress, format+"\n", args...) }
+
+// setup builds the network and starts the server on its gateway.
+func (r *run) setup(ctx context.Context) error {
+	var err error
+	if r.net, err = netns.Create(ctx, r.o.Network); err != nil {
+		return err
+	}
+	gw := r.net.Gateway().String()
+	for _, h := range r.net.Hosts() {
+		r.rep.Hosts = append(r.rep.Hosts, HostInfo{Name: h.Name, Addr: h.Addr.String()})
+	}
+	r.logf("network: %d namespaces on %s, bridge %s", len(r.rep.Hosts), r.net.Subnet(), gw)
+	r.srv, err = pgctl.StartServer(ctx, pgctl.ServerOptions{
+		Port: r.o.Port, ListenAddresses: []string{gw}, HBA: []string{hbaLine(r.net.Subnet())},
+		Settings: []string{fmt.Sprintf("max_connections = %d", maxConnections)},
+	})
+	if err != nil {
+		return err
+	}
+	r.url = r.srv.URL(gw)
+	r.rep.Server, err = r.serverVersion(ctx)
+	r.logf("server: %s at %s:%d (data %s)", r.rep.Server, gw, r.o.Port, r.srv.DataDir)
+	return err
+}
+
+func (r *run) serverVersion(ctx context.Context) (string, error) {
+	var v string
+	err := r.query(ctx, r.url, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT 'PostgreSQL ' || split_part(current_setting('server_version'), ' ', 1)").Scan(&v)
+	})
+	return v, err
+}
+
+// ceiling measures the bare-SQL ceiling of the server with the bench's
+// ceiling phase, from the root namespace over the bridge address.
+func (r *run) ceiling(ctx context.Context) error {
+	if r.o.NoCeiling {
+		return nil
+	}
+	rep, err := bench.Run(ctx, bench.Options{URL: r.url, Phases: []string{bench.PhaseCeiling}, Jobs: r.o.Jobs,
+		CeilingLoops: r.o.CeilingLoops, Timeout: r.o.StepTimeout})
+	if err != nil {
+		return fmt.Errorf("hosts: ceiling: %w", err)
+	}
+	c := rep.Ceiling
+	r.rep.Ceiling = append(r.rep.Ceiling, c.JobsPerSec)
+	r.rep.CeilingLoops, r.rep.CeilingBatch = c.Loops, c.Batch
+	r.logf("ceiling: bare SQL, %d loops x %d: %.0f jobs/s", c.Loops, c.Batch, c.JobsPerSec)
+	return nil
+}
+
+// close stops the server and removes the network.
+func (r *run) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var errs []error
+	if r.srv != nil {
+		errs = append(errs, r.srv.Stop(ctx))
+	}
+	if r.net != nil {
+		errs = append(errs, r.net.Close(ctx))
+	}
+	if err := errors.Join(errs...); err != nil {
+		r.logf("hosts: teardown: %v", err)
+	}
+}
+
+// query runs fn on a connection of its own to rawURL.
+func (r *run) query(ctx context.Context, rawURL string, fn func(*pgx.Conn) error) error {
+	c, err := pgx.Connect(ctx, rawURL)
+	if err != nil {
+		return fmt.Errorf("hosts: connect: %w", err)
+	}
+	defer c.Close(context.Background())
+	return fn(c)
+}
+
+// exec runs statements on a connection of their own.
+func (r *run) exec(ctx context.Context, stmts ...string) error {
+	return r.query(ctx, r.url, func(c *pgx.Conn) error {
+		for _, s := range stmts {
+			if _, err := c.Exec(ctx, s); err != nil {
+				return fmt.Errorf("hosts: %s: %w", s, err)
+			}
+		}
+		return nil
+	})
+}
+
+// withParams returns rawURL with query parameters set.
+func withParams(rawURL string, kv ...string) string {
+	u, _ := url.Parse(rawURL) // built by pgctl
+	q := u.Query()
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// load1 returns the machine's load average over the last minute, or "".
+func load1() string {
+	f := strings.Fields(loadAvg())
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// loadAvg returns the machine's load averages (/proc/loadavg), or "".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,181 @@
+package pgctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ServerOptions describe a throwaway PostgreSQL server (see StartServer).
+type ServerOptions struct {
+	// Dir is the new directory that holds the data directory, the socket
+	// and the log; empty makes a temporary one, removed by Stop.
+	Dir string
+	// Port is the server's port. Default 5432 (the socket is in Dir, so
+	// it clashes with no other server's unless ListenAddresses do).
+	Port int
+	// ListenAddresses are the TCP addresses the server listens on; none
+	// means the Unix socket only.
+	ListenAddresses []string
+	// HBA are pg_hba.conf lines added before the default ones, e.g.
+	// "host all all 10.213.0.0/24 trust".
+	HBA []string
+	// Settings are postgresql.conf lines added at the end.
+	Settings []string
+}
+
+// Server is a running throwaway server: trust authentication for the
+// postgres superuser, fsync off. Stop ends it.
+type Server struct {
+	// Dir holds DataDir, the socket and LogFile.
+	Dir     string
+	DataDir string
+	LogFile string
+	Port    int
+	pgCtl   string
+	tempDir bool
+}
+
+// StartServer creates a cluster (initdb) in o.Dir and starts it, waiting
+// until it accepts connections. On failure it removes what it made.
+func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
+	initdb, err1 := Find("initdb")
+	pgCtl, err2 := Find("pg_ctl")
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	s := &Server{Dir: o.Dir, Port: o.Port, pgCtl: pgCtl}
+	if s.Port == 0 {
+		s.Port = 5432
+	}
+	if s.Dir == "" {
+		dir, err := os.MkdirTemp("", "leasehold-pg-")
+		if err != nil {
+			return nil, fmt.Errorf("pgctl: server directory: %w", err)
+		}
+		s.Dir, s.tempDir = dir, true
+	} else if err := os.Mkdir(s.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pgctl: server directory: %w", err)
+	}
+	s.DataDir, s.LogFile = filepath.Join(s.Dir, "data"), filepath.Join(s.Dir, "postgres.log")
+	if err := s.start(ctx, initdb, o); err != nil {
+		_ = s.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) start(ctx context.Context, initdb string, o ServerOptions) error {
+	if err := ShareDir(s.Dir); err != nil {
+		return err
+	}
+	if err := Run(ctx, initdb, "-D", s.DataDir, "-U", "postgres", "-A", "trust", "--no-sync"); err != nil {
+		return err
+	}
+	conf := []string{
+		"listen_addresses = '" + strings.Join(o.ListenAddresses, ",") + "'",
+		"unix_socket_directories = '" + s.Dir + "'",
+		"port = " + strconv.Itoa(s.Port),
+		"fsync = off",
+	}
+	if err := appendLines(filepath.Join(s.DataDir, "postgresql.conf"), append(conf, o.Settings...)); err != nil {
+		return err
+	}
+	if err := prependLines(filepath.Join(s.DataDir, "pg_hba.conf"), o.HBA); err != nil {
+		return err
+	}
+	if err := Run(ctx, s.pgCtl, "start", "-D", s.DataDir, "-l", s.LogFile, "-w", "-t", "60"); err != nil {
+		return fmt.Errorf("%w: %s", err, s.LogTail())
+	}
+	return nil
+}
+
+// URL returns a URL of the postgres database as the postgres superuser:
+// over TCP to host, or over the Unix socket when host is empty.
+func (s *Server) URL(host string) string {
+	q := url.Values{"sslmode": {"disable"}}
+	h := host + ":" + strconv.Itoa(s.Port)
+	if host == "" {
+		q.Set("host", s.Dir)
+		q.Set("port", strconv.Itoa(s.Port))
+		h = ""
+	}
+	return (&url.URL{Scheme: "postgres", User: url.User("postgres"), Host: h, Path: "/postgres", RawQuery: q.Encode()}).String()
+}
+
+// LogTail returns the end of the server log, for error messages.
+func (s *Server) LogTail() string {
+	b, err := os.ReadFile(s.LogFile)
+	if err != nil {
+		return ""
+	}
+	return tail(string(b))
+}
+
+// Stop stops the server at once (pg_ctl stop -m immediate) and, when
+// StartServer made its directory, removes it.
+func (s *Server) Stop(ctx context.Context) error {
+	var err error
+	if _, statErr := os.Stat(filepath.Join(s.DataDir, "postmaster.pid")); statErr == nil {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		err = Run(ctx, s.pgCtl, "stop", "-D", s.DataDir, "-m", "immediate", "-w")
+	}
+	if s.tempDir {
+		err = errors.Join(err, os.RemoveAll(s.Dir))
+	}
+	return err
+}
+
+// ShareDir lets the server user use dir when the caller is root (the
+// server programs run as ServerUser then): it gives dir to that user.
+func ShareDir(dir string) error {
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("pgctl: %w", err)
+	}
+	if !AsRoot() {
+		return nil
+	}
+	u, err := user.Lookup(ServerUser)
+	if err != nil {
+		return fmt.Errorf("pgctl: running as root needs a %s user: %w", ServerUser, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return fmt.Errorf("pgctl: %w", err)
+	}
+	return nil
+}
+
+func appendLines(path string, lines []string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("pgctl: %w", err)
+	}
+	_, err = f.WriteString("\n" + strings.Join(lines, "\n") + "\n")
+	return errors.Join(err, f.Close())
+}
+
+// prependLines puts lines first in a file (pg_hba.conf: the first line
+// that matches decides).
+func prependLines(path string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("pgctl: %w", err)
+	}
+	if err := os.WriteFile(path, append([]byte(strings.Join(lines, "\n")+"\n"), b...), 0o600); err != nil {
+		return fmt.Errorf("pgctl: %w", err)
+	}
+	return nil
+}
