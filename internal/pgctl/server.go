@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -142,6 +143,9 @@ func ShareDir(dir string) error {
 	}
 	if !AsRoot() {
 		return nil
+	}
+	if _, err := exec.LookPath("runuser"); err != nil {
+		return fmt.Errorf("pgctl: running as root needs runuser to start PostgreSQL as %s: %w", ServerUser, err)
 	}
 	u, err := user.Lookup(ServerUser)
 	if err != nil {

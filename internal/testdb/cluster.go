@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -52,7 +49,7 @@ func StartCluster(t testing.TB) *Cluster {
 		t.Fatalf("testdb: cluster directory: %v", err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := shareWithServer(dir); err != nil {
+	if err := pgctl.ShareDir(dir); err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
 	c := &Cluster{
@@ -81,29 +78,6 @@ func (c *Cluster) stop(t testing.TB) {
 	if err := pgctl.Run(ctx, c.PGCtl, "stop", "-D", c.DataDir, "-m", "immediate", "-w"); err != nil {
 		t.Logf("testdb: stop cluster: %v", err)
 	}
-}
-
-// shareWithServer makes dir usable by the server user when we are root.
-func shareWithServer(dir string) error {
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return fmt.Errorf("cluster directory: %w", err)
-	}
-	if !pgctl.AsRoot() {
-		return nil
-	}
-	if _, err := exec.LookPath("runuser"); err != nil {
-		return fmt.Errorf("running as root needs runuser to start PostgreSQL as %s: %w", pgctl.ServerUser, err)
-	}
-	u, err := user.Lookup(pgctl.ServerUser)
-	if err != nil {
-		return fmt.Errorf("running as root needs a %s user: %w", pgctl.ServerUser, err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if err := os.Chown(dir, uid, gid); err != nil {
-		return fmt.Errorf("cluster directory: %w", err)
-	}
-	return nil
 }
 
 func appendFile(path, text string) error {

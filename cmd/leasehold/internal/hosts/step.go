@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -125,23 +126,22 @@ func (s *step) start() error {
 }
 
 // waitReady waits until every worker has reported once (its client has
-// started), then checks where their sessions come from: each from its
-// namespace's address. It returns the number of sessions.
+// started), then checks where their sessions come from: each worker has
+// some, all from its namespace's address. It returns the number of
+// sessions.
 func (s *step) waitReady(ctx context.Context) (int, error) {
-	deadline := time.Now().Add(startWait)
-	for !s.allReported() {
-		if err := s.exitedEarly(); err != nil {
-			return 0, err
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("the workers did not all start within %v", startWait)
-		}
-		if err := sleepCtx(ctx, drainPoll); err != nil {
-			return 0, err
-		}
+	wctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	err := poll(wctx, func() (bool, error) { return s.allReported(), s.exitedEarly() })
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return 0, fmt.Errorf("the workers did not all start within %v", startWait)
+	}
+	if err != nil {
+		return 0, err
 	}
 	var n int
-	err := s.r.query(ctx, s.r.url, func(c *pgx.Conn) error {
+	seen := map[string]bool{}
+	err = s.r.query(ctx, s.r.url, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, `SELECT application_name, host(client_addr) FROM pg_stat_activity
 			WHERE application_name LIKE 'hosts-%' AND client_addr IS NOT NULL`)
 		if err != nil {
@@ -153,14 +153,27 @@ func (s *step) waitReady(ctx context.Context) (int, error) {
 			if err := rows.Scan(&owner, &addr); err != nil {
 				return err
 			}
-			if want, ok := s.addrOf[owner]; ok && addr != want {
+			want, ok := s.addrOf[owner]
+			if !ok {
+				continue // another step's worker, still going away
+			}
+			if addr != want {
 				return fmt.Errorf("worker %s connects from %s, not from its namespace's %s", owner, addr, want)
 			}
+			seen[owner] = true
 			n++
 		}
 		return rows.Err()
 	})
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	for owner := range s.addrOf {
+		if !seen[owner] {
+			return 0, fmt.Errorf("worker %s has no session on the server", owner)
+		}
+	}
+	return n, nil
 }
 
 func (s *step) allReported() bool {
@@ -185,8 +198,7 @@ func (s *step) exitedEarly() error {
 // drain resumes the queue and waits until no job is left, then times the
 // drain by the database clock: from the resume to the last finish.
 func (s *step) drain(ctx context.Context, res *Step) error {
-	pool := s.db.Driver
-	from, err := pool.Now(ctx)
+	from, err := s.db.Driver.Now(ctx)
 	if err != nil {
 		return err
 	}
@@ -197,22 +209,17 @@ func (s *step) drain(ctx context.Context, res *Step) error {
 	defer cancel()
 	var last time.Time
 	err = s.r.query(ctx, s.url, func(c *pgx.Conn) error {
-		for {
+		err := poll(ctx, func() (bool, error) {
 			var left bool
-			err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM leasehold_jobs WHERE status IN ('pending', 'processing'))`).Scan(&left)
-			if err != nil {
-				return fmt.Errorf("wait for the drain: %w", err)
+			if err := c.QueryRow(ctx, leftSQL).Scan(&left); err != nil {
+				return false, fmt.Errorf("wait for the drain: %w", err)
 			}
-			if !left {
-				return c.QueryRow(ctx, `SELECT max(finished_at) FROM leasehold_jobs`).Scan(&last)
-			}
-			if err := s.exitedEarly(); err != nil {
-				return err
-			}
-			if err := sleepCtx(ctx, drainPoll); err != nil {
-				return err
-			}
+			return !left, s.exitedEarly()
+		})
+		if err != nil {
+			return err
 		}
+		return c.QueryRow(ctx, `SELECT max(finished_at) FROM leasehold_jobs`).Scan(&last)
 	})
 	if err != nil {
 		return err
@@ -235,13 +242,23 @@ func (s *step) close() {
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
+// leftSQL asks whether any job is still to be done.
+const leftSQL = `SELECT EXISTS (SELECT 1 FROM leasehold_jobs WHERE status IN ('pending', 'processing'))`
+
+// poll calls check every drainPoll until it reports done or an error, or
+// ctx ends.
+func poll(ctx context.Context, check func() (bool, error)) error {
+	t := time.NewTicker(drainPoll)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+	for {
+		done, err := check()
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 }
