@@ -28,7 +28,7 @@ func WriteChart(path string, r *Report) error {
 		return fmt.Errorf("hosts: chart: the run has no steps")
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("leasehold drain of %d no-op jobs, processes over %d namespaces: %s, %d CPUs",
+	p.Title.Text = fmt.Sprintf("%d no-op jobs, processes on %d namespaces: %s, %d CPUs",
 		r.Jobs, len(r.Hosts), r.Server, r.CPUs)
 	p.X.Label.Text = fmt.Sprintf("worker processes (%d slots each)", r.Concurrency)
 	p.Y.Label.Text = "jobs/s"
@@ -41,11 +41,11 @@ func WriteChart(path string, r *Report) error {
 
 	pts := make(plotter.XYs, len(r.Steps))
 	ticks := make([]plot.Tick, len(r.Steps))
-	top := r.CeilingJobsPerSec
+	top := 0.0
 	for i, s := range r.Steps {
 		pts[i] = plotter.XY{X: float64(s.Procs), Y: s.JobsPerSec}
 		ticks[i] = plot.Tick{Value: float64(s.Procs), Label: strconv.Itoa(s.Procs)}
-		top = max(top, s.JobsPerSec)
+		top = max(top, s.JobsPerSec, s.Ceiling)
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	lo, hi := minX(pts), maxX(pts)
@@ -61,18 +61,24 @@ func WriteChart(path string, r *Report) error {
 
 	first := r.Steps[0]
 	perProc := first.JobsPerSec / float64(first.Procs)
-	linear := plotter.XYs{{X: lo, Y: perProc * lo}, {X: hi, Y: min(perProc*hi, top*1.1)}}
+	linear := make(plotter.XYs, len(pts)) // drawn up to the top of the chart
+	for i, pt := range pts {
+		linear[i] = plotter.XY{X: pt.X, Y: perProc * pt.X}
+	}
 	if err := addLine(p, linear, color.Gray{Y: 140}, []vg.Length{vg.Points(2), vg.Points(3)}, "linear from the first step"); err != nil {
 		return err
 	}
-	if c := r.CeilingJobsPerSec; c > 0 {
-		name := fmt.Sprintf("bare-SQL ceiling (%d loops x %d), mean of before and after", r.CeilingLoops, r.CeilingBatch)
-		if err := addLine(p, plotter.XYs{{X: lo, Y: c}, {X: hi, Y: c}}, color.RGBA{R: 200, A: 255},
-			[]vg.Length{vg.Points(6), vg.Points(4)}, name); err != nil {
+	if r.Steps[0].Ceiling > 0 {
+		ceil := make(plotter.XYs, len(r.Steps))
+		for i, s := range r.Steps {
+			ceil[i] = plotter.XY{X: float64(s.Procs), Y: s.Ceiling}
+		}
+		name := fmt.Sprintf("bare-SQL ceiling (%d loops x %d), measured around each step", r.CeilingLoops, r.CeilingBatch)
+		if err := addLine(p, ceil, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(6), vg.Points(4)}, name); err != nil {
 			return err
 		}
 	}
-	p.Y.Max = top * 1.4 // room for the legend
+	p.Y.Max = top * 1.5 // room for the legend
 	if err := p.Save(chartWidth, chartHeight, path); err != nil {
 		return fmt.Errorf("hosts: chart: %w", err)
 	}

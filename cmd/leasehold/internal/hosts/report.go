@@ -17,8 +17,8 @@ type Report struct {
 	Hosts       []HostInfo `json:"hosts"`
 	Jobs        int        `json:"jobs"`
 	Concurrency int        `json:"concurrency_per_process"`
-	// Ceiling are the bare-SQL ceiling's rates, measured before and after
-	// the sweep; CeilingJobsPerSec their mean.
+	// Ceiling are the bare-SQL ceiling's rates, measured before the
+	// first step and after each; CeilingJobsPerSec is their median.
 	Ceiling           []float64 `json:"ceiling_samples,omitempty"`
 	CeilingJobsPerSec float64   `json:"ceiling_jobs_per_sec,omitempty"`
 	CeilingLoops      int       `json:"ceiling_loops,omitempty"`
@@ -46,6 +46,9 @@ type Step struct {
 	// Connections are the workers' sessions seen on the server once they
 	// had all started, each from its namespace's address.
 	Connections int `json:"connections"`
+	// Ceiling is the mean of the bare-SQL ceilings measured just before
+	// and just after the step (0 without them).
+	Ceiling float64 `json:"ceiling_jobs_per_sec,omitempty"`
 	// Load is the machine's load average over the minute before the
 	// drain.
 	Load  string `json:"load"`
@@ -58,12 +61,9 @@ func (r *Report) OK() bool {
 }
 
 func (r *Report) finish() {
-	if len(r.Ceiling) > 0 {
-		var sum float64
-		for _, c := range r.Ceiling {
-			sum += c
-		}
-		r.CeilingJobsPerSec = sum / float64(len(r.Ceiling))
+	if n := len(r.Ceiling); n > 0 {
+		s := slices.Sorted(slices.Values(r.Ceiling))
+		r.CeilingJobsPerSec = (s[(n-1)/2] + s[n/2]) / 2
 	}
 }
 
@@ -77,15 +77,15 @@ func (r *Report) Print(w io.Writer) error {
 		r.Jobs, r.Concurrency, r.Server, r.CPUs)
 	fmt.Fprintf(w, "hosts: %s\n", strings.Join(names, ", "))
 	if r.CeilingJobsPerSec > 0 {
-		fmt.Fprintf(w, "bare-SQL ceiling (%d loops x %d): %s jobs/s (before and after: %s)\n",
+		fmt.Fprintf(w, "bare-SQL ceiling (%d loops x %d): median %s jobs/s (before the first step and after each: %s)\n",
 			r.CeilingLoops, r.CeilingBatch, rate(r.CeilingJobsPerSec), rates(r.Ceiling))
 	}
 	fmt.Fprintf(w, "load: %s before, %s after\n\n", r.LoadBefore, r.LoadAfter)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "processes\tjobs/s\tx 1 process\tof ceiling\tseconds\tsessions\tlost\ttwice\tjobs per host\tload 1m\t")
+	fmt.Fprintln(tw, "processes\tjobs/s\tx 1 process\tceiling\tof ceiling\tseconds\tsessions\tlost\ttwice\tjobs per host\tload 1m\t")
 	for _, s := range r.Steps {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%s\t%s\t\n", s.Procs, rate(s.JobsPerSec),
-			ratio(s.JobsPerSec, r.Steps[0].JobsPerSec), ratio(s.JobsPerSec, r.CeilingJobsPerSec), s.Seconds,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%s\t%s\t\n", s.Procs, rate(s.JobsPerSec),
+			ratio(s.JobsPerSec, r.Steps[0].JobsPerSec), rate(s.Ceiling), ratio(s.JobsPerSec, s.Ceiling), s.Seconds,
 			s.Connections, s.Check.Lost(), s.Check.Twice(), perHost(s.Check.PerHost, r.Hosts), s.Load)
 	}
 	if err := tw.Flush(); err != nil {

@@ -43,22 +43,35 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	r.rep.LoadBefore = loadAvg()
-	if err := r.ceiling(ctx); err != nil {
-		return r.rep, err
-	}
-	for _, p := range o.Procs {
-		st, err := r.step(ctx, p)
-		if err != nil {
-			return r.rep, fmt.Errorf("hosts: %d processes: %w", p, err)
-		}
-		r.rep.Steps = append(r.rep.Steps, *st)
-	}
-	if err := r.ceiling(ctx); err != nil {
+	if err := r.sweep(ctx); err != nil {
 		return r.rep, err
 	}
 	r.rep.LoadAfter = loadAvg()
 	r.rep.finish()
 	return r.rep, nil
+}
+
+// sweep runs the steps, with the ceiling measured before the first and
+// after each: each step is compared with the ceilings just before and
+// after it, since the machine's speed drifts within a run.
+func (r *run) sweep(ctx context.Context) error {
+	before, err := r.ceiling(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range r.o.Procs {
+		st, err := r.step(ctx, p)
+		if err != nil {
+			return fmt.Errorf("hosts: %d processes: %w", p, err)
+		}
+		after, err := r.ceiling(ctx)
+		if err != nil {
+			return err
+		}
+		st.Ceiling, before = (before+after)/2, after
+		r.rep.Steps = append(r.rep.Steps, *st)
+	}
+	return nil
 }
 
 func (r *run) logf(format string, args ...any) { fmt.Fprintf(r.o.Progress, format+"\n", args...) }
@@ -96,21 +109,22 @@ func (r *run) serverVersion(ctx context.Context) (string, error) {
 }
 
 // ceiling measures the bare-SQL ceiling of the server with the bench's
-// ceiling phase, from the root namespace over the bridge address.
-func (r *run) ceiling(ctx context.Context) error {
+// ceiling phase, from the root namespace over the bridge address, and
+// returns it (0 with NoCeiling).
+func (r *run) ceiling(ctx context.Context) (float64, error) {
 	if r.o.NoCeiling {
-		return nil
+		return 0, nil
 	}
 	rep, err := bench.Run(ctx, bench.Options{URL: r.url, Phases: []string{bench.PhaseCeiling}, Jobs: r.o.Jobs,
 		CeilingLoops: r.o.CeilingLoops, Timeout: r.o.StepTimeout})
 	if err != nil {
-		return fmt.Errorf("hosts: ceiling: %w", err)
+		return 0, fmt.Errorf("hosts: ceiling: %w", err)
 	}
 	c := rep.Ceiling
 	r.rep.Ceiling = append(r.rep.Ceiling, c.JobsPerSec)
 	r.rep.CeilingLoops, r.rep.CeilingBatch = c.Loops, c.Batch
 	r.logf("ceiling: bare SQL, %d loops x %d: %.0f jobs/s", c.Loops, c.Batch, c.JobsPerSec)
-	return nil
+	return c.JobsPerSec, nil
 }
 
 // close stops the server and removes the network.
