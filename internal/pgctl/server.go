@@ -30,10 +30,15 @@ type ServerOptions struct {
 	HBA []string
 	// Settings are postgresql.conf lines added at the end.
 	Settings []string
+	// Durable keeps PostgreSQL's default durability (fsync on), for
+	// figures comparable with a production server's; without it fsync is
+	// off, as tests want.
+	Durable bool
 }
 
 // Server is a running throwaway server: trust authentication for the
-// postgres superuser, fsync off. Stop ends it.
+// postgres superuser, fsync off unless ServerOptions.Durable. Stop ends
+// it.
 type Server struct {
 	// Dir holds DataDir, the socket and LogFile.
 	Dir     string
@@ -84,7 +89,9 @@ func (s *Server) start(ctx context.Context, initdb string, o ServerOptions) erro
 		"listen_addresses = '" + strings.Join(o.ListenAddresses, ",") + "'",
 		"unix_socket_directories = '" + s.Dir + "'",
 		"port = " + strconv.Itoa(s.Port),
-		"fsync = off",
+	}
+	if !o.Durable {
+		conf = append(conf, "fsync = off")
 	}
 	if err := appendLines(filepath.Join(s.DataDir, "postgresql.conf"), append(conf, o.Settings...)); err != nil {
 		return err

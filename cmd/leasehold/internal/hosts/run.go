@@ -89,14 +89,14 @@ func (r *run) setup(ctx context.Context) error {
 	r.logf("network: %d namespaces on %s, bridge %s", len(r.rep.Hosts), r.net.Subnet(), gw)
 	r.srv, err = pgctl.StartServer(ctx, pgctl.ServerOptions{
 		Port: r.o.Port, ListenAddresses: []string{gw}, HBA: []string{hbaLine(r.net.Subnet())},
-		Settings: []string{fmt.Sprintf("max_connections = %d", maxConnections)},
+		Settings: []string{fmt.Sprintf("max_connections = %d", maxConnections)}, Durable: true,
 	})
 	if err != nil {
 		return err
 	}
 	r.url = r.srv.URL(gw)
 	r.rep.Server, err = r.serverVersion(ctx)
-	r.logf("server: %s at %s:%d (data %s)", r.rep.Server, gw, r.o.Port, r.srv.DataDir)
+	r.logf("server: %s at %s:%d (data %s, default durability)", r.rep.Server, gw, r.o.Port, r.srv.DataDir)
 	return err
 }
 
