@@ -24,17 +24,8 @@ func WriteChart(path string, r *Report) error {
 	if len(r.Drain) == 0 {
 		return fmt.Errorf("bench: chart: the run has no drain figures")
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("leasehold drain of %d no-op jobs: %s, %d CPUs", r.Jobs, shortServer(r.Server), r.Machine.CPUs)
-	p.X.Label.Text = "workers (QueueConfig.MaxWorkers)"
-	p.Y.Label.Text = "jobs/s"
-	p.X.Scale = plot.LogScale{}
-	p.Y.Min = 0
-	p.Y.Tick.Marker = Thousands{}
-	p.Title.Padding = vg.Points(8)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
+	p := NewRatePlot(fmt.Sprintf("leasehold drain of %d no-op jobs: %s, %d CPUs", r.Jobs, shortServer(r.Server), r.Machine.CPUs),
+		"workers (QueueConfig.MaxWorkers)")
 
 	pts := make(plotter.XYs, len(r.Drain))
 	ticks := make([]plot.Tick, len(r.Drain))
@@ -112,6 +103,23 @@ func shortServer(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// NewRatePlot returns a plot of jobs/s (from 0, labelled in thousands)
+// against a count on a log scale, with a grid and the legend at the top
+// left: the style of the bench's charts.
+func NewRatePlot(title, xLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.Padding = vg.Points(8)
+	p.X.Label.Text = xLabel
+	p.X.Scale = plot.LogScale{}
+	p.Y.Label.Text = "jobs/s"
+	p.Y.Min = 0
+	p.Y.Tick.Marker = Thousands{}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	return p
 }
 
 // Thousands labels the default ticks in thousands (5k, 12.5k): a tick

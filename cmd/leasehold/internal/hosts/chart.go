@@ -13,12 +13,6 @@ import (
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/bench"
 )
 
-// Chart size.
-const (
-	chartWidth  = 6 * vg.Inch
-	chartHeight = 3.5 * vg.Inch
-)
-
 // WriteChart draws the drain throughput of r against the number of worker
 // processes, with the bare-SQL ceiling of the same server as a dashed
 // line and linear scaling from one process as a dotted one, as a PNG at
@@ -27,17 +21,8 @@ func WriteChart(path string, r *Report) error {
 	if len(r.Steps) == 0 {
 		return fmt.Errorf("hosts: chart: the run has no steps")
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%d no-op jobs, processes on %d namespaces: %s, %d CPUs",
-		r.Jobs, len(r.Hosts), r.Server, r.CPUs)
-	p.X.Label.Text = fmt.Sprintf("worker processes (%d slots each)", r.Concurrency)
-	p.Y.Label.Text = "jobs/s"
-	p.X.Scale = plot.LogScale{}
-	p.Y.Min = 0
-	p.Y.Tick.Marker = bench.Thousands{}
-	p.Title.Padding = vg.Points(8)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Add(plotter.NewGrid())
+	p := bench.NewRatePlot(fmt.Sprintf("%d no-op jobs, processes on %d namespaces: %s, %d CPUs",
+		r.Jobs, len(r.Hosts), r.Server, r.CPUs), fmt.Sprintf("worker processes (%d slots each)", r.Concurrency))
 
 	pts := make(plotter.XYs, len(r.Steps))
 	ticks := make([]plot.Tick, len(r.Steps))
@@ -79,7 +64,7 @@ func WriteChart(path string, r *Report) error {
 		}
 	}
 	p.Y.Max = top * 1.5 // room for the legend
-	if err := p.Save(chartWidth, chartHeight, path); err != nil {
+	if err := p.Save(6*vg.Inch, 3.5*vg.Inch, path); err != nil {
 		return fmt.Errorf("hosts: chart: %w", err)
 	}
 	return nil
