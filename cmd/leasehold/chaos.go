@@ -68,6 +68,11 @@ func (a *app) chaosCommand() *cobra.Command {
 	fl.StringVar(&o.PGData, "pgdata", "", "data directory of the PostgreSQL server to restart")
 	fl.StringVar(&o.PGCtl, "pg-ctl", "", "pg_ctl program (default: from the PATH or /usr/lib/postgresql/*/bin)")
 	fl.StringVar(&o.PGLog, "pg-log", "", "log file for the restarted server (default: discarded)")
+	dur(&o.NetFaultEvery, "net-fault-every", 0, 0, "inject a network fault between some workers and PostgreSQL this often (0: never)")
+	dur(&o.NetFaultFor, "net-fault-for", 0, 0, "how long a network fault lasts (default 2 x TTL + watcher interval)")
+	dur(&o.NetDelay, "net-delay", 0, 0, "reply delay of a delay fault (default 1.5 x TTL)")
+	fl.IntVar(&o.NetWorkers, "net-workers", 0, "workers connected through the faulty TCP proxy (default half, rounded up)")
+	fl.StringVar(&o.NetFaults, "net-faults", "partition,delay,stall", "network faults to inject, in turn")
 	dur(&o.Latency, "latency", chaos.DefaultLatency, 0, "mean response time of the stand-in provider")
 	fl.Float64Var(&o.StallProb, "stall-prob", chaos.DefaultStallProb, "share of charges that stall for --stall-for (0: none)")
 	dur(&o.StallFor, "stall-for", 0, 0, "how long a stalled charge waits (default 1.5 x TTL)")
@@ -76,7 +81,7 @@ func (a *app) chaosCommand() *cobra.Command {
 	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the schedule's random choices (default: random)")
 	fl.StringVar(&workerExe, "worker-exe", "", "binary the workers run (default: this one)")
 	_ = fl.MarkHidden("worker-exe")
-	for _, name := range []string{"freeze-for", "stall-for", "pg-terminate-every"} {
+	for _, name := range []string{"freeze-for", "stall-for", "pg-terminate-every", "net-fault-every", "net-fault-for", "net-delay", "net-workers"} {
 		fl.Lookup(name).DefValue = "" // their defaults are in the usage text
 	}
 	cmd.AddCommand(a.chaosWorkerCommand())

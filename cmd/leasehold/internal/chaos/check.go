@@ -29,6 +29,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	countReconciles(r, f)
 	h.countEffects(r, f, refusals)
 	h.countWorkers(r)
+	h.countNetFaults(r, refusals)
 	ps := h.provider.Stats()
 	r.Provider = ProviderFigures{Requests: ps.Requests, Charges: ps.Charges, Replays: ps.Replays, Stalls: ps.Stalls,
 		Lookups: ps.Lookups}
@@ -76,7 +77,7 @@ func (h *harness) countJobs(r *Report, f *dbFacts) {
 
 // countEffects compares the ledger with the jobs, their history and the
 // refused completions.
-func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
+func (h *harness) countEffects(r *Report, f *dbFacts, refusals []timedRefusal) {
 	e := &r.Effects
 	e.Rows = len(f.ledger)
 	perJob := map[int64]int{}
@@ -109,7 +110,7 @@ func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
 		// A reconciler that ran in the process whose lease it reconciles
 		// records the charge under that lease's (job, attempt, owner): the
 		// row is the reconciler's, not the refused completion's.
-		if written[rf] && !(reconciled[rf.Job] && completer[rf.Job] == rf) {
+		if written[rf.refusal] && !(reconciled[rf.Job] && completer[rf.Job] == rf.refusal) {
 			r.Refusals.WithEffect++
 		}
 	}

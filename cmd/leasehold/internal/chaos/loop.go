@@ -124,6 +124,8 @@ func (h *harness) loop(ctx context.Context) error {
 	defer stopFreeze()
 	termC, stopTerm := every(h.o.PGTerminateEvery)
 	defer stopTerm()
+	netC, stopNet := every(h.o.NetFaultEvery)
+	defer stopNet()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	s.lastProgress = time.Now()
@@ -155,6 +157,10 @@ func (h *harness) loop(ctx context.Context) error {
 			}
 		case o := <-s.termDone:
 			h.terminated(o)
+		case <-netC:
+			h.startNetFault()
+		case <-h.netTimerC():
+			h.endNetFault()
 		case r := <-s.restartDone:
 			h.restarted(r)
 		case p := <-h.fleet.Exits():
@@ -226,6 +232,9 @@ func (h *harness) finishFaults(ctx context.Context) {
 	}
 	if s.terminating {
 		h.terminated(<-s.termDone)
+	}
+	if h.net != nil && h.net.active != nil {
+		h.endNetFault()
 	}
 }
 

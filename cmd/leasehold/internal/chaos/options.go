@@ -73,6 +73,15 @@ type Options struct {
 	// Keep keeps the run's schema or SQLite file even when every check
 	// passes (it is always kept when one fails).
 	Keep bool
+	// NetFaultEvery is the period of the network faults (0: none): for
+	// NetFaultFor (default 2 x TTL + WatcherInterval, more than the TTL)
+	// the TCP proxy between NetWorkers of the workers (default half,
+	// rounded up, and never all) and the database cuts, delays replies by
+	// NetDelay (default 1.5 x TTL) or stalls, in turn over the kinds of
+	// NetFaults (default "partition,delay,stall"). PostgreSQL only.
+	NetFaultEvery, NetFaultFor, NetDelay time.Duration
+	NetWorkers                           int
+	NetFaults                            string
 	// Seed makes the fault schedule's choices reproducible; 0 picks one.
 	Seed uint64
 	// Out receives the fault schedule and progress, one timestamped line
@@ -96,6 +105,12 @@ func (o Options) withDefaults() Options {
 	o.StallProb = cmp.Or(o.StallProb, DefaultStallProb)
 	if o.Out == nil {
 		o.Out = io.Discard
+	}
+	o.NetFaultFor = cmp.Or(o.NetFaultFor, 2*o.TTL+o.WatcherInterval)
+	o.NetDelay = cmp.Or(o.NetDelay, o.TTL*3/2)
+	o.NetFaults = cmp.Or(o.NetFaults, "partition,delay,stall")
+	if o.NetFaultEvery > 0 {
+		o.NetWorkers = cmp.Or(o.NetWorkers, (o.Workers+1)/2)
 	}
 	return o
 }
@@ -124,9 +139,12 @@ func (o Options) validate() error {
 	case o.PGRestarts < 0 || o.PGRestarts > 100:
 		return cli.Usagef("--pg-restarts %d is out of range 0..100", o.PGRestarts)
 	}
+	if err := o.validateNet(); err != nil {
+		return err
+	}
 	if o.Target.Dialect != cli.Postgres {
-		if o.PGRestarts > 0 || o.PGTerminateEvery > 0 {
-			return cli.Usagef("--pg-restarts and --pg-terminate-every need a PostgreSQL --db")
+		if o.PGRestarts > 0 || o.PGTerminateEvery > 0 || o.NetFaultEvery > 0 {
+			return cli.Usagef("--pg-restarts, --pg-terminate-every and --net-fault-every need a PostgreSQL --db")
 		}
 		return nil
 	}
@@ -148,6 +166,26 @@ func (o Options) reclaimBound() time.Duration {
 	return o.TTL + o.WatcherInterval + o.PollInterval + reclaimSlack
 }
 
+// validateNet checks the network fault settings.
+func (o Options) validateNet() error {
+	if o.NetFaultEvery <= 0 {
+		return nil
+	}
+	if _, err := parseNetFaults(o.NetFaults); err != nil {
+		return err
+	}
+	switch {
+	case o.NetFaultFor <= o.TTL:
+		return cli.Usagef("--net-fault-for %s must exceed the lease TTL %s", cli.FormatDuration(o.NetFaultFor), cli.FormatDuration(o.TTL))
+	case o.NetFaultEvery <= o.NetFaultFor:
+		return cli.Usagef("--net-fault-every %s must exceed --net-fault-for %s (one fault at a time)",
+			cli.FormatDuration(o.NetFaultEvery), cli.FormatDuration(o.NetFaultFor))
+	case o.NetWorkers < 1 || o.NetWorkers >= o.Workers:
+		return cli.Usagef("--net-workers %d is out of range 1..%d: some workers must keep the database", o.NetWorkers, o.Workers-1)
+	}
+	return nil
+}
+
 func (o Options) describe() string {
 	s := fmt.Sprintf("%d jobs, %d workers x %d, lease TTL %s, watcher %s, poll %s", o.Jobs, o.Workers, o.Concurrency,
 		cli.FormatDuration(o.TTL), cli.FormatDuration(o.WatcherInterval), cli.FormatDuration(o.PollInterval))
@@ -162,6 +200,10 @@ func (o Options) describe() string {
 	}
 	if o.PGTerminateEvery > 0 {
 		s += ", pg_terminate_backend every " + cli.FormatDuration(o.PGTerminateEvery)
+	}
+	if o.NetFaultEvery > 0 {
+		s += fmt.Sprintf(", network faults (%s) every %s for %s on %d workers", o.NetFaults,
+			cli.FormatDuration(o.NetFaultEvery), cli.FormatDuration(o.NetFaultFor), o.NetWorkers)
 	}
 	return s
 }

@@ -28,6 +28,7 @@ type Report struct {
 	Reclaim         ReclaimFigures   `json:"reclaim"`
 	Reconcile       ReconcileFigures `json:"reconcile"`
 	Faults          FaultFigures     `json:"faults"`
+	Net             *NetFigures      `json:"net,omitempty"`
 	Invariants      []Invariant      `json:"invariants"`
 	Problems        []string         `json:"problems,omitempty"`
 	Kept            string           `json:"kept,omitempty"`
@@ -207,6 +208,7 @@ func (r *Report) Print(w io.Writer) {
 	if n := countOutages(f.Outages, outageTerminate); n > 0 {
 		t.Row("session terminations", itoa(n), terminationSummary(f.Outages))
 	}
+	r.printNet(t)
 	t.Row("worker database errors", fmt.Sprint(rf.DBErrors), "failed calls seen by all workers over the run")
 	_ = t.Flush()
 	fmt.Fprintln(w)

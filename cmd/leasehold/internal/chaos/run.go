@@ -34,6 +34,7 @@ type harness struct {
 	trap     *fleet.Trap // catches workers mid-charge for the freezes
 	fleet    *fleet.Fleet
 	slots    []*slot
+	net      *netState // the TCP proxy of the network faults, if any
 	facts    facts
 
 	sched schedule
@@ -135,6 +136,11 @@ func (h *harness) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.NetFaultEvery > 0 {
+		if err := h.startProxy(); err != nil {
+			return err
+		}
+	}
 	for n := 1; n <= o.Workers; n++ {
 		s := &slot{n: n}
 		if err := h.spawn(s); err != nil {
@@ -180,6 +186,9 @@ func (h *harness) stopWorkers() {
 // teardown stops whatever still runs and closes the database.
 func (h *harness) teardown() {
 	h.fleet.Close()
+	if h.net != nil {
+		_ = h.net.proxy.Close()
+	}
 	if h.provider != nil {
 		_ = h.provider.Close()
 	}
