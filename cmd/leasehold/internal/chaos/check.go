@@ -37,6 +37,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	r.Leases = LeaseFigures{PairsChecked: ov.pairs, Expired: ov.expired, Evidenced: ov.evidenced,
 		Overlapping: len(ov.jobs), Examples: ov.examples, Inversions: ov.inversions}
 	h.reclaims(r, f)
+	h.countFailover(ctx, r, f)
 	r.Invariants = h.verdicts(r)
 	return r, nil
 }
@@ -189,7 +190,7 @@ func (h *harness) outageWithin(from, to int64) int64 {
 		}
 	}
 	for _, o := range h.sched.outages {
-		if o.Kind == outageRestart {
+		if o.Kind == outageRestart || o.Kind == outageFailover {
 			add(o.FromUS, o.ToUS)
 		}
 	}

@@ -31,6 +31,10 @@ type schedule struct {
 	termDone    chan *outage
 	terminating bool
 
+	failoverDone chan failoverResult
+	failingOver  bool
+	failovers    int // failovers started (0 or 1)
+
 	draining     bool // the last jobs: no more faults
 	lastProgress time.Time
 }
@@ -114,6 +118,7 @@ func (h *harness) loop(ctx context.Context) error {
 	s.restartDone = make(chan restartResult, 1)
 	s.killDone = make(chan *killEvent, 64)
 	s.termDone = make(chan *outage, 1)
+	s.failoverDone = make(chan failoverResult, 1)
 	var counts jobCounts
 	cctx, stopCount := context.WithCancel(ctx)
 	defer stopCount()
@@ -163,6 +168,8 @@ func (h *harness) loop(ctx context.Context) error {
 			h.endNetFault()
 		case r := <-s.restartDone:
 			h.restarted(r)
+		case r := <-s.failoverDone:
+			h.failedOver(r)
 		case p := <-h.fleet.Exits():
 			h.exited(p)
 		case <-tick.C:
@@ -197,8 +204,14 @@ func (h *harness) tick(ctx context.Context, c *jobCounts) bool {
 		h.trap.Disarm()
 		h.startRestart(ctx)
 	}
+	if h.pair != nil && s.failovers == 0 && !s.restarting && s.frozen == nil && s.killing == 0 &&
+		(drained || float64(completed) >= h.o.FailoverAt*float64(h.o.Jobs)) {
+		h.trap.Disarm()
+		h.startFailover(ctx, completed)
+	}
 	settled := h.settleOutages()
-	return drained && settled && !s.restarting && s.restarts >= h.o.PGRestarts
+	failedOver := h.pair == nil || (s.failovers == 1 && !s.failingOver)
+	return drained && settled && !s.restarting && s.restarts >= h.o.PGRestarts && failedOver
 }
 
 // quiet reports whether kills, freezes and terminations pause: while the
@@ -210,7 +223,7 @@ func (h *harness) quiet() bool {
 		return true
 	}
 	for _, o := range h.sched.outages {
-		if o.Kind == outageRestart && !o.settled {
+		if (o.Kind == outageRestart || o.Kind == outageFailover) && !o.settled {
 			return true
 		}
 	}
@@ -226,6 +239,9 @@ func (h *harness) finishFaults(ctx context.Context) {
 	}
 	if s.restarting {
 		h.restarted(<-s.restartDone)
+	}
+	if s.failingOver {
+		h.failedOver(<-s.failoverDone)
 	}
 	for s.killing > 0 {
 		h.killed(<-s.killDone)

@@ -159,9 +159,20 @@ func names(ps []*fleet.Proc) string {
 }
 
 // netRefusalWindow is how long after a network fault a refused completion
-// of a proxied worker is still counted as the fault's: the late write
-// arrives when traffic passes again.
+// of a proxied worker is still counted as the fault's (unless the next
+// fault starts first): the late write arrives when traffic passes again.
 func (h *harness) netRefusalWindow() time.Duration { return h.o.TTL + 5*time.Second }
+
+// netOutages returns the network faults that ended, in start order.
+func (h *harness) netOutages() []*outage {
+	var os []*outage
+	for _, o := range h.sched.outages {
+		if isNetFault(o.Kind) && !o.end.IsZero() {
+			os = append(os, o)
+		}
+	}
+	return os
+}
 
 // countNetFaults fills the report's network figures: the faults by kind
 // and the refused completions of the cut-off workers each one caused.
@@ -170,15 +181,15 @@ func (h *harness) countNetFaults(r *Report, refusals []timedRefusal) {
 		return
 	}
 	nf := &NetFigures{Proxy: h.net.proxy.Stats(), ProxiedWorkers: h.o.NetWorkers}
-	counted := map[int]bool{}
-	for _, o := range h.sched.outages {
-		if !isNetFault(o.Kind) || o.end.IsZero() {
-			continue
-		}
+	os := h.netOutages()
+	for i, o := range os {
 		k := NetKindFigures{Kind: o.Kind}
-		for i, rf := range refusals {
-			if h.net.owners[rf.Owner] && !counted[i] && !rf.at.Before(o.start) && rf.at.Before(o.end.Add(h.netRefusalWindow())) {
-				counted[i] = true
+		until := o.end.Add(h.netRefusalWindow())
+		if i+1 < len(os) && os[i+1].start.Before(until) {
+			until = os[i+1].start
+		}
+		for _, rf := range refusals {
+			if h.net.owners[rf.Owner] && !rf.at.Before(o.start) && rf.at.Before(until) {
 				o.Refusals++
 			}
 		}

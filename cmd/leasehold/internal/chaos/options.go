@@ -82,6 +82,16 @@ type Options struct {
 	NetFaultEvery, NetFaultFor, NetDelay time.Duration
 	NetWorkers                           int
 	NetFaults                            string
+	// Failover, "sync" or "async", makes the run start a primary and a
+	// streaming standby of its own (in FailoverDir, default a temporary
+	// directory; sockets only, named by PrimaryPort and StandbyPort,
+	// default 5444 and 5445), SIGKILL the primary once FailoverAt of the
+	// jobs completed (default 0.4) and promote the standby. It replaces
+	// Target.
+	Failover                 string
+	FailoverDir              string
+	FailoverAt               float64
+	PrimaryPort, StandbyPort int
 	// Seed makes the fault schedule's choices reproducible; 0 picks one.
 	Seed uint64
 	// Out receives the fault schedule and progress, one timestamped line
@@ -109,6 +119,9 @@ func (o Options) withDefaults() Options {
 	o.NetFaultFor = cmp.Or(o.NetFaultFor, 2*o.TTL+o.WatcherInterval)
 	o.NetDelay = cmp.Or(o.NetDelay, o.TTL*3/2)
 	o.NetFaults = cmp.Or(o.NetFaults, "partition,delay,stall")
+	o.FailoverAt = cmp.Or(o.FailoverAt, 0.4)
+	o.PrimaryPort = cmp.Or(o.PrimaryPort, 5444)
+	o.StandbyPort = cmp.Or(o.StandbyPort, 5445)
 	if o.NetFaultEvery > 0 {
 		o.NetWorkers = cmp.Or(o.NetWorkers, (o.Workers+1)/2)
 	}
@@ -141,6 +154,15 @@ func (o Options) validate() error {
 	}
 	if err := o.validateNet(); err != nil {
 		return err
+	}
+	if !validFailover(o.Failover) {
+		return cli.Usagef("--failover %q: want sync or async", o.Failover)
+	}
+	if o.Failover != "" {
+		if o.FailoverAt <= 0 || o.FailoverAt >= 1 {
+			return cli.Usagef("--failover-at %g is out of range (0, 1)", o.FailoverAt)
+		}
+		return failoverUsage(o)
 	}
 	if o.Target.Dialect != cli.Postgres {
 		if o.PGRestarts > 0 || o.PGTerminateEvery > 0 || o.NetFaultEvery > 0 {
@@ -201,6 +223,7 @@ func (o Options) describe() string {
 	if o.PGTerminateEvery > 0 {
 		s += ", pg_terminate_backend every " + cli.FormatDuration(o.PGTerminateEvery)
 	}
+	s += o.describeFailover()
 	if o.NetFaultEvery > 0 {
 		s += fmt.Sprintf(", network faults (%s) every %s for %s on %d workers", o.NetFaults,
 			cli.FormatDuration(o.NetFaultEvery), cli.FormatDuration(o.NetFaultFor), o.NetWorkers)

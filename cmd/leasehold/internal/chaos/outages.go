@@ -192,6 +192,8 @@ func (h *harness) settle(o *outage) {
 		what = fmt.Sprintf("the termination of %s's sessions", o.Worker)
 	case isNetFault(o.Kind):
 		what = "the " + o.Kind
+	case o.Kind == outageFailover:
+		what = "the failover"
 	}
 	if o.Workers == 0 {
 		h.logf("after %s: no worker lived through it (killed or frozen first): nothing to count", what)

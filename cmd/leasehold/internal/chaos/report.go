@@ -29,6 +29,7 @@ type Report struct {
 	Reconcile       ReconcileFigures `json:"reconcile"`
 	Faults          FaultFigures     `json:"faults"`
 	Net             *NetFigures      `json:"net,omitempty"`
+	Failover        *FailoverFigures `json:"failover,omitempty"`
 	Invariants      []Invariant      `json:"invariants"`
 	Problems        []string         `json:"problems,omitempty"`
 	Kept            string           `json:"kept,omitempty"`
@@ -209,6 +210,7 @@ func (r *Report) Print(w io.Writer) {
 		t.Row("session terminations", itoa(n), terminationSummary(f.Outages))
 	}
 	r.printNet(t)
+	r.printFailover(t)
 	t.Row("worker database errors", fmt.Sprint(rf.DBErrors), "failed calls seen by all workers over the run")
 	_ = t.Flush()
 	fmt.Fprintln(w)

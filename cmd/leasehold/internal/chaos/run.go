@@ -34,8 +34,12 @@ type harness struct {
 	trap     *fleet.Trap // catches workers mid-charge for the freezes
 	fleet    *fleet.Fleet
 	slots    []*slot
-	net      *netState // the TCP proxy of the network faults, if any
-	facts    facts
+	net      *netState  // the TCP proxy of the network faults, if any
+	pair     *pair      // the primary and standby of a failover run
+	commits  *commitLog // the failover run's acknowledged commits
+	// failoverFigures is set by the loop once the failover is over.
+	failoverFigures *FailoverFigures
+	facts           facts
 
 	sched schedule
 }
@@ -95,8 +99,13 @@ func (h *harness) logf(format string, args ...any) {
 }
 
 func (h *harness) setup(ctx context.Context) error {
+	h.logf("leasehold chaos: %s", h.o.describe())
+	if h.o.Failover != "" {
+		if err := h.startPair(ctx); err != nil {
+			return err
+		}
+	}
 	o := h.o
-	h.logf("leasehold chaos: %s", o.describe())
 	ns, err := newNamespace(ctx, o.Target, h.run)
 	if err != nil {
 		return err
@@ -119,6 +128,11 @@ func (h *harness) setup(ctx context.Context) error {
 	}
 	if err := ledger.Migrate(ctx); err != nil {
 		return err
+	}
+	if h.pair != nil {
+		if err := h.startCommitLog(ctx, sqlDB); err != nil {
+			return err
+		}
 	}
 	h.client, err = leasehold.NewClient(leasehold.Config{
 		Driver: h.db.Driver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -197,5 +211,8 @@ func (h *harness) teardown() {
 	}
 	if h.ns != nil {
 		h.ns.close()
+	}
+	if h.pair != nil {
+		h.pair.close(h.ns != nil && h.ns.keep)
 	}
 }

@@ -39,6 +39,7 @@ func (h *harness) verdicts(r *Report) []Invariant {
 		rc.MaxSeconds, rc.BoundSeconds, rc.Over, rc.Orphans)
 	add("workers-recovered", h.allRecovered(r), "%s", recoverySummary(r.Faults.Outages))
 	add("no-worker-crashed", len(r.Faults.Crashes) == 0, "%d worker processes exited on their own", len(r.Faults.Crashes))
+	h.failoverVerdicts(add)
 	missing := h.undelivered(r)
 	add("faults-delivered", len(missing) == 0, "%s", deliveredSummary(r, missing))
 	return out
@@ -58,7 +59,7 @@ func recoverySummary(os []*outage) string {
 		return "no database outage injected"
 	}
 	var parts []string
-	for _, kind := range []string{outageRestart, outageTerminate, outagePartition, outageDelay, outageStall} {
+	for _, kind := range []string{outageRestart, outageFailover, outageTerminate, outagePartition, outageDelay, outageStall} {
 		n, workers, recovered, errs := 0, 0, 0, int64(0)
 		var longest time.Duration
 		var failed []string

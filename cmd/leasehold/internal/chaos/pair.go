@@ -1,0 +1,116 @@
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/pgctl"
+)
+
+// Replication modes of a failover run.
+const (
+	FailoverSync  = "sync"  // synchronous_standby_names names the standby
+	FailoverAsync = "async" // the standby streams, nobody waits for it
+)
+
+// standbyName is the standby's application_name, which
+// synchronous_standby_names names.
+const standbyName = "standby1"
+
+// pair is the primary and the standby a failover run starts: each on its
+// Unix socket in a directory of its own under dir.
+type pair struct {
+	mode             string
+	dir              string
+	tmp              bool // dir was made for the run: removed with it
+	primary, standby *pgctl.Server
+	old              *pgctl.Server // the old primary, restarted for the comparison
+}
+
+// url is the multi-host URL of the workers: the primary, then the
+// standby; target_session_attrs=read-write makes pgx skip a server that
+// is down or read-only, so that connections follow the promotion.
+func (p *pair) url() string {
+	return fmt.Sprintf("postgres://postgres@/postgres?host=%s,%s&port=%d,%d&target_session_attrs=read-write&sslmode=disable",
+		p.primary.Dir, p.standby.Dir, p.primary.Port, p.standby.Port)
+}
+
+// startPair creates and starts the primary and its standby, and waits
+// until the standby streams (and, in sync mode, is the synchronous one).
+func (h *harness) startPair(ctx context.Context) error {
+	o := h.o
+	p := &pair{mode: o.Failover, dir: o.FailoverDir}
+	if p.dir == "" {
+		dir, err := os.MkdirTemp("", "leasehold-failover-")
+		if err != nil {
+			return fmt.Errorf("chaos: %w", err)
+		}
+		p.dir, p.tmp = dir, true
+	}
+	h.pair = p
+	if err := pgctl.PrepareDir(p.dir); err != nil {
+		return err
+	}
+	conf := ""
+	if p.mode == FailoverSync {
+		// In postgresql.conf, so that the standby copies it, as a standby
+		// built from a primary's files does.
+		conf = fmt.Sprintf("synchronous_standby_names = '%s'\nsynchronous_commit = on\n", standbyName)
+	}
+	var err error
+	if p.primary, err = pgctl.InitPrimary(ctx, filepath.Join(p.dir, "primary"), o.PrimaryPort, conf); err != nil {
+		return err
+	}
+	if p.standby, err = pgctl.NewStandby(ctx, p.primary, filepath.Join(p.dir, "standby"), o.StandbyPort, standbyName); err != nil {
+		return err
+	}
+	state, err := waitStreaming(ctx, p.primary.URL())
+	if err != nil {
+		return err
+	}
+	h.logf("primary %s and standby %s (pg_basebackup -R), replication %s (%s)", p.primary.Dir, p.standby.Dir, p.mode, state)
+	h.o.Target = cli.Target{Dialect: cli.Postgres, URL: p.url()}
+	return nil
+}
+
+// waitStreaming waits until the primary has a streaming standby and
+// returns its sync_state.
+func waitStreaming(ctx context.Context, url string) (string, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return "", fmt.Errorf("chaos: %w", err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var state string
+		err := db.QueryRowContext(ctx, `SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming' AND application_name = $1`,
+			standbyName).Scan(&state)
+		if err == nil {
+			return state, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("chaos: the standby is not streaming after 30s: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// close stops the servers and removes a directory made for the run.
+func (p *pair) close(keep bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, s := range []*pgctl.Server{p.primary, p.standby, p.old} {
+		if s != nil {
+			_ = s.Stop(ctx)
+		}
+	}
+	if p.tmp && !keep {
+		_ = os.RemoveAll(p.dir)
+	}
+}
