@@ -76,6 +76,7 @@ func (a *app) chaosCommand() *cobra.Command {
 	fl.StringVar(&o.Failover, "failover", "", "start a primary and a standby (sync or async), SIGKILL the primary mid-run, promote the standby")
 	fl.StringVar(&o.FailoverDir, "failover-dir", "", "directory of the failover run's servers (default: a temporary one)")
 	fl.Float64Var(&o.FailoverAt, "failover-at", 0.4, "share of the jobs completed when the primary is killed")
+	dur(&o.StandbyDelay, "standby-delay", 0, 0, "delay of the replication stream to the failover run's standby (0: none)")
 	fl.IntVar(&o.PrimaryPort, "primary-port", 5444, "port (socket name) of the failover run's primary")
 	fl.IntVar(&o.StandbyPort, "standby-port", 5445, "port (socket name) of the failover run's standby")
 	dur(&o.Latency, "latency", chaos.DefaultLatency, 0, "mean response time of the stand-in provider")

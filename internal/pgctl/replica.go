@@ -38,8 +38,10 @@ func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Serve
 
 // NewStandby makes a streaming-replication standby of primary in dir with
 // pg_basebackup -R, names it name (its application_name, which
-// synchronous_standby_names refers to) and starts it.
-func NewStandby(ctx context.Context, primary *Server, dir string, port int, name string) (*Server, error) {
+// synchronous_standby_names refers to) and starts it. It streams from
+// via ("host=... port=..." of primary_conninfo), or straight from the
+// primary's socket when via is empty.
+func NewStandby(ctx context.Context, primary *Server, dir string, port int, name, via string) (*Server, error) {
 	s, err := newServer(dir, port)
 	if err != nil {
 		return nil, err
@@ -52,8 +54,11 @@ func NewStandby(ctx context.Context, primary *Server, dir string, port int, name
 		"-p", fmt.Sprint(primary.Port), "-U", "postgres", "-R", "-X", "stream", "-c", "fast", "--no-sync"); err != nil {
 		return nil, err
 	}
+	if via == "" {
+		via = fmt.Sprintf("host=%s port=%d", primary.Dir, primary.Port)
+	}
 	conf := fmt.Sprintf(baseConf, dir, port) +
-		fmt.Sprintf("primary_conninfo = 'host=%s port=%d user=postgres application_name=%s'\n", primary.Dir, primary.Port, name)
+		fmt.Sprintf("primary_conninfo = '%s user=postgres application_name=%s'\n", via, name)
 	if err := appendConf(s.DataDir(), "postgresql.auto.conf", conf); err != nil {
 		return nil, err
 	}

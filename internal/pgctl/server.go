@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Server is a PostgreSQL server of the caller's own in Dir: its data
@@ -60,7 +61,9 @@ func (s *Server) Promote(ctx context.Context) error {
 
 // Kill SIGKILLs the server's postmaster and every process it started, as
 // when its machine dies: no shutdown, no checkpoint, sessions cut. The
-// postmaster is stopped first so that it forks nothing meanwhile.
+// postmaster is stopped first so that it forks nothing meanwhile; Kill
+// returns once no process of the server is left (every one of them
+// works in the data directory).
 func (s *Server) Kill() error {
 	pid, err := s.postmaster()
 	if err != nil {
@@ -70,14 +73,51 @@ func (s *Server) Kill() error {
 		return fmt.Errorf("pgctl: stop postmaster %d: %w", pid, err)
 	}
 	children := childrenOf(pid)
-	err = syscall.Kill(pid, syscall.SIGKILL)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("pgctl: kill postmaster %d: %w", pid, err)
+	}
 	for _, c := range children {
 		_ = syscall.Kill(c, syscall.SIGKILL)
 	}
-	if err != nil {
-		return fmt.Errorf("pgctl: kill postmaster %d: %w", pid, err)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left := workingIn(s.DataDir())
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pgctl: processes %v of %s outlived SIGKILL", left, s.DataDir())
+		}
+		for _, c := range left {
+			_ = syscall.Kill(c, syscall.SIGKILL)
+		}
 	}
-	return nil
+}
+
+// workingIn lists the live processes whose working directory is dir.
+func workingIn(dir string) []int {
+	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	var out []int
+	for _, path := range cwds {
+		if target, err := os.Readlink(path); err != nil || target != dir {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && isZombie(b) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// isZombie reports whether a /proc/<pid>/stat line is a zombie's.
+func isZombie(stat []byte) bool {
+	i := strings.LastIndexByte(string(stat), ')')
+	f := strings.Fields(string(stat[i+1:]))
+	return len(f) > 0 && f[0] == "Z"
 }
 
 // postmaster reads the postmaster's pid from postmaster.pid.

@@ -113,6 +113,10 @@ func (h *harness) countEffects(r *Report, f *dbFacts, refusals []timedRefusal) {
 		// row is the reconciler's, not the refused completion's.
 		if written[rf.refusal] && !(reconciled[rf.Job] && completer[rf.Job] == rf.refusal) {
 			r.Refusals.WithEffect++
+			if len(r.Refusals.Examples) < 5 {
+				r.Refusals.Examples = append(r.Refusals.Examples, fmt.Sprintf("refused completion of job %d attempt %d by %s has a ledger row",
+					rf.Job, rf.Attempt, rf.Owner))
+			}
 		}
 	}
 }

@@ -108,7 +108,7 @@ func (h *harness) compareOldPrimary(ctx context.Context, now *dbFacts) (LostFigu
 	old.Port += 2
 	if err := old.Start(ctx, fmt.Sprintf("-p %d", old.Port), "-c default_transaction_read_only=on",
 		"-c synchronous_standby_names=''"); err != nil {
-		return l, err
+		return l, fmt.Errorf("restart the old primary: %w", err)
 	}
 	h.pair.old = &old
 	db, err := sql.Open("pgx", old.URL()+"&search_path="+h.ns.schema)

@@ -104,6 +104,9 @@ func (h *harness) failover(ctx context.Context, f *FailoverFigures) error {
 	if err := p.primary.Kill(); err != nil {
 		return err
 	}
+	if p.link != nil {
+		p.link.Cut() // the stream in flight dies with the primary's machine
+	}
 	start := time.Now()
 	if err := p.standby.Promote(ctx); err != nil {
 		return err
@@ -308,4 +311,29 @@ func errNote(s string) string {
 		return ""
 	}
 	return " (error: " + s + ")"
+}
+
+// lossBound are the invariants an asynchronous failover that lost
+// commits can break without any fault of the queue: a renewal the
+// workers saw acknowledged is gone (no-overlapping-leases), and a lost
+// claim is reissued with the same (job, attempt) to the same process, so
+// that the refused completion of the first and the effect of the second
+// carry one fencing token (refusals-left-no-effect).
+var lossBound = map[string]bool{"no-overlapping-leases": true, "refusals-left-no-effect": true}
+
+// excuseAsyncLoss turns the failures of lossBound invariants into
+// reports after an asynchronous failover that lost commits: the run
+// says what was lost rather than failing for it. Exactly one effect per
+// completed job, and one charge per payment, are still judged.
+func (h *harness) excuseAsyncLoss(r *Report, out []Invariant) {
+	f := r.Failover
+	if f == nil || f.Mode != FailoverAsync || (f.AckedLost == 0 && f.Lost.Attempts == 0 && f.Lost.LedgerRows == 0) {
+		return
+	}
+	for i := range out {
+		if !out[i].OK && lossBound[out[i].Name] {
+			out[i].OK = true
+			out[i].Detail = "reported, not judged (the asynchronous failover lost commits): " + out[i].Detail
+		}
+	}
 }

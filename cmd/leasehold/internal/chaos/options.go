@@ -92,6 +92,9 @@ type Options struct {
 	FailoverDir              string
 	FailoverAt               float64
 	PrimaryPort, StandbyPort int
+	// StandbyDelay delays the replication stream to the standby (through
+	// a TCP proxy, cut when the primary dies), as for a distant standby.
+	StandbyDelay time.Duration
 	// Seed makes the fault schedule's choices reproducible; 0 picks one.
 	Seed uint64
 	// Out receives the fault schedule and progress, one timestamped line

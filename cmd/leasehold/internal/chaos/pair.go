@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/netfault"
 	"github.com/leasehold/leasehold/internal/pgctl"
 )
 
@@ -30,6 +31,9 @@ type pair struct {
 	tmp              bool // dir was made for the run: removed with it
 	primary, standby *pgctl.Server
 	old              *pgctl.Server // the old primary, restarted for the comparison
+	// link, with StandbyDelay, carries the replication stream and delays
+	// it; it is cut when the primary dies, losing what was in flight.
+	link *netfault.Proxy
 }
 
 // url is the multi-host URL of the workers: the primary, then the
@@ -66,16 +70,45 @@ func (h *harness) startPair(ctx context.Context) error {
 	if p.primary, err = pgctl.InitPrimary(ctx, filepath.Join(p.dir, "primary"), o.PrimaryPort, conf); err != nil {
 		return err
 	}
-	if p.standby, err = pgctl.NewStandby(ctx, p.primary, filepath.Join(p.dir, "standby"), o.StandbyPort, standbyName); err != nil {
+	via, err := h.standbyLink(p)
+	if err != nil {
+		return err
+	}
+	if p.standby, err = pgctl.NewStandby(ctx, p.primary, filepath.Join(p.dir, "standby"), o.StandbyPort, standbyName, via); err != nil {
 		return err
 	}
 	state, err := waitStreaming(ctx, p.primary.URL())
 	if err != nil {
 		return err
 	}
-	h.logf("primary %s and standby %s (pg_basebackup -R), replication %s (%s)", p.primary.Dir, p.standby.Dir, p.mode, state)
+	h.logf("primary %s and standby %s (pg_basebackup -R), replication %s (%s)%s", p.primary.Dir, p.standby.Dir, p.mode, state, h.linkNote())
 	h.o.Target = cli.Target{Dialect: cli.Postgres, URL: p.url()}
 	return nil
+}
+
+// standbyLink starts the delaying proxy of the replication stream when
+// StandbyDelay is set, and returns the standby's primary_conninfo host
+// and port ("" without it).
+func (h *harness) standbyLink(p *pair) (string, error) {
+	if h.o.StandbyDelay <= 0 {
+		return "", nil
+	}
+	dial, _, err := netfault.PostgresUpstream(p.primary.URL())
+	if err != nil {
+		return "", err
+	}
+	if p.link, err = netfault.Listen("127.0.0.1:0", dial); err != nil {
+		return "", err
+	}
+	p.link.Delay(h.o.StandbyDelay)
+	return fmt.Sprintf("host=127.0.0.1 port=%d", p.link.Addr().Port), nil
+}
+
+func (h *harness) linkNote() string {
+	if h.pair.link == nil {
+		return ""
+	}
+	return fmt.Sprintf("; the replication stream reaches the standby %s late (a distant standby)", cli.FormatDuration(h.o.StandbyDelay))
 }
 
 // waitStreaming waits until the primary has a streaming standby and
@@ -105,6 +138,9 @@ func waitStreaming(ctx context.Context, url string) (string, error) {
 func (p *pair) close(keep bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if p.link != nil {
+		_ = p.link.Close()
+	}
 	for _, s := range []*pgctl.Server{p.primary, p.standby, p.old} {
 		if s != nil {
 			_ = s.Stop(ctx)

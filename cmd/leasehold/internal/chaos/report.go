@@ -107,6 +107,8 @@ type RefusalFigures struct {
 	LeasesLost int64 `json:"leases_lost"`
 	// DBErrors sums the failed database calls of every worker.
 	DBErrors int64 `json:"worker_db_errors"`
+	// Examples name a few refused completions with an effect.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // LeaseFigures are the result of the overlap check on the history.
@@ -224,7 +226,7 @@ func (r *Report) Print(w io.Writer) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "FAIL  %s\n", p)
 	}
-	for _, ex := range append(append([]string(nil), l.Examples...), rc.Examples...) {
+	for _, ex := range append(append(append([]string(nil), l.Examples...), rc.Examples...), rf.Examples...) {
 		fmt.Fprintf(w, "      %s\n", ex)
 	}
 	if r.Kept != "" {
