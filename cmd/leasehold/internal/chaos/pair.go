@@ -77,7 +77,11 @@ func (h *harness) startPair(ctx context.Context) error {
 	if p.standby, err = pgctl.NewStandby(ctx, p.primary, filepath.Join(p.dir, "standby"), o.StandbyPort, standbyName, via); err != nil {
 		return err
 	}
-	state, err := waitStreaming(ctx, p.primary.URL())
+	want := "async"
+	if p.mode == FailoverSync {
+		want = "sync"
+	}
+	state, err := waitStreaming(ctx, p.primary.URL(), want)
 	if err != nil {
 		return err
 	}
@@ -111,9 +115,10 @@ func (h *harness) linkNote() string {
 	return fmt.Sprintf("; the replication stream reaches the standby %s late (a distant standby)", cli.FormatDuration(h.o.StandbyDelay))
 }
 
-// waitStreaming waits until the primary has a streaming standby and
-// returns its sync_state.
-func waitStreaming(ctx context.Context, url string) (string, error) {
+// waitStreaming waits until the primary has a streaming standby whose
+// sync_state is want (a synchronous standby shows async for a moment
+// after it connects), and returns it.
+func waitStreaming(ctx context.Context, url, want string) (string, error) {
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		return "", fmt.Errorf("chaos: %w", err)
@@ -124,11 +129,11 @@ func waitStreaming(ctx context.Context, url string) (string, error) {
 		var state string
 		err := db.QueryRowContext(ctx, `SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming' AND application_name = $1`,
 			standbyName).Scan(&state)
-		if err == nil {
+		if err == nil && state == want {
 			return state, nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("chaos: the standby is not streaming after 30s: %w", err)
+			return "", fmt.Errorf("chaos: the standby is not streaming as %s after 30s (%q): %v", want, state, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
