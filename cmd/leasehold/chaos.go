@@ -22,8 +22,14 @@ as its fenced completion. The schedule, printed as it happens: SIGKILL of a
 random worker (restarted at once), SIGSTOP of a worker in the middle of a
 charge for longer than the lease TTL (then SIGCONT: it wakes believing it still
 owns its jobs), and on PostgreSQL ` + "`pg_ctl restart -m immediate`" + ` (needs --pgdata;
-as root pg_ctl runs as the postgres user) and pg_terminate_backend of a
-worker's sessions.
+as root pg_ctl runs as the postgres user), pg_terminate_backend of a
+worker's sessions, and network faults between some workers and the database
+(--net-fault-every: a TCP proxy cuts, delays or stalls their traffic).
+
+With --failover sync|async the run starts a primary and a streaming standby
+of its own instead of using --db, SIGKILLs the primary mid-run, promotes the
+standby and checks that no acknowledged commit was lost (reported, not
+judged, for an asynchronous standby).
 
 Once every job is finished it checks: no job left pending; exactly one ledger
 effect per completed job, written by the lease that completed it; refused
