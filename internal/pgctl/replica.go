@@ -15,7 +15,7 @@ const baseConf = "\nlisten_addresses = ''\nunix_socket_directories = '%s'\nport 
 // directory, that accepts streaming replication from the local socket.
 // conf is appended to its postgresql.conf, which a standby made from it
 // copies: settings meant for the primary alone belong in ALTER SYSTEM.
-func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Server, error) {
+func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Node, error) {
 	s, err := newServer(dir, port)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Serve
 // synchronous_standby_names refers to) and starts it. It streams from
 // via ("host=... port=..." of primary_conninfo), or straight from the
 // primary's socket when via is empty.
-func NewStandby(ctx context.Context, primary *Server, dir string, port int, name, via string) (*Server, error) {
+func NewStandby(ctx context.Context, primary *Node, dir string, port int, name, via string) (*Node, error) {
 	s, err := newServer(dir, port)
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func NewStandby(ctx context.Context, primary *Server, dir string, port int, name
 	return s, nil
 }
 
-func newServer(dir string, port int) (*Server, error) {
+func newServer(dir string, port int) (*Node, error) {
 	pgCtl, err := Find("pg_ctl")
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func newServer(dir string, port int) (*Server, error) {
 	if err := PrepareDir(dir); err != nil {
 		return nil, err
 	}
-	return &Server{Dir: dir, Port: port, PGCtl: pgCtl}, nil
+	return &Node{Dir: dir, Port: port, PGCtl: pgCtl}, nil
 }
 
 // appendConf appends text to a configuration file of a data directory.

@@ -29,8 +29,8 @@ type pair struct {
 	mode             string
 	dir              string
 	tmp              bool // dir was made for the run: removed with it
-	primary, standby *pgctl.Server
-	old              *pgctl.Server // the old primary, restarted for the comparison
+	primary, standby *pgctl.Node
+	old              *pgctl.Node // the old primary, restarted for the comparison
 	// link, with StandbyDelay, carries the replication stream and delays
 	// it; it is cut when the primary dies, losing what was in flight.
 	link *netfault.Proxy
@@ -146,7 +146,7 @@ func (p *pair) close(keep bool) {
 	if p.link != nil {
 		_ = p.link.Close()
 	}
-	for _, s := range []*pgctl.Server{p.primary, p.standby, p.old} {
+	for _, s := range []*pgctl.Node{p.primary, p.standby, p.old} {
 		if s != nil {
 			_ = s.Stop(ctx)
 		}

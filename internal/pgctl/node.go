@@ -13,10 +13,10 @@ import (
 	"time"
 )
 
-// Server is a PostgreSQL server of the caller's own in Dir: its data
+// Node is a PostgreSQL server of the caller's own in Dir: its data
 // directory, its Unix socket and its log. It listens on the socket only
 // (no TCP), so Port only names the socket file.
-type Server struct {
+type Node struct {
 	Dir  string
 	Port int
 	// PGCtl is the pg_ctl program, found by InitPrimary and NewStandby.
@@ -24,19 +24,19 @@ type Server struct {
 }
 
 // DataDir is the server's PGDATA.
-func (s *Server) DataDir() string { return filepath.Join(s.Dir, "data") }
+func (s *Node) DataDir() string { return filepath.Join(s.Dir, "data") }
 
 // LogFile is the server's log.
-func (s *Server) LogFile() string { return filepath.Join(s.Dir, "postgres.log") }
+func (s *Node) LogFile() string { return filepath.Join(s.Dir, "postgres.log") }
 
 // URL connects to the postgres database as the postgres superuser.
-func (s *Server) URL() string {
+func (s *Node) URL() string {
 	return fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", s.Dir, s.Port)
 }
 
 // Start starts the server and waits until it accepts connections. extra
 // are server options (postgres -c ...), for this start only.
-func (s *Server) Start(ctx context.Context, extra ...string) error {
+func (s *Node) Start(ctx context.Context, extra ...string) error {
 	args := []string{"start", "-D", s.DataDir(), "-l", s.LogFile(), "-w", "-t", "60"}
 	if len(extra) > 0 {
 		args = append(args, "-o", strings.Join(extra, " "))
@@ -46,7 +46,7 @@ func (s *Server) Start(ctx context.Context, extra ...string) error {
 
 // Stop stops the server at once (pg_ctl stop -m immediate); a server
 // already down is no error.
-func (s *Server) Stop(ctx context.Context) error {
+func (s *Node) Stop(ctx context.Context) error {
 	if _, err := s.postmaster(); err != nil {
 		return nil
 	}
@@ -55,7 +55,7 @@ func (s *Server) Stop(ctx context.Context) error {
 
 // Promote ends recovery on a standby (pg_ctl promote) and waits until it
 // accepts writes.
-func (s *Server) Promote(ctx context.Context) error {
+func (s *Node) Promote(ctx context.Context) error {
 	return Run(ctx, s.PGCtl, "promote", "-D", s.DataDir(), "-w", "-t", "60")
 }
 
@@ -64,7 +64,7 @@ func (s *Server) Promote(ctx context.Context) error {
 // postmaster is stopped first so that it forks nothing meanwhile; Kill
 // returns once no process of the server is left (every one of them
 // works in the data directory).
-func (s *Server) Kill() error {
+func (s *Node) Kill() error {
 	pid, err := s.postmaster()
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func isZombie(stat []byte) bool {
 }
 
 // postmaster reads the postmaster's pid from postmaster.pid.
-func (s *Server) postmaster() (int, error) {
+func (s *Node) postmaster() (int, error) {
 	b, err := os.ReadFile(filepath.Join(s.DataDir(), "postmaster.pid"))
 	if err != nil {
 		return 0, fmt.Errorf("pgctl: server not running: %w", err)
