@@ -16,7 +16,7 @@ const baseConf = "\nlisten_addresses = ''\nunix_socket_directories = '%s'\nport 
 // conf is appended to its postgresql.conf, which a standby made from it
 // copies: settings meant for the primary alone belong in ALTER SYSTEM.
 func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Node, error) {
-	s, err := newServer(dir, port)
+	s, err := newNode(dir, port)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Node,
 // via ("host=... port=..." of primary_conninfo), or straight from the
 // primary's socket when via is empty.
 func NewStandby(ctx context.Context, primary *Node, dir string, port int, name, via string) (*Node, error) {
-	s, err := newServer(dir, port)
+	s, err := newNode(dir, port)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func NewStandby(ctx context.Context, primary *Node, dir string, port int, name, 
 	return s, nil
 }
 
-func newServer(dir string, port int) (*Node, error) {
+func newNode(dir string, port int) (*Node, error) {
 	pgCtl, err := Find("pg_ctl")
 	if err != nil {
 		return nil, err
