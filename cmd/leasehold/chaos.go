@@ -22,8 +22,14 @@ as its fenced completion. The schedule, printed as it happens: SIGKILL of a
 random worker (restarted at once), SIGSTOP of a worker in the middle of a
 charge for longer than the lease TTL (then SIGCONT: it wakes believing it still
 owns its jobs), and on PostgreSQL ` + "`pg_ctl restart -m immediate`" + ` (needs --pgdata;
-as root pg_ctl runs as the postgres user) and pg_terminate_backend of a
-worker's sessions.
+as root pg_ctl runs as the postgres user), pg_terminate_backend of a
+worker's sessions, and network faults between some workers and the database
+(--net-fault-every: a TCP proxy cuts, delays or stalls their traffic).
+
+With --failover sync|async the run starts a primary and a streaming standby
+of its own instead of using --db, SIGKILLs the primary mid-run, promotes the
+standby and checks that no acknowledged commit was lost (reported, not
+judged, for an asynchronous standby).
 
 Once every job is finished it checks: no job left pending; exactly one ledger
 effect per completed job, written by the lease that completed it; refused
@@ -68,6 +74,17 @@ func (a *app) chaosCommand() *cobra.Command {
 	fl.StringVar(&o.PGData, "pgdata", "", "data directory of the PostgreSQL server to restart")
 	fl.StringVar(&o.PGCtl, "pg-ctl", "", "pg_ctl program (default: from the PATH or /usr/lib/postgresql/*/bin)")
 	fl.StringVar(&o.PGLog, "pg-log", "", "log file for the restarted server (default: discarded)")
+	dur(&o.NetFaultEvery, "net-fault-every", 0, 0, "inject a network fault between some workers and PostgreSQL this often (0: never)")
+	dur(&o.NetFaultFor, "net-fault-for", 0, 0, "how long a network fault lasts (default 2 x TTL + watcher interval)")
+	dur(&o.NetDelay, "net-delay", 0, 0, "reply delay of a delay fault (default 1.5 x TTL)")
+	fl.IntVar(&o.NetWorkers, "net-workers", 0, "workers connected through the faulty TCP proxy (default half, rounded up)")
+	fl.StringVar(&o.NetFaults, "net-faults", "partition,delay,stall", "network faults to inject, in turn")
+	fl.StringVar(&o.Failover, "failover", "", "start a primary and a standby (sync or async), SIGKILL the primary mid-run, promote the standby")
+	fl.StringVar(&o.FailoverDir, "failover-dir", "", "directory of the failover run's servers (default: a temporary one)")
+	fl.Float64Var(&o.FailoverAt, "failover-at", 0.4, "share of the jobs completed when the primary is killed")
+	dur(&o.StandbyDelay, "standby-delay", 0, 0, "delay of the replication stream to the failover run's standby (0: none)")
+	fl.IntVar(&o.PrimaryPort, "primary-port", 5444, "port (socket name) of the failover run's primary")
+	fl.IntVar(&o.StandbyPort, "standby-port", 5445, "port (socket name) of the failover run's standby")
 	dur(&o.Latency, "latency", chaos.DefaultLatency, 0, "mean response time of the stand-in provider")
 	fl.Float64Var(&o.StallProb, "stall-prob", chaos.DefaultStallProb, "share of charges that stall for --stall-for (0: none)")
 	dur(&o.StallFor, "stall-for", 0, 0, "how long a stalled charge waits (default 1.5 x TTL)")
@@ -76,7 +93,7 @@ func (a *app) chaosCommand() *cobra.Command {
 	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the schedule's random choices (default: random)")
 	fl.StringVar(&workerExe, "worker-exe", "", "binary the workers run (default: this one)")
 	_ = fl.MarkHidden("worker-exe")
-	for _, name := range []string{"freeze-for", "stall-for", "pg-terminate-every"} {
+	for _, name := range []string{"freeze-for", "stall-for", "pg-terminate-every", "net-fault-every", "net-fault-for", "net-delay", "net-workers"} {
 		fl.Lookup(name).DefValue = "" // their defaults are in the usage text
 	}
 	cmd.AddCommand(a.chaosWorkerCommand())

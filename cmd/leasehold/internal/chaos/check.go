@@ -29,6 +29,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	countReconciles(r, f)
 	h.countEffects(r, f, refusals)
 	h.countWorkers(r)
+	h.countNetFaults(r, refusals)
 	ps := h.provider.Stats()
 	r.Provider = ProviderFigures{Requests: ps.Requests, Charges: ps.Charges, Replays: ps.Replays, Stalls: ps.Stalls,
 		Lookups: ps.Lookups}
@@ -36,6 +37,7 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	r.Leases = LeaseFigures{PairsChecked: ov.pairs, Expired: ov.expired, Evidenced: ov.evidenced,
 		Overlapping: len(ov.jobs), Examples: ov.examples, Inversions: ov.inversions}
 	h.reclaims(r, f)
+	h.countFailover(ctx, r, f)
 	r.Invariants = h.verdicts(r)
 	return r, nil
 }
@@ -76,7 +78,7 @@ func (h *harness) countJobs(r *Report, f *dbFacts) {
 
 // countEffects compares the ledger with the jobs, their history and the
 // refused completions.
-func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
+func (h *harness) countEffects(r *Report, f *dbFacts, refusals []timedRefusal) {
 	e := &r.Effects
 	e.Rows = len(f.ledger)
 	perJob := map[int64]int{}
@@ -109,8 +111,12 @@ func (h *harness) countEffects(r *Report, f *dbFacts, refusals []refusal) {
 		// A reconciler that ran in the process whose lease it reconciles
 		// records the charge under that lease's (job, attempt, owner): the
 		// row is the reconciler's, not the refused completion's.
-		if written[rf] && !(reconciled[rf.Job] && completer[rf.Job] == rf) {
+		if written[rf.refusal] && !(reconciled[rf.Job] && completer[rf.Job] == rf.refusal) {
 			r.Refusals.WithEffect++
+			if len(r.Refusals.Examples) < 5 {
+				r.Refusals.Examples = append(r.Refusals.Examples, fmt.Sprintf("refused completion of job %d attempt %d by %s has a ledger row",
+					rf.Job, rf.Attempt, rf.Owner))
+			}
 		}
 	}
 }
@@ -188,7 +194,7 @@ func (h *harness) outageWithin(from, to int64) int64 {
 		}
 	}
 	for _, o := range h.sched.outages {
-		if o.Kind == outageRestart {
+		if o.Kind == outageRestart || o.Kind == outageFailover {
 			add(o.FromUS, o.ToUS)
 		}
 	}

@@ -1,6 +1,9 @@
 package chaos
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // refusal is a CompleteTx the fence refused: the lease (Job, Attempt) of
 // Owner was no longer valid when its handler tried to complete it.
@@ -8,6 +11,12 @@ type refusal struct {
 	Job     int64
 	Attempt int
 	Owner   string
+}
+
+// timedRefusal is a refusal and when the orchestrator heard of it.
+type timedRefusal struct {
+	refusal
+	at time.Time
 }
 
 // leaseKey names one lease: a job's attempt.
@@ -19,7 +28,7 @@ type leaseKey struct {
 // facts gathers what workers report while they run.
 type facts struct {
 	mu       sync.Mutex
-	refusals []refusal
+	refusals []timedRefusal
 	// renewals holds, per lease, the latest database time (Unix µs) a
 	// heartbeat that renewed it was known to be sent after.
 	renewals map[leaseKey]int64
@@ -48,7 +57,7 @@ func (f *facts) calls(owner string) CallStats {
 func (f *facts) addRefusal(r refusal) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.refusals = append(f.refusals, r)
+	f.refusals = append(f.refusals, timedRefusal{refusal: r, at: time.Now()})
 }
 
 func (f *facts) addRenewal(atLeast int64, leases [][2]int64) {
@@ -60,13 +69,14 @@ func (f *facts) addRenewal(atLeast int64, leases [][2]int64) {
 	}
 }
 
-// snapshot returns copies of the reports.
-func (f *facts) snapshot() ([]refusal, map[leaseKey]int64) {
+// snapshot returns copies of the reports: the refusals (with when each
+// was heard of) and the renewals.
+func (f *facts) snapshot() ([]timedRefusal, map[leaseKey]int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	renewals := make(map[leaseKey]int64, len(f.renewals))
 	for k, v := range f.renewals {
 		renewals[k] = v
 	}
-	return append([]refusal(nil), f.refusals...), renewals
+	return append([]timedRefusal(nil), f.refusals...), renewals
 }

@@ -31,6 +31,10 @@ type schedule struct {
 	termDone    chan *outage
 	terminating bool
 
+	failoverDone chan failoverResult
+	failingOver  bool
+	failovers    int // failovers started (0 or 1)
+
 	draining     bool // the last jobs: no more faults
 	lastProgress time.Time
 }
@@ -114,6 +118,7 @@ func (h *harness) loop(ctx context.Context) error {
 	s.restartDone = make(chan restartResult, 1)
 	s.killDone = make(chan *killEvent, 64)
 	s.termDone = make(chan *outage, 1)
+	s.failoverDone = make(chan failoverResult, 1)
 	var counts jobCounts
 	cctx, stopCount := context.WithCancel(ctx)
 	defer stopCount()
@@ -124,6 +129,8 @@ func (h *harness) loop(ctx context.Context) error {
 	defer stopFreeze()
 	termC, stopTerm := every(h.o.PGTerminateEvery)
 	defer stopTerm()
+	netC, stopNet := every(h.o.NetFaultEvery)
+	defer stopNet()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	s.lastProgress = time.Now()
@@ -155,8 +162,14 @@ func (h *harness) loop(ctx context.Context) error {
 			}
 		case o := <-s.termDone:
 			h.terminated(o)
+		case <-netC:
+			h.startNetFault()
+		case <-h.netTimerC():
+			h.endNetFault()
 		case r := <-s.restartDone:
 			h.restarted(r)
+		case r := <-s.failoverDone:
+			h.failedOver(r)
 		case p := <-h.fleet.Exits():
 			h.exited(p)
 		case <-tick.C:
@@ -191,8 +204,14 @@ func (h *harness) tick(ctx context.Context, c *jobCounts) bool {
 		h.trap.Disarm()
 		h.startRestart(ctx)
 	}
+	if h.pair != nil && s.failovers == 0 && !s.restarting && s.frozen == nil && s.killing == 0 &&
+		(drained || float64(completed) >= h.o.FailoverAt*float64(h.o.Jobs)) {
+		h.trap.Disarm()
+		h.startFailover(ctx, completed)
+	}
 	settled := h.settleOutages()
-	return drained && settled && !s.restarting && s.restarts >= h.o.PGRestarts
+	failedOver := h.pair == nil || (s.failovers == 1 && !s.failingOver)
+	return drained && settled && !s.restarting && s.restarts >= h.o.PGRestarts && failedOver
 }
 
 // quiet reports whether kills, freezes and terminations pause: while the
@@ -204,7 +223,7 @@ func (h *harness) quiet() bool {
 		return true
 	}
 	for _, o := range h.sched.outages {
-		if o.Kind == outageRestart && !o.settled {
+		if (o.Kind == outageRestart || o.Kind == outageFailover) && !o.settled {
 			return true
 		}
 	}
@@ -221,11 +240,17 @@ func (h *harness) finishFaults(ctx context.Context) {
 	if s.restarting {
 		h.restarted(<-s.restartDone)
 	}
+	if s.failingOver {
+		h.failedOver(<-s.failoverDone)
+	}
 	for s.killing > 0 {
 		h.killed(<-s.killDone)
 	}
 	if s.terminating {
 		h.terminated(<-s.termDone)
+	}
+	if h.net != nil && h.net.active != nil {
+		h.endNetFault()
 	}
 }
 

@@ -73,6 +73,28 @@ type Options struct {
 	// Keep keeps the run's schema or SQLite file even when every check
 	// passes (it is always kept when one fails).
 	Keep bool
+	// NetFaultEvery is the period of the network faults (0: none): for
+	// NetFaultFor (default 2 x TTL + WatcherInterval, more than the TTL)
+	// the TCP proxy between NetWorkers of the workers (default half,
+	// rounded up, and never all) and the database cuts, delays replies by
+	// NetDelay (default 1.5 x TTL) or stalls, in turn over the kinds of
+	// NetFaults (default "partition,delay,stall"). PostgreSQL only.
+	NetFaultEvery, NetFaultFor, NetDelay time.Duration
+	NetWorkers                           int
+	NetFaults                            string
+	// Failover, "sync" or "async", makes the run start a primary and a
+	// streaming standby of its own (in FailoverDir, default a temporary
+	// directory; sockets only, named by PrimaryPort and StandbyPort,
+	// default 5444 and 5445), SIGKILL the primary once FailoverAt of the
+	// jobs completed (default 0.4) and promote the standby. It replaces
+	// Target.
+	Failover                 string
+	FailoverDir              string
+	FailoverAt               float64
+	PrimaryPort, StandbyPort int
+	// StandbyDelay delays the replication stream to the standby (through
+	// a TCP proxy, cut when the primary dies), as for a distant standby.
+	StandbyDelay time.Duration
 	// Seed makes the fault schedule's choices reproducible; 0 picks one.
 	Seed uint64
 	// Out receives the fault schedule and progress, one timestamped line
@@ -96,6 +118,15 @@ func (o Options) withDefaults() Options {
 	o.StallProb = cmp.Or(o.StallProb, DefaultStallProb)
 	if o.Out == nil {
 		o.Out = io.Discard
+	}
+	o.NetFaultFor = cmp.Or(o.NetFaultFor, 2*o.TTL+o.WatcherInterval)
+	o.NetDelay = cmp.Or(o.NetDelay, o.TTL*3/2)
+	o.NetFaults = cmp.Or(o.NetFaults, "partition,delay,stall")
+	o.FailoverAt = cmp.Or(o.FailoverAt, 0.4)
+	o.PrimaryPort = cmp.Or(o.PrimaryPort, 5444)
+	o.StandbyPort = cmp.Or(o.StandbyPort, 5445)
+	if o.NetFaultEvery > 0 {
+		o.NetWorkers = cmp.Or(o.NetWorkers, (o.Workers+1)/2)
 	}
 	return o
 }
@@ -124,9 +155,21 @@ func (o Options) validate() error {
 	case o.PGRestarts < 0 || o.PGRestarts > 100:
 		return cli.Usagef("--pg-restarts %d is out of range 0..100", o.PGRestarts)
 	}
+	if err := o.validateNet(); err != nil {
+		return err
+	}
+	if !validFailover(o.Failover) {
+		return cli.Usagef("--failover %q: want sync or async", o.Failover)
+	}
+	if o.Failover != "" {
+		if o.FailoverAt <= 0 || o.FailoverAt >= 1 {
+			return cli.Usagef("--failover-at %g is out of range (0, 1)", o.FailoverAt)
+		}
+		return failoverUsage(o)
+	}
 	if o.Target.Dialect != cli.Postgres {
-		if o.PGRestarts > 0 || o.PGTerminateEvery > 0 {
-			return cli.Usagef("--pg-restarts and --pg-terminate-every need a PostgreSQL --db")
+		if o.PGRestarts > 0 || o.PGTerminateEvery > 0 || o.NetFaultEvery > 0 {
+			return cli.Usagef("--pg-restarts, --pg-terminate-every and --net-fault-every need a PostgreSQL --db")
 		}
 		return nil
 	}
@@ -148,6 +191,26 @@ func (o Options) reclaimBound() time.Duration {
 	return o.TTL + o.WatcherInterval + o.PollInterval + reclaimSlack
 }
 
+// validateNet checks the network fault settings.
+func (o Options) validateNet() error {
+	if o.NetFaultEvery <= 0 {
+		return nil
+	}
+	if _, err := parseNetFaults(o.NetFaults); err != nil {
+		return err
+	}
+	switch {
+	case o.NetFaultFor <= o.TTL:
+		return cli.Usagef("--net-fault-for %s must exceed the lease TTL %s", cli.FormatDuration(o.NetFaultFor), cli.FormatDuration(o.TTL))
+	case o.NetFaultEvery <= o.NetFaultFor:
+		return cli.Usagef("--net-fault-every %s must exceed --net-fault-for %s (one fault at a time)",
+			cli.FormatDuration(o.NetFaultEvery), cli.FormatDuration(o.NetFaultFor))
+	case o.NetWorkers < 1 || o.NetWorkers >= o.Workers:
+		return cli.Usagef("--net-workers %d is out of range 1..%d: some workers must keep the database", o.NetWorkers, o.Workers-1)
+	}
+	return nil
+}
+
 func (o Options) describe() string {
 	s := fmt.Sprintf("%d jobs, %d workers x %d, lease TTL %s, watcher %s, poll %s", o.Jobs, o.Workers, o.Concurrency,
 		cli.FormatDuration(o.TTL), cli.FormatDuration(o.WatcherInterval), cli.FormatDuration(o.PollInterval))
@@ -162,6 +225,11 @@ func (o Options) describe() string {
 	}
 	if o.PGTerminateEvery > 0 {
 		s += ", pg_terminate_backend every " + cli.FormatDuration(o.PGTerminateEvery)
+	}
+	s += o.describeFailover()
+	if o.NetFaultEvery > 0 {
+		s += fmt.Sprintf(", network faults (%s) every %s for %s on %d workers", o.NetFaults,
+			cli.FormatDuration(o.NetFaultEvery), cli.FormatDuration(o.NetFaultFor), o.NetWorkers)
 	}
 	return s
 }

@@ -37,6 +37,12 @@ type outage struct {
 	// start of the outage until they had all recovered.
 	Errors int64  `json:"errors"`
 	Error  string `json:"error,omitempty"`
+	// Network faults: Delay is the reply delay of net_delay, Severed the
+	// connections a net_partition closed, Refusals the refused completions
+	// of the cut-off workers during it or soon after (netRefusalWindow).
+	Delay    time.Duration `json:"delay_ns,omitempty"`
+	Severed  int64         `json:"severed,omitempty"`
+	Refusals int           `json:"refusals,omitempty"`
 
 	// FromUS and ToUS are the database clock around a restart (Unix µs).
 	FromUS int64 `json:"from_db_us,omitempty"`
@@ -181,8 +187,13 @@ func (h *harness) settle(o *outage) {
 		}
 	}
 	what := "the restart"
-	if o.Kind == outageTerminate {
+	switch {
+	case o.Kind == outageTerminate:
 		what = fmt.Sprintf("the termination of %s's sessions", o.Worker)
+	case isNetFault(o.Kind):
+		what = "the " + o.Kind
+	case o.Kind == outageFailover:
+		what = "the failover"
 	}
 	if o.Workers == 0 {
 		h.logf("after %s: no worker lived through it (killed or frozen first): nothing to count", what)

@@ -32,9 +32,13 @@ func (h *harness) workerArgs(owner string) []string {
 func (h *harness) spawn(s *slot) error {
 	name := fmt.Sprintf("w%d.%d", s.n, s.gen+1)
 	owner := fmt.Sprintf("chaos-%s-%s", h.run, name)
+	db := h.ns.workerURL(owner)
+	if h.net != nil && s.n <= h.o.NetWorkers {
+		db = h.proxiedURL(owner)
+	}
 	p, err := h.fleet.Start(fleet.Spec{
 		Name: name, Owner: owner, Executable: h.o.Executable, Args: h.workerArgs(owner),
-		DB: h.ns.workerURL(owner), OnLine: func(line []byte) { h.read(owner, line) },
+		DB: db, OnLine: func(line []byte) { h.read(owner, line) },
 	})
 	if err != nil {
 		return fmt.Errorf("chaos: %w", err)

@@ -28,6 +28,8 @@ type Report struct {
 	Reclaim         ReclaimFigures   `json:"reclaim"`
 	Reconcile       ReconcileFigures `json:"reconcile"`
 	Faults          FaultFigures     `json:"faults"`
+	Net             *NetFigures      `json:"net,omitempty"`
+	Failover        *FailoverFigures `json:"failover,omitempty"`
 	Invariants      []Invariant      `json:"invariants"`
 	Problems        []string         `json:"problems,omitempty"`
 	Kept            string           `json:"kept,omitempty"`
@@ -105,6 +107,8 @@ type RefusalFigures struct {
 	LeasesLost int64 `json:"leases_lost"`
 	// DBErrors sums the failed database calls of every worker.
 	DBErrors int64 `json:"worker_db_errors"`
+	// Examples name a few refused completions with an effect.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // LeaseFigures are the result of the overlap check on the history.
@@ -207,6 +211,8 @@ func (r *Report) Print(w io.Writer) {
 	if n := countOutages(f.Outages, outageTerminate); n > 0 {
 		t.Row("session terminations", itoa(n), terminationSummary(f.Outages))
 	}
+	r.printNet(t)
+	r.printFailover(t)
 	t.Row("worker database errors", fmt.Sprint(rf.DBErrors), "failed calls seen by all workers over the run")
 	_ = t.Flush()
 	fmt.Fprintln(w)
@@ -220,7 +226,7 @@ func (r *Report) Print(w io.Writer) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "FAIL  %s\n", p)
 	}
-	for _, ex := range append(append([]string(nil), l.Examples...), rc.Examples...) {
+	for _, ex := range append(append(append([]string(nil), l.Examples...), rc.Examples...), rf.Examples...) {
 		fmt.Fprintf(w, "      %s\n", ex)
 	}
 	if r.Kept != "" {

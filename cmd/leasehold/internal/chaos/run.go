@@ -34,7 +34,12 @@ type harness struct {
 	trap     *fleet.Trap // catches workers mid-charge for the freezes
 	fleet    *fleet.Fleet
 	slots    []*slot
-	facts    facts
+	net      *netState  // the TCP proxy of the network faults, if any
+	pair     *pair      // the primary and standby of a failover run
+	commits  *commitLog // the failover run's acknowledged commits
+	// failoverFigures is set by the loop once the failover is over.
+	failoverFigures *FailoverFigures
+	facts           facts
 
 	sched schedule
 }
@@ -94,8 +99,13 @@ func (h *harness) logf(format string, args ...any) {
 }
 
 func (h *harness) setup(ctx context.Context) error {
+	h.logf("leasehold chaos: %s", h.o.describe())
+	if h.o.Failover != "" {
+		if err := h.startPair(ctx); err != nil {
+			return err
+		}
+	}
 	o := h.o
-	h.logf("leasehold chaos: %s", o.describe())
 	ns, err := newNamespace(ctx, o.Target, h.run)
 	if err != nil {
 		return err
@@ -119,6 +129,11 @@ func (h *harness) setup(ctx context.Context) error {
 	if err := ledger.Migrate(ctx); err != nil {
 		return err
 	}
+	if h.pair != nil {
+		if err := h.startCommitLog(ctx, sqlDB); err != nil {
+			return err
+		}
+	}
 	h.client, err = leasehold.NewClient(leasehold.Config{
 		Driver: h.db.Driver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -134,6 +149,11 @@ func (h *harness) setup(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	if o.NetFaultEvery > 0 {
+		if err := h.startProxy(); err != nil {
+			return err
+		}
 	}
 	for n := 1; n <= o.Workers; n++ {
 		s := &slot{n: n}
@@ -180,6 +200,9 @@ func (h *harness) stopWorkers() {
 // teardown stops whatever still runs and closes the database.
 func (h *harness) teardown() {
 	h.fleet.Close()
+	if h.net != nil {
+		_ = h.net.proxy.Close()
+	}
 	if h.provider != nil {
 		_ = h.provider.Close()
 	}
@@ -188,5 +211,8 @@ func (h *harness) teardown() {
 	}
 	if h.ns != nil {
 		h.ns.close()
+	}
+	if h.pair != nil {
+		h.pair.close(h.ns != nil && h.ns.keep)
 	}
 }

@@ -39,6 +39,8 @@ func (h *harness) verdicts(r *Report) []Invariant {
 		rc.MaxSeconds, rc.BoundSeconds, rc.Over, rc.Orphans)
 	add("workers-recovered", h.allRecovered(r), "%s", recoverySummary(r.Faults.Outages))
 	add("no-worker-crashed", len(r.Faults.Crashes) == 0, "%d worker processes exited on their own", len(r.Faults.Crashes))
+	h.failoverVerdicts(add)
+	h.excuseAsyncLoss(r, out)
 	missing := h.undelivered(r)
 	add("faults-delivered", len(missing) == 0, "%s", deliveredSummary(r, missing))
 	return out
@@ -58,7 +60,7 @@ func recoverySummary(os []*outage) string {
 		return "no database outage injected"
 	}
 	var parts []string
-	for _, kind := range []string{outageRestart, outageTerminate} {
+	for _, kind := range []string{outageRestart, outageFailover, outageTerminate, outagePartition, outageDelay, outageStall} {
 		n, workers, recovered, errs := 0, 0, 0, int64(0)
 		var longest time.Duration
 		var failed []string
@@ -101,6 +103,9 @@ func (h *harness) undelivered(r *Report) []string {
 	if h.o.PGTerminateEvery > 0 && countOutages(r.Faults.Outages, outageTerminate) == 0 {
 		missing = append(missing, "no session termination")
 	}
+	if h.o.NetFaultEvery > 0 && r.Net.total().Faults == 0 {
+		missing = append(missing, "no network fault")
+	}
 	return missing
 }
 
@@ -117,8 +122,8 @@ func effectiveFreezes(fs []*freezeEvent) int {
 }
 
 func deliveredSummary(r *Report, missing []string) string {
-	s := fmt.Sprintf("%d kills, %d freezes, %d restarts, %d session terminations", len(r.Faults.Kills), effectiveFreezes(r.Faults.Freezes),
-		countOutages(r.Faults.Outages, outageRestart), countOutages(r.Faults.Outages, outageTerminate))
+	s := fmt.Sprintf("%d kills, %d freezes, %d restarts, %d session terminations, %d network faults", len(r.Faults.Kills), effectiveFreezes(r.Faults.Freezes),
+		countOutages(r.Faults.Outages, outageRestart), countOutages(r.Faults.Outages, outageTerminate), r.Net.total().Faults)
 	if len(missing) > 0 {
 		s += " (requested but not injected: " + strings.Join(missing, ", ") + "; the run was too short)"
 	}
