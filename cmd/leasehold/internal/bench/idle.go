@@ -51,17 +51,12 @@ func (b *bench) runIdle(ctx context.Context) error {
 	if b.postgres() {
 		modes = []string{ModeNotify, ModePollOnly}
 	}
-	for _, m := range modes {
-		r, err := b.idleOnce(ctx, m)
-		if err != nil {
-			return fmt.Errorf("%s: %w", m, err)
-		}
+	return forModes(ctx, modes, b.idleOnce, func(r IdleResult) {
 		b.rep.Idle = append(b.rep.Idle, r)
 		b.logf("idle: %s, %d queues: %.2f statements/s (%s), %.2f driver calls/s; pickup at %d/s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms",
-			m, r.Queues, r.StatementsPerSec, r.Source, r.DriverCallsPerSec, r.Pickup.Rate,
+			r.Mode, r.Queues, r.StatementsPerSec, r.Source, r.DriverCallsPerSec, r.Pickup.Rate,
 			r.Pickup.P50, r.Pickup.P95, r.Pickup.P99, r.Pickup.Max)
-	}
-	return nil
+	})
 }
 
 // idleQueueName is the name of idle queue i.

@@ -53,14 +53,22 @@ func (b *bench) runLatency(ctx context.Context) error {
 	if b.postgres() {
 		modes = []string{ModeNotify, ModePollOnly}
 	}
+	return forModes(ctx, modes, b.latencyOnce, func(r LatencyResult) {
+		b.rep.Latency = append(b.rep.Latency, r)
+		b.logf("latency: %s at %d/s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (insert p50 %.1f ms)",
+			r.Mode, r.Rate, r.P50, r.P95, r.P99, r.Max, r.InsertP50)
+	})
+}
+
+// forModes measures once per mode and hands each result to keep; it
+// stops at the first error, which it prefixes with the mode.
+func forModes[T any](ctx context.Context, modes []string, once func(context.Context, string) (T, error), keep func(T)) error {
 	for _, m := range modes {
-		r, err := b.latencyOnce(ctx, m)
+		r, err := once(ctx, m)
 		if err != nil {
 			return fmt.Errorf("%s: %w", m, err)
 		}
-		b.rep.Latency = append(b.rep.Latency, r)
-		b.logf("latency: %s at %d/s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (insert p50 %.1f ms)",
-			m, r.Rate, r.P50, r.P95, r.P99, r.Max, r.InsertP50)
+		keep(r)
 	}
 	return nil
 }
