@@ -70,44 +70,55 @@ func testIdleQueuesPolledByProbe(e *clientEnv) {
 	}
 }
 
-// testBusyQueuesClaimedFairly: 50 queues, each with more jobs than its
-// MaxWorkers, run by slow handlers, all progress together: by the time
-// the first queue has started all its jobs, every queue has started some.
-// No queue waits for others to drain.
+// testBusyQueuesClaimedFairly: 50 queues of one slot each, each with
+// more jobs than that, all progress together: handlers hold their slot
+// until released round by round, and in every round each queue starts its
+// next job. No queue waits for others to drain.
 func testBusyQueuesClaimedFairly(e *clientEnv) {
-	const queues, perQueue = 50, 4
+	const queues, rounds = 50, 3
 	var (
 		mu      sync.Mutex
 		started = map[string]int{}
-		first   map[string]int // started, when a queue first started all its jobs
+		release = make([]chan struct{}, rounds)
 	)
-	ws := e.workers(func(_ context.Context, job *leasehold.Job[testArgs]) error {
+	for r := range release {
+		release[r] = make(chan struct{})
+	}
+	ws := e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
 		mu.Lock()
 		started[job.Queue]++
-		if started[job.Queue] == perQueue && first == nil {
-			first = make(map[string]int, len(started))
-			for q, n := range started {
-				first[q] = n
+		r := started[job.Queue] - 1
+		mu.Unlock()
+		if r < rounds {
+			select {
+			case <-release[r]:
+			case <-ctx.Done():
 			}
 		}
-		mu.Unlock()
-		time.Sleep(200 * time.Millisecond)
 		return nil
 	})
 	inserter := e.newClient(e.d, nil, nil)
-	for i := range queues * perQueue {
+	for i := range queues * rounds {
 		e.insertOpts(inserter, &leasehold.InsertOpts{Queue: fmt.Sprintf("idle%04d", i%queues)})
 	}
-	e.newClient(e.d, ws, func(c *leasehold.Config) { c.Queues = idleQueues(queues, 1) })
-	e.waitFor("a queue to start all its jobs", time.Minute, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return first != nil
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(first) != queues {
-		e.Fatalf("when one queue had started its %d jobs, %d of %d queues had started any: %v",
-			perQueue, len(first), queues, first)
+	// A long lease: a handler's slot must not free by a lost lease while
+	// it waits for its round.
+	e.newClient(e.d, ws, func(c *leasehold.Config) { c.Queues, c.LeaseTTL = idleQueues(queues, 1), time.Minute })
+	for r := range rounds {
+		e.waitFor(fmt.Sprintf("every queue to start its job %d", r+1), time.Minute, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, k := range started {
+				if k > r+1 {
+					e.Fatalf("a queue of one slot started job %d while its job %d held the slot", k, r+1)
+				}
+				if k == r+1 {
+					n++
+				}
+			}
+			return n == queues
+		})
+		close(release[r])
 	}
 }

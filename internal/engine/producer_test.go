@@ -50,42 +50,48 @@ func TestIdleQueuesCostOneProbe(t *testing.T) {
 	}
 }
 
-// TestBusyQueuesAllProgress: 50 queues with more jobs than slots each,
-// run by slow handlers, all progress together: by the time the first
-// queue has started all its jobs, every queue has started some. No queue
-// waits for another to drain.
+// TestBusyQueuesAllProgress: 50 queues of one slot each, each with more
+// jobs than that, all progress together: handlers hold their slot until
+// released round by round, and in every round each queue starts its next
+// job. No queue waits for others to drain.
 func TestBusyQueuesAllProgress(t *testing.T) {
-	const queues, perQueue = 50, 5
+	const queues, rounds = 50, 3
 	db := newFakeDB()
 	var (
 		mu      sync.Mutex
 		started = map[string]int{}
-		first   map[string]int // started when a queue first started all
+		release = make([]chan struct{}, rounds)
 	)
+	for r := range release {
+		release[r] = make(chan struct{})
+	}
 	run := func(ctx context.Context, row *leasetype.JobRow) error {
 		mu.Lock()
 		started[row.Queue]++
-		if started[row.Queue] == perQueue && first == nil {
-			first = make(map[string]int, len(started))
-			for q, n := range started {
-				first[q] = n
-			}
-		}
+		r := started[row.Queue] - 1
 		mu.Unlock()
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-release[r]:
+		case <-ctx.Done():
+		}
 		return nil
 	}
-	id := int64(0)
-	for i := range queues * perQueue {
-		id++
-		db.add(jobIn(id, fmt.Sprintf("q%04d", i%queues)))
+	for i := range queues * rounds {
+		db.add(jobIn(int64(i+1), fmt.Sprintf("q%04d", i%queues)))
 	}
 	newRig(t, db, rigOpts{queues: manyQueues(queues, 1), run: run})
-	waitFor(t, "a queue to start all its jobs", func() bool { mu.Lock(); defer mu.Unlock(); return first != nil })
-	mu.Lock()
-	defer mu.Unlock()
-	if len(first) != queues {
-		t.Fatalf("when one queue had started its %d jobs, only %d of %d queues had started any: %v",
-			perQueue, len(first), queues, first)
+	for r := range rounds {
+		waitFor(t, fmt.Sprintf("every queue to start its job %d", r+1), func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, k := range started {
+				if k == r+1 {
+					n++
+				}
+			}
+			return n == queues
+		})
+		close(release[r])
 	}
 }
