@@ -67,16 +67,11 @@ func (b *bench) idleOnce(ctx context.Context, mode string) (IdleResult, error) {
 	total := max(1, int(float64(o.IdleRate)*o.IdlePickupFor.Seconds()))
 	r := IdleResult{Mode: mode, Queues: o.IdleQueues, Seconds: o.IdleFor.Seconds(),
 		Pickup: LatencyResult{Mode: mode, Rate: o.IdleRate, Jobs: total, PollInterval: leasehold.DefaultPollInterval.String()}}
-	s, err := b.newScratch(ctx)
+	s, clock, workers, err := b.pickupScratch(ctx, total)
 	if err != nil {
 		return r, err
 	}
 	defer s.Close()
-	clock := newPickupClock(total)
-	workers, err := clock.workers()
-	if err != nil {
-		return r, err
-	}
 	queues := make(map[string]leasehold.QueueConfig, o.IdleQueues)
 	for i := range o.IdleQueues {
 		queues[idleQueueName(i)] = leasehold.QueueConfig{MaxWorkers: idleMaxWorkers}

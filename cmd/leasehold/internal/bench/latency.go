@@ -88,16 +88,11 @@ func (k *pickupClock) now() int64 { return int64(time.Since(k.base)) }
 func (b *bench) latencyOnce(ctx context.Context, mode string) (LatencyResult, error) {
 	total := max(1, int(float64(b.opts.Rate)*b.opts.LatencyFor.Seconds()))
 	r := LatencyResult{Mode: mode, Rate: b.opts.Rate, Jobs: total, PollInterval: leasehold.DefaultPollInterval.String()}
-	s, err := b.newScratch(ctx)
+	s, clock, workers, err := b.pickupScratch(ctx, total)
 	if err != nil {
 		return r, err
 	}
 	defer s.Close()
-	clock := newPickupClock(total)
-	workers, err := clock.workers()
-	if err != nil {
-		return r, err
-	}
 	consumer, err := leasehold.NewClient(leasehold.Config{Driver: s.drv, Workers: workers,
 		PollOnly: mode == ModePollOnly, Logger: b.opts.Logger})
 	if err != nil {
@@ -124,6 +119,22 @@ func (b *bench) latencyOnce(ctx context.Context, mode string) (LatencyResult, er
 	}
 	clock.fill(&r)
 	return r, nil
+}
+
+// pickupScratch returns a scratch database, and the clock and handler of
+// total ping jobs.
+func (b *bench) pickupScratch(ctx context.Context, total int) (*scratch, *pickupClock, *leasehold.Workers, error) {
+	s, err := b.newScratch(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	clock := newPickupClock(total)
+	workers, err := clock.workers()
+	if err != nil {
+		s.Close()
+		return nil, nil, nil, err
+	}
+	return s, clock, workers, nil
 }
 
 func newPickupClock(total int) *pickupClock {
