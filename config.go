@@ -83,8 +83,12 @@ type Config struct {
 	// Default 0: keep every job until PurgeFinished is called.
 	FinishedRetention time.Duration
 
-	// PollInterval is how often idle fetchers look for jobs when no
-	// wake-up hint arrives. Default 1 s.
+	// PollInterval is how often the client asks the database which of its
+	// queues have work, in one statement for all of them, and claims from
+	// those: a job no wake-up hint announces (PollOnly, another process on
+	// SQLite, a lost notification) is claimed within one PollInterval, and
+	// idle queues cost one statement per interval per client, however
+	// many there are. Default 1 s.
 	PollInterval time.Duration
 
 	// PollOnly disables LISTEN/NOTIFY wake-ups (for transaction-pooling

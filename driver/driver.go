@@ -52,6 +52,17 @@ type Driver interface {
 	// never takes a job of the queue.
 	Claim(ctx context.Context, p *ClaimParams) ([]*leasetype.JobRow, error)
 
+	// ClaimableQueues returns which of p.Queues have work a Claim of
+	// p.Kinds would lease now: a due pending job, or, for a queue whose
+	// claims take over (its value in p.Queues), a processing job whose
+	// lease expired with budget left and no cancel request. Paused queues
+	// are left out. It reads in one statement, through the ready-jobs and
+	// lease indexes, and writes nothing; the result is sorted, without
+	// duplicates. The engine calls it once per poll interval and claims
+	// only from the queues it returns, so that idle queues cost one
+	// statement per process, not one per queue.
+	ClaimableQueues(ctx context.Context, p *ClaimableParams) ([]string, error)
+
 	// ClaimByID leases one known job if it is claimable. It returns
 	// (nil, nil) when the job exists but is not claimable, which includes
 	// a job of a paused queue, and ErrJobNotFound when it does not exist.

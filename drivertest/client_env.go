@@ -58,6 +58,8 @@ var clientTests = []struct {
 	{"NotifyWakesIdleWorkers", testNotifyWakesIdleWorkers},
 	{"PausedQueueFinishesRunningJobs", testPausedQueueFinishesRunning},
 	{"ResumedQueueClaimedPromptly", testResumedQueueClaimedPromptly},
+	{"IdleQueuesPolledByProbe", testIdleQueuesPolledByProbe},
+	{"BusyQueuesClaimedFairly", testBusyQueuesClaimedFairly},
 	{"PauseQueueBadName", testPauseQueueBadName},
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},

@@ -123,6 +123,7 @@ func invariants() []invariant {
 		{"QueueStats", testQueueStats},
 		{"PausedQueueNotClaimed", testPausedQueueNotClaimed},
 		{"QueueStatsPaused", testQueueStatsPaused},
+		{"ClaimableQueues", testClaimableQueues},
 		{"ActiveQueueStats", testActiveQueueStats},
 		{"ActiveQueueStatsLimit", testActiveQueueStatsLimit},
 		{"Throughput", testThroughput},

@@ -43,7 +43,11 @@ func (a *app) benchCommand() *cobra.Command {
   latency  jobs inserted by another client at --rate per second: time from insert
            to handler start (p50/p95/p99), with LISTEN/NOTIFY and poll-only;
   lease    --lease-jobs jobs in flight that sleep past several heartbeat intervals,
-           and the heartbeat statements per second they cost.
+           and the heartbeat statements per second they cost;
+  idle     one client serving --idle-queues queues with no jobs: statements per
+           second over --idle-for (server-side), then jobs inserted by another
+           client into random queues at --idle-rate: pickup latency, with
+           LISTEN/NOTIFY and poll-only (SQLite: in-process wake and poll-only).
 
 Statements per job come from pg_stat_statements when the server has it loaded
 (the bench creates the extension and resets it before each measurement), else
@@ -69,6 +73,10 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.IntVar(&f.o.LeaseJobs, "lease-jobs", bench.DefaultLeaseJobs, "lease overhead: jobs in flight at once")
 	fl.Var(cli.NewDurationValue(&f.o.LeaseTTL, bench.DefaultLeaseTTL, 300*time.Millisecond, time.Hour), "lease-ttl", "lease overhead: lease TTL (heartbeat every TTL/3)")
 	fl.Var(cli.NewDurationValue(&f.o.LeaseHold, bench.DefaultLeaseHold, 10*time.Millisecond, time.Hour), "lease-hold", "lease overhead: how long each job sleeps")
+	fl.IntVar(&f.o.IdleQueues, "idle-queues", bench.DefaultIdleQueues, "idle cost: queues of the idle client")
+	fl.Var(cli.NewDurationValue(&f.o.IdleFor, bench.DefaultIdleFor, time.Second, time.Hour), "idle-for", "idle cost: how long statements are counted")
+	fl.IntVar(&f.o.IdleRate, "idle-rate", bench.DefaultIdleRate, "idle cost: jobs inserted per second into random queues afterwards")
+	fl.Var(cli.NewDurationValue(&f.o.IdlePickupFor, bench.DefaultIdlePickupFor, 100*time.Millisecond, time.Hour), "idle-pickup-for", "idle cost: how long to insert")
 	fl.Var(cli.NewDurationValue(&f.o.Timeout, bench.DefaultPhaseTimeout, time.Second, 24*time.Hour), "timeout", "give up a measurement after this long")
 	fl.StringVar(&f.jsonPath, "out", "", "write the figures as JSON to this file")
 	fl.StringVar(&f.chartPath, "chart", "", "draw throughput against worker count as a PNG in this file")

@@ -17,7 +17,8 @@ import (
 // are not checked, only that each phase produced them.
 var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--metrics", "--tracing", "--metrics-rounds", "1",
 	"--ceiling-batch", "50", "--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
-	"--lease-hold", "2s", "--timeout", "60s"}
+	"--lease-hold", "2s", "--idle-queues", "50", "--idle-for", "1s", "--idle-rate", "20", "--idle-pickup-for", "200ms",
+	"--timeout", "60s"}
 
 // TestBenchSmoke runs `leasehold bench` end to end on tiny numbers so that
 // it cannot rot: on SQLite with the table, and on PostgreSQL with --json,
@@ -30,7 +31,7 @@ func TestBenchSmoke(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("bench: %s", r)
 		}
-		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics, median", "leasehold (default) + metrics + tracing 1% sampled, median", "leasehold (default) + metrics + tracing every span, median", "in-process wake", "lease overhead"} {
+		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics, median", "leasehold (default) + metrics + tracing 1% sampled, median", "leasehold (default) + metrics + tracing every span, median", "in-process wake", "lease overhead", "idle queues"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("bench output lacks %q:\n%s", want, r.stdout)
 			}
@@ -54,7 +55,7 @@ func TestBenchSmoke(t *testing.T) {
 			t.Fatalf("bench --json: %v\n%s", err, r)
 		}
 		if rep.Database != "postgres" || rep.Insert == nil || len(rep.Drain) != 3 || rep.Ceiling == nil ||
-			len(rep.Latency) != 2 || len(rep.Lease) != 3 || rep.DefaultRatio <= 0 {
+			len(rep.Latency) != 2 || len(rep.Lease) != 3 || len(rep.Idle) != 2 || rep.DefaultRatio <= 0 {
 			t.Errorf("bench report incomplete: %+v", rep)
 		}
 		if m := rep.DrainMetrics; m == nil || m.Ratio <= 0 || m.Scrapes < 1 || m.Workers != rep.Drain[2].Workers || m.BestRatio <= 0 ||

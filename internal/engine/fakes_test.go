@@ -35,6 +35,8 @@ type fakeDB struct {
 	refuse   map[int64]bool
 	poison   map[int64]bool
 	down     bool
+	// claims and probes count the Claim and ClaimableQueues calls.
+	claims, probes int
 }
 
 func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
@@ -45,9 +47,15 @@ func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
 
 func (db *fakeDB) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasetype.JobRow, error) {
 	db.mu.Lock()
-	n := min(p.Limit, len(db.pending))
-	rows := slices.Clone(db.pending[:n])
-	db.pending = db.pending[n:]
+	db.claims++
+	var rows []*leasetype.JobRow
+	db.pending = slices.DeleteFunc(db.pending, func(r *leasetype.JobRow) bool {
+		take := r.Queue == p.Queue && len(rows) < p.Limit
+		if take {
+			rows = append(rows, r)
+		}
+		return take
+	})
 	for _, r := range rows {
 		r.Attempt++
 		r.State, r.LeaseOwner = leasetype.StateProcessing, p.Owner
@@ -59,6 +67,35 @@ func (db *fakeDB) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasetyp
 		time.Sleep(delay)
 	}
 	return rows, nil
+}
+
+// ClaimableQueues returns the queues of p that have a pending row.
+func (db *fakeDB) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams) ([]string, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.probes++
+	var out []string
+	for _, r := range db.pending {
+		if _, ok := p.Queues[r.Queue]; ok && !slices.Contains(out, r.Queue) {
+			out = append(out, r.Queue)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// add makes rows pending.
+func (db *fakeDB) add(rows ...*leasetype.JobRow) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.pending = append(db.pending, rows...)
+}
+
+// calls returns the Claim and ClaimableQueues calls so far.
+func (db *fakeDB) calls() (claims, probes int) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.claims, db.probes
 }
 
 func (db *fakeDB) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
@@ -176,6 +213,10 @@ type rigOpts struct {
 	ttl, margin, interval time.Duration
 	run                   func(ctx context.Context, row *leasetype.JobRow) error
 	workers               int
+	// queues replaces the one queue "q" of workers slots; poll replaces
+	// the 20 ms poll interval.
+	queues map[string]QueueConfig
+	poll   time.Duration
 }
 
 func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
@@ -185,6 +226,12 @@ func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
 	}
 	if o.workers == 0 {
 		o.workers = 10
+	}
+	if o.queues == nil {
+		o.queues = map[string]QueueConfig{"q": {MaxWorkers: o.workers, TakeOver: true}}
+	}
+	if o.poll == 0 {
+		o.poll = 20 * time.Millisecond
 	}
 	if o.run == nil {
 		o.run = func(context.Context, *leasetype.JobRow) error { return nil }
@@ -200,8 +247,8 @@ func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
 	r.hb = NewHeartbeater(HeartbeaterConfig{Renewer: db, Leases: r.leas, Window: r.win, Owner: "w1",
 		Interval: o.interval, Emit: r.rec.emit, Logger: log})
 	r.prod = NewProducer(ProducerConfig{
-		Claimer: db, Queues: map[string]QueueConfig{"q": {MaxWorkers: o.workers, TakeOver: true}},
-		Kinds: []string{"k"}, Owner: "w1", TTL: o.ttl, PollInterval: 20 * time.Millisecond, FetchBatch: 100,
+		Claimer: db, Queues: o.queues,
+		Kinds: []string{"k"}, Owner: "w1", TTL: o.ttl, PollInterval: o.poll, FetchBatch: 100,
 		Executor: r.exec, Clock: r.win.Clock, Logger: log,
 	})
 	for _, s := range []interface{ Start(context.Context) error }{r.hb, r.comp, r.exec, r.prod} {

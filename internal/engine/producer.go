@@ -23,9 +23,12 @@ const ClaimTimeout = 30 * time.Second
 // gather before its next claim.
 const fetchCoalesce = 2 * time.Millisecond
 
-// Claimer is the part of the driver the producer calls.
+// Claimer is the part of the driver the producer calls: Claim for one
+// queue, and ClaimableQueues for the probe that tells which idle queues
+// have work.
 type Claimer interface {
 	Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasetype.JobRow, error)
+	ClaimableQueues(ctx context.Context, p *driver.ClaimableParams) ([]string, error)
 }
 
 // QueueConfig is one queue the producer claims from.
@@ -44,9 +47,12 @@ type ProducerConfig struct {
 	Notifier driver.Notifier
 	Queues   map[string]QueueConfig
 	// Kinds are the kinds with a handler: the only ones claimed.
-	Kinds        []string
-	Owner        string
-	TTL          time.Duration
+	Kinds []string
+	Owner string
+	TTL   time.Duration
+	// PollInterval is the period of the probe: how long a job inserted
+	// without a wake-up hint waits, at most, before its queue is claimed
+	// from.
 	PollInterval time.Duration
 	// FetchBatch caps the jobs one claim leases.
 	FetchBatch int
@@ -56,12 +62,18 @@ type ProducerConfig struct {
 }
 
 // Producer claims jobs of every queue into free worker slots (one loop
-// per queue) and hands them to the executor; with a notifier it also
-// listens for wake-up hints.
+// per queue) and hands them to the executor. A queue's loop claims only
+// when woken: by a wake-up hint (the notifier's, or Wake after an insert
+// in this process), by a freed slot while jobs are likely waiting, or by
+// the probe, one ClaimableQueues statement per poll interval for all the
+// queues, which wakes those that have work. Idle queues thus cost one
+// statement per poll interval per process, however many there are.
 type Producer struct {
 	cfg    ProducerConfig
 	life   service.Lifecycle
 	queues map[string]*queue
+	// probeParams asks which queues have work; built once.
+	probeParams *driver.ClaimableParams
 	// claimCtx bounds claim statements, which the lifecycle's cancel does
 	// not reach; Stop cancels it once its context is done.
 	claimCtx    context.Context
@@ -72,13 +84,15 @@ type Producer struct {
 func NewProducer(cfg ProducerConfig) *Producer {
 	p := &Producer{cfg: cfg, queues: make(map[string]*queue, len(cfg.Queues))}
 	p.claimCtx, p.abortClaims = context.WithCancel(context.Background())
+	p.probeParams = &driver.ClaimableParams{Queues: make(map[string]bool, len(cfg.Queues)), Kinds: cfg.Kinds}
 	for name, qc := range cfg.Queues {
 		p.queues[name] = &queue{p: p, name: name, cfg: qc, wakeC: make(chan struct{}, 1)}
+		p.probeParams.Queues[name] = qc.TakeOver
 	}
 	return p
 }
 
-// Start launches one claim loop per queue, and the listener.
+// Start launches one claim loop per queue, the probe, and the listener.
 func (p *Producer) Start(context.Context) error {
 	ctx, err := p.life.Begin()
 	if err != nil {
@@ -87,6 +101,7 @@ func (p *Producer) Start(context.Context) error {
 	for _, q := range p.queues {
 		p.life.Go(func() { q.loop(ctx) })
 	}
+	p.life.Go(func() { p.probeLoop(ctx) })
 	if p.cfg.Notifier != nil {
 		p.life.Go(func() { p.listen(ctx) })
 	}
@@ -144,17 +159,16 @@ func (q *queue) poke() {
 	}
 }
 
+// loop claims each time the queue is woken. It never polls by itself:
+// the producer's probe wakes it when the queue has work.
 func (q *queue) loop(ctx context.Context) {
-	poll := time.NewTicker(q.p.cfg.PollInterval)
-	defer poll.Stop()
 	for {
-		q.fetchWhileFull(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-q.wakeC:
-		case <-poll.C:
 		}
+		q.fetchWhileFull(ctx)
 	}
 }
 

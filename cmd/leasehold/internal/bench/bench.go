@@ -49,10 +49,11 @@ const (
 	PhaseCeiling = "ceiling"
 	PhaseLatency = "latency"
 	PhaseLease   = "lease"
+	PhaseIdle    = "idle"
 )
 
 // AllPhases lists every phase in run order.
-var AllPhases = []string{PhaseInsert, PhaseDrain, PhaseCeiling, PhaseLatency, PhaseLease}
+var AllPhases = []string{PhaseInsert, PhaseDrain, PhaseCeiling, PhaseLatency, PhaseLease, PhaseIdle}
 
 // Options configure a run. Exactly one of URL (PostgreSQL) and Path
 // (SQLite) is set; zero fields take the defaults above.
@@ -87,6 +88,11 @@ type Options struct {
 	LeaseTTL  time.Duration // lease overhead: TTL (heartbeat every TTL/3)
 	LeaseHold time.Duration // lease overhead: how long each job sleeps
 
+	IdleQueues    int           // idle cost: queues of the idle client
+	IdleFor       time.Duration // idle cost: how long statements are counted
+	IdleRate      int           // idle cost: jobs inserted per second afterwards
+	IdlePickupFor time.Duration // idle cost: how long to insert
+
 	Timeout time.Duration // per measurement
 
 	// Progress receives a line per measurement; nil discards them.
@@ -116,6 +122,10 @@ func (o Options) withDefaults() Options {
 	o.LeaseJobs = cmp.Or(o.LeaseJobs, DefaultLeaseJobs)
 	o.LeaseTTL = cmp.Or(o.LeaseTTL, DefaultLeaseTTL)
 	o.LeaseHold = cmp.Or(o.LeaseHold, DefaultLeaseHold)
+	o.IdleQueues = cmp.Or(o.IdleQueues, DefaultIdleQueues)
+	o.IdleFor = cmp.Or(o.IdleFor, DefaultIdleFor)
+	o.IdleRate = cmp.Or(o.IdleRate, DefaultIdleRate)
+	o.IdlePickupFor = cmp.Or(o.IdlePickupFor, DefaultIdlePickupFor)
 	o.Timeout = cmp.Or(o.Timeout, DefaultPhaseTimeout)
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -140,7 +150,8 @@ func (o Options) validate() error {
 			return fmt.Errorf("bench: worker count %d must be positive", w)
 		}
 	}
-	if o.Jobs < 1 || o.Rate < 1 || o.LeaseJobs < 1 || o.CeilingLoops < 1 || o.CeilingBatch < 1 || o.MetricsRounds < 1 {
+	if o.Jobs < 1 || o.Rate < 1 || o.LeaseJobs < 1 || o.CeilingLoops < 1 || o.CeilingBatch < 1 || o.MetricsRounds < 1 ||
+		o.IdleQueues < 1 || o.IdleRate < 1 {
 		return fmt.Errorf("bench: counts must be positive")
 	}
 	if !(o.TraceSample > 0 && o.TraceSample <= 1) {
@@ -186,7 +197,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		run   func(context.Context) error
 	}{
 		{PhaseInsert, b.runInsert}, {PhaseCeiling, b.runCeiling}, {PhaseDrain, b.runDrain},
-		{PhaseLatency, b.runLatency}, {PhaseLease, b.runLease},
+		{PhaseLatency, b.runLatency}, {PhaseLease, b.runLease}, {PhaseIdle, b.runIdle},
 	}
 	for _, s := range steps {
 		if !b.want(s.phase) {

@@ -13,7 +13,7 @@ import (
 // PostgreSQL each of these calls is one statement (Insert with duplicate
 // keys is two); on SQLite each is one transaction of a few statements.
 type callCounts struct {
-	claim, heartbeat, finish, insert, rescue, other atomic.Int64
+	claim, heartbeat, finish, insert, rescue, probe, other atomic.Int64
 	// heartbeatRows is the number of leases the heartbeats renewed.
 	heartbeatRows atomic.Int64
 }
@@ -21,7 +21,7 @@ type callCounts struct {
 // total returns the number of driver calls counted.
 func (c *callCounts) total() int64 {
 	return c.claim.Load() + c.heartbeat.Load() + c.finish.Load() + c.insert.Load() +
-		c.rescue.Load() + c.other.Load()
+		c.rescue.Load() + c.probe.Load() + c.other.Load()
 }
 
 // countingDriver wraps a driver.Driver and counts its calls.
@@ -80,6 +80,11 @@ func (d countingDriver) InsertBulk(ctx context.Context, p []*driver.InsertParams
 func (d countingDriver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	d.n.rescue.Add(1)
 	return d.Driver.RescueExpired(ctx, p)
+}
+
+func (d countingDriver) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams) ([]string, error) {
+	d.n.probe.Add(1)
+	return d.Driver.ClaimableQueues(ctx, p)
 }
 
 func (d countingDriver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*leasehold.JobRow, error) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/pgdriver"
 )
 
 // Pickup modes.
@@ -54,14 +53,22 @@ func (b *bench) runLatency(ctx context.Context) error {
 	if b.postgres() {
 		modes = []string{ModeNotify, ModePollOnly}
 	}
+	return forModes(ctx, modes, b.latencyOnce, func(r LatencyResult) {
+		b.rep.Latency = append(b.rep.Latency, r)
+		b.logf("latency: %s at %d/s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (insert p50 %.1f ms)",
+			r.Mode, r.Rate, r.P50, r.P95, r.P99, r.Max, r.InsertP50)
+	})
+}
+
+// forModes measures once per mode and hands each result to keep; it
+// stops at the first error, which it prefixes with the mode.
+func forModes[T any](ctx context.Context, modes []string, once func(context.Context, string) (T, error), keep func(T)) error {
 	for _, m := range modes {
-		r, err := b.latencyOnce(ctx, m)
+		r, err := once(ctx, m)
 		if err != nil {
 			return fmt.Errorf("%s: %w", m, err)
 		}
-		b.rep.Latency = append(b.rep.Latency, r)
-		b.logf("latency: %s at %d/s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms (insert p50 %.1f ms)",
-			m, r.Rate, r.P50, r.P95, r.P99, r.Max, r.InsertP50)
+		keep(r)
 	}
 	return nil
 }
@@ -81,23 +88,11 @@ func (k *pickupClock) now() int64 { return int64(time.Since(k.base)) }
 func (b *bench) latencyOnce(ctx context.Context, mode string) (LatencyResult, error) {
 	total := max(1, int(float64(b.opts.Rate)*b.opts.LatencyFor.Seconds()))
 	r := LatencyResult{Mode: mode, Rate: b.opts.Rate, Jobs: total, PollInterval: leasehold.DefaultPollInterval.String()}
-	s, err := b.newScratch(ctx)
+	s, clock, workers, err := b.pickupScratch(ctx, total)
 	if err != nil {
 		return r, err
 	}
 	defer s.Close()
-	clock := &pickupClock{base: time.Now(), sent: make([]atomic.Int64, total),
-		inserted: make([]atomic.Int64, total), started: make([]atomic.Int64, total)}
-	workers := leasehold.NewWorkers()
-	if err := leasehold.AddWorker(workers, leasehold.WorkFunc[pingArgs](func(_ context.Context, j *leasehold.Job[pingArgs]) error {
-		if seq := j.Args.Seq; seq >= 0 && seq < total {
-			clock.started[seq].Store(clock.now())
-			clock.handled.Add(1)
-		}
-		return nil
-	})); err != nil {
-		return r, err
-	}
 	consumer, err := leasehold.NewClient(leasehold.Config{Driver: s.drv, Workers: workers,
 		PollOnly: mode == ModePollOnly, Logger: b.opts.Logger})
 	if err != nil {
@@ -116,53 +111,106 @@ func (b *bench) latencyOnce(ctx context.Context, mode string) (LatencyResult, er
 	if err := sleep(ctx, 500*time.Millisecond); err != nil {
 		return r, err
 	}
-	if err := paceInserts(ctx, producer, clock, b.opts.Rate, total); err != nil {
+	if err := paceInserts(ctx, producer, clock, b.opts.Rate, nil); err != nil {
 		return r, err
 	}
-	deadline := time.Now().Add(b.opts.Timeout)
-	for clock.handled.Load() < int64(total) {
+	if err := clock.wait(ctx, b.opts.Timeout); err != nil {
+		return r, err
+	}
+	clock.fill(&r)
+	return r, nil
+}
+
+// pickupScratch returns a scratch database, and the clock and handler of
+// total ping jobs.
+func (b *bench) pickupScratch(ctx context.Context, total int) (*scratch, *pickupClock, *leasehold.Workers, error) {
+	s, err := b.newScratch(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	clock := newPickupClock(total)
+	workers, err := clock.workers()
+	if err != nil {
+		s.Close()
+		return nil, nil, nil, err
+	}
+	return s, clock, workers, nil
+}
+
+func newPickupClock(total int) *pickupClock {
+	return &pickupClock{base: time.Now(), sent: make([]atomic.Int64, total),
+		inserted: make([]atomic.Int64, total), started: make([]atomic.Int64, total)}
+}
+
+// workers returns the handler of the ping jobs, which records when each
+// started.
+func (k *pickupClock) workers() (*leasehold.Workers, error) {
+	total := len(k.started)
+	workers := leasehold.NewWorkers()
+	err := leasehold.AddWorker(workers, leasehold.WorkFunc[pingArgs](func(_ context.Context, j *leasehold.Job[pingArgs]) error {
+		if seq := j.Args.Seq; seq >= 0 && seq < total {
+			k.started[seq].Store(k.now())
+			k.handled.Add(1)
+		}
+		return nil
+	}))
+	return workers, err
+}
+
+// wait returns once every job has started, or an error after timeout.
+func (k *pickupClock) wait(ctx context.Context, timeout time.Duration) error {
+	total := int64(len(k.started))
+	deadline := time.Now().Add(timeout)
+	for k.handled.Load() < total {
 		if time.Now().After(deadline) {
-			return r, fmt.Errorf("timed out: %d of %d jobs started", clock.handled.Load(), total)
+			return fmt.Errorf("timed out: %d of %d jobs started", k.handled.Load(), total)
 		}
 		if err := sleep(ctx, completionPollEvery); err != nil {
-			return r, err
+			return err
 		}
 	}
+	return nil
+}
+
+// fill sets r's quantiles from the recorded times.
+func (k *pickupClock) fill(r *LatencyResult) {
+	total := len(k.started)
 	lat, ins := make([]float64, total), make([]float64, total)
 	for i := range lat {
-		lat[i] = float64(clock.started[i].Load()-clock.sent[i].Load()) / 1e6
-		ins[i] = float64(clock.inserted[i].Load()-clock.sent[i].Load()) / 1e6
+		lat[i] = float64(k.started[i].Load()-k.sent[i].Load()) / 1e6
+		ins[i] = float64(k.inserted[i].Load()-k.sent[i].Load()) / 1e6
 	}
 	slices.Sort(lat)
 	slices.Sort(ins)
 	r.InsertP50 = quantile(ins, 0.5)
 	r.P50, r.P95, r.P99, r.Max = quantile(lat, 0.50), quantile(lat, 0.95), quantile(lat, 0.99), lat[len(lat)-1]
-	return r, nil
 }
 
-// producer returns the client that inserts the jobs: on PostgreSQL another
-// client on a driver and pool of its own, so the consumer learns of the
-// jobs through LISTEN/NOTIFY or polling only; on SQLite the consumer
-// itself, whose inserts wake its fetcher in-process.
+// producer returns the client that inserts the jobs: another client on a
+// driver and pool of its own, so the consumer learns of the jobs through
+// LISTEN/NOTIFY or polling only; for the in-process wake (SQLite) the
+// consumer itself, whose inserts wake its fetcher.
 func (b *bench) producer(ctx context.Context, s *scratch, mode string, consumer *leasehold.Client) (*leasehold.Client, func(), error) {
 	if mode == ModeInProcess {
 		return consumer, func() {}, nil
 	}
-	d, err := pgdriver.Open(ctx, s.url)
+	d, closeDriver, err := s.secondDriver(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := leasehold.NewClient(leasehold.Config{Driver: d, Logger: b.opts.Logger})
 	if err != nil {
-		_ = d.Close()
+		closeDriver()
 		return nil, nil, err
 	}
-	return c, func() { _ = d.Close() }, nil
+	return c, closeDriver, nil
 }
 
-// paceInserts inserts total jobs, job i due at i/rate seconds after the
-// start, from latencyInserters goroutines.
-func paceInserts(ctx context.Context, c *leasehold.Client, clock *pickupClock, rate, total int) error {
+// paceInserts inserts one job per entry of clock, job i due at i/rate
+// seconds after the start, from latencyInserters goroutines, with opts(i)
+// (nil opts: default options).
+func paceInserts(ctx context.Context, c *leasehold.Client, clock *pickupClock, rate int, opts func(seq int) *leasehold.InsertOpts) error {
+	total := len(clock.sent)
 	due := make(chan int, total)
 	var (
 		wg       sync.WaitGroup
@@ -175,7 +223,11 @@ func paceInserts(ctx context.Context, c *leasehold.Client, clock *pickupClock, r
 			defer wg.Done()
 			for seq := range due {
 				clock.sent[seq].Store(clock.now())
-				if _, err := c.Insert(ctx, pingArgs{Seq: seq}, nil); err != nil {
+				var o *leasehold.InsertOpts
+				if opts != nil {
+					o = opts(seq)
+				}
+				if _, err := c.Insert(ctx, pingArgs{Seq: seq}, o); err != nil {
 					errOnce.Do(func() { firstErr = err })
 				}
 				clock.inserted[seq].Store(clock.now())

@@ -34,6 +34,7 @@ type Report struct {
 	Ceiling      *CeilingResult  `json:"ceiling,omitempty"`
 	Latency      []LatencyResult `json:"latency,omitempty"`
 	Lease        []LeaseResult   `json:"lease,omitempty"`
+	Idle         []IdleResult    `json:"idle,omitempty"`
 	// DefaultRatio is the drain rate with the default worker count over
 	// the ceiling measured around it, when both were measured;
 	// DefaultBestRatio the same rate over the fastest ceiling of the run.

@@ -60,6 +60,13 @@ func WriteTable(w io.Writer, r *Report) error {
 				millis(l.MeanHeartbeatMillis), l.HeartbeatRowsPerSec, l.StatementsPerSec)
 		}
 	}
+	if len(r.Idle) > 0 {
+		p("\nidle queues\tmode\tseconds\tstatements/s\tdriver calls/s\tpickup rate/s\tp50 ms\tp95 ms\tp99 ms\tmax ms\t\n")
+		for _, l := range r.Idle {
+			p("%d\t%s\t%.0f\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", l.Queues, l.Mode, l.Seconds, l.StatementsPerSec,
+				l.DriverCallsPerSec, l.Pickup.Rate, l.Pickup.P50, l.Pickup.P95, l.Pickup.P99, l.Pickup.Max)
+		}
+	}
 	return tw.Flush()
 }
 
