@@ -179,10 +179,12 @@ func (o Options) validate() error {
 	return nil
 }
 
-// reclaimSlack is the time the claim statement itself may take once due:
-// on SQLite it waits for the one write lock among every worker's writes.
-// Without it, a loaded machine failed the bound by a few milliseconds.
-const reclaimSlack = 100 * time.Millisecond
+// reclaimSlack is the time the statements of a reclaim may take once it
+// is due: the producer's probe, which finds the queue with work, then the
+// claim, which on SQLite waits for the one write lock among every
+// worker's writes. With 100 ms, for the claim alone, a loaded machine
+// failed the bound by a few tens of milliseconds.
+const reclaimSlack = 300 * time.Millisecond
 
 // reclaimBound is how long a dead worker's lease may take to be claimed
 // again: the lease runs out, then the watcher or a poll takes it, and the
