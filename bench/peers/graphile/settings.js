@@ -18,6 +18,19 @@ const defaultProcesses = require("node:os").availableParallelism();
 /** Jobs each process runs at once (perfTest's CONCURRENCY). */
 const defaultConcurrency = 24;
 
+/** tuning is the worker options of one process with concurrency jobs at once. */
+function tuning(concurrency) {
+  return {
+    concurrentJobs: concurrency,
+    maxPoolSize: concurrency + 1,
+    localQueue: { size: 500, refetchDelay: { durationMs: 10 } },
+    completeJobBatchDelay: 0,
+    failJobBatchDelay: 0,
+    preparedStatements: true,
+    gracefulShutdownAbortTimeout: 2500,
+  };
+}
+
 /**
  * preset returns the graphile-config preset of one worker process.
  * @param {{url: string, schema: string, concurrency: number}} o
@@ -25,35 +38,12 @@ const defaultConcurrency = 24;
  * @param {import("graphile-worker").Logger} logger
  */
 function preset(o, events, logger) {
-  return {
-    worker: {
-      connectionString: o.url,
-      schema: o.schema,
-      concurrentJobs: o.concurrency,
-      maxPoolSize: o.concurrency + 1,
-      localQueue: { size: 500, refetchDelay: { durationMs: 10 } },
-      completeJobBatchDelay: 0,
-      failJobBatchDelay: 0,
-      preparedStatements: true,
-      gracefulShutdownAbortTimeout: 2500,
-      events,
-      logger,
-    },
-  };
+  return { worker: { connectionString: o.url, schema: o.schema, ...tuning(o.concurrency), events, logger } };
 }
 
 /** settings describes the settings in the JSON line. */
 function settings(o) {
-  return {
-    processes: o.processes,
-    concurrentJobs: o.concurrency,
-    maxPoolSize: o.concurrency + 1,
-    localQueue: { size: 500, refetchDelay: { durationMs: 10 } },
-    completeJobBatchDelay: 0,
-    failJobBatchDelay: 0,
-    preparedStatements: true,
-    NO_LOG_SUCCESS: true,
-  };
+  return { processes: o.processes, ...tuning(o.concurrency), NO_LOG_SUCCESS: true };
 }
 
 module.exports = { defaultProcesses, defaultConcurrency, preset, settings };
