@@ -30,8 +30,9 @@ func testTakeoverRefusesLateCompletion(e *clientEnv) {
 		<-gA.release // ignores ctx, like a stalled outside call
 		if len(e.h.TxKinds) > 0 {
 			tx, _, rollback := e.h.TxKinds[0].Begin(e.T, e.d)
-			lateErrC <- aRef.Load().CompleteTx(context.Background(), tx, job.JobRow)
-			_ = rollback()
+			err := aRef.Load().CompleteTx(context.Background(), tx, job.JobRow)
+			_ = rollback() // before the send: the test's cleanup rolls back too, after the receive
+			lateErrC <- err
 		}
 		return nil
 	}), func(c *leasehold.Config) { oneWorker(c); c.LeaseTTL = time.Second })
