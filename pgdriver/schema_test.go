@@ -164,3 +164,49 @@ func TestSchemaUpgradeFromVersion3(t *testing.T) {
 	}
 	drivertest.CheckUniqueAfterUpgrade(t, d)
 }
+
+// TestSchemaUpgradeFromVersion7 migrates a version 7 schema holding jobs
+// claimed by its code, each with the open history row its claim wrote:
+// after the upgrade each attempt keeps that one row, which its end (a
+// finish, a takeover, the watcher) ends.
+func TestSchemaUpgradeFromVersion7(t *testing.T) {
+	ctx := testCtx(t)
+	d, err := Open(ctx, testdb.PostgresURL(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		for _, m := range ms[:7] {
+			if _, _, err := applyMigration(ctx, tx, m, latestVersion(ms)); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `WITH j AS (
+			INSERT INTO leasehold_jobs (kind, queue, status, attempt, max_attempts, args, uuid, lease_owner, lease_until, heartbeat_at)
+			VALUES ('k', 'live', 'processing', 1, 3, '{}', gen_random_uuid(), 'old-live', now() + interval '1 hour', now()),
+				('k', 'q', 'processing', 1, 3, '{}', gen_random_uuid(), 'old-expired', now() - interval '1 minute', NULL),
+				('k', 'r', 'processing', 1, 3, '{}', gen_random_uuid(), 'old-rescued', now() - interval '1 minute',
+					now() - interval '2 minutes')
+			RETURNING id, attempt, lease_owner)
+		INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+		SELECT id, attempt, lease_owner, now() - interval '5 minutes' FROM j`)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("set up version 7: %v", err)
+	}
+	startRefused(t, d, 7)
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate from version 7: %v", err)
+	}
+	if want := (driver.MigrateResult{From: 7, To: latestVersion(ms), Applied: len(ms) - 7}); *res != want {
+		t.Fatalf("Migrate from version 7 = %+v, want %+v", *res, want)
+	}
+	drivertest.CheckHistoryAfterUpgrade(t, d)
+}

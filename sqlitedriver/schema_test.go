@@ -173,3 +173,52 @@ func TestSchemaUpgradeFromVersion3(t *testing.T) {
 	}
 	drivertest.CheckUniqueAfterUpgrade(t, d)
 }
+
+// TestSchemaUpgradeFromVersion7 migrates a version 7 database holding jobs
+// claimed by its code, each with the open history row its claim wrote:
+// after the upgrade each attempt keeps that one row, which its end (a
+// finish, a takeover, the watcher) ends.
+func TestSchemaUpgradeFromVersion7(t *testing.T) {
+	ctx := testCtx(t)
+	d, err := Open(testdb.SQLitePath(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		for _, m := range ms[:7] {
+			if _, _, err := applyMigration(ctx, tx, now, m, latestVersion(ms)); err != nil {
+				return err
+			}
+		}
+		const hour, minute = 3600000000, 60000000
+		_, err := tx.ExecContext(ctx, `INSERT INTO leasehold_jobs
+			(kind, queue, status, attempt, max_attempts, args, run_at, created_at, uuid, lease_owner, lease_until, heartbeat_at)
+			VALUES ('k', 'live', 'processing', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000001', 'old-live', ?1 + ?2, ?1),
+				('k', 'q', 'processing', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000002', 'old-expired', ?1 - ?3, NULL),
+				('k', 'r', 'processing', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000003', 'old-rescued', ?1 - ?3, ?1 - 2 * ?3)`,
+			now, hour, minute)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+			SELECT id, attempt, lease_owner, ?1 - 5 * ?2 FROM leasehold_jobs`, now, minute)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("set up version 7: %v", err)
+	}
+	startRefused(t, d, 7)
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate from version 7: %v", err)
+	}
+	if want := (driver.MigrateResult{From: 7, To: latestVersion(ms), Applied: len(ms) - 7}); *res != want {
+		t.Fatalf("Migrate from version 7 = %+v, want %+v", *res, want)
+	}
+	drivertest.CheckHistoryAfterUpgrade(t, d)
+}
