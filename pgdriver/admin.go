@@ -50,10 +50,10 @@ func (d *Driver) oneJob(ctx context.Context, query string, args ...any) (*leaseh
 	return jobs[0], nil
 }
 
-// ListAttempts returns the history of job jobID, oldest attempt first.
+// ListAttempts returns the history of job jobID, oldest attempt first,
+// its open attempt included (listAttemptsSQL).
 func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.Attempt, error) {
-	q := "SELECT " + attemptColumns + " FROM leasehold_attempts WHERE job_id = $1 ORDER BY attempt"
-	as, err := collect(ctx, pgxQuerier{d.pool}, scanAttempt, q, jobID)
+	as, err := collect(ctx, pgxQuerier{d.pool}, scanAttempt, listAttemptsSQL, jobID)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: %w", err) // the Client names the job
 	}

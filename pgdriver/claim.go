@@ -12,26 +12,24 @@ import (
 )
 
 // claimTail leases the rows of the picked CTE to $1 for $2 microseconds,
-// starts their history rows, and ends the history row of each job in the
-// takeover CTE (id, attempt, heartbeat_at of the expired lease), in the
-// same statement. The jobs are found through their primary key (= ANY of
-// an array), whatever the planner guesses about the size of picked.
+// and ends the attempt of each job in the takeover CTE (id, attempt,
+// lease_owner, claimed_at, heartbeat_at of the expired lease) with the
+// outcome lease_expired, writing its history row (endAttemptsSQL), in the
+// same statement. The new attempts get no history row until they end: the
+// job row holds them. The jobs are found through their primary key (= ANY
+// of an array), whatever the planner guesses about the size of picked.
 const claimTail = `
 claimed AS (
 	UPDATE leasehold_jobs
 	SET status = 'processing', attempt = attempt + 1, lease_owner = $1,
-		lease_until = now() + $2::bigint * interval '1 microsecond', heartbeat_at = NULL
+		lease_until = now() + $2::bigint * interval '1 microsecond', heartbeat_at = NULL, claimed_at = now()
 	WHERE id = ANY (ARRAY(SELECT id FROM picked))
 	RETURNING *
 ), ended AS (
-	UPDATE leasehold_attempts a
-	SET ended_at = now(), outcome = 'lease_expired', heartbeat_at = coalesce(t.heartbeat_at, a.heartbeat_at)
-	FROM takeover t
-	WHERE a.job_id = t.id AND a.attempt = t.attempt AND a.ended_at IS NULL
-), started AS (
-	INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
-	SELECT id, attempt, lease_owner, now() FROM claimed
-)
+	SELECT id, attempt, lease_owner AS owner, claimed_at, heartbeat_at, now() AS ended_at,
+		'lease_expired' AS outcome, NULL::text AS error
+	FROM takeover
+)` + endAttemptsSQL + `
 SELECT ` + jobColumns + ` FROM claimed ORDER BY priority, run_at, id`
 
 // takeOverCond is the extra condition for claiming a processing job whose
@@ -48,7 +46,7 @@ const notPaused3 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = $3 A
 // first; each candidate set uses its own partial index. Neither takes a
 // job of a paused queue.
 const claimSQL = `WITH takeover AS (
-	SELECT id, attempt, heartbeat_at FROM leasehold_jobs
+	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs
 	WHERE $6::boolean AND ` + takeOverCond + `
 		AND queue = $3 AND kind = ANY($4::text[]) AND ` + notPaused3 + `
 	ORDER BY priority, run_at, id
@@ -69,16 +67,16 @@ const claimSQL = `WITH takeover AS (
 // re-check the condition, so exactly one wins. A job of a paused queue is
 // not claimable.
 const claimByIDSQL = `WITH picked AS (
-	SELECT id, status, attempt, heartbeat_at FROM leasehold_jobs j
+	SELECT id, status, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs j
 	WHERE id = $3 AND ((status = 'pending' AND run_at <= now()) OR ($4::boolean AND ` + takeOverCond + `))
 		AND NOT EXISTS (SELECT 1 FROM leasehold_queues q WHERE q.name = j.queue AND q.paused_at IS NOT NULL)
 	FOR UPDATE OF j
 ), takeover AS (
-	SELECT id, attempt, heartbeat_at FROM picked WHERE status = 'processing'
+	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM picked WHERE status = 'processing'
 ),` + claimTail
 
 // Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
-// p.Kinds, in one statement that also records their history rows.
+// p.Kinds, in one statement that also ends the attempts it takes over.
 func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil

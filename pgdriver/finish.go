@@ -27,8 +27,9 @@ import (
 // per lease ($1 ids; $2 an object keyed by lease, see leaseKeySQL, whose
 // values are the finishInputs arrays [owner, state, keep_run_at, delay µs,
 // free, keep_error, error, finished, outcome, attempt_error], flags as 0
-// or 1) and ends the matching history rows. Between them goes the fence
-// beyond (id, status, owner, attempt), if any. Positional arrays, rather
+// or 1) and writes the history rows of the attempts it ends
+// (endAttemptsSQL). Between them goes the fence beyond (id, status, owner,
+// attempt), if any. Positional arrays, rather
 // than objects with named fields, keep the input small: its size is most
 // of what a mixed finish costs beyond a uniform one.
 const (
@@ -46,14 +47,12 @@ const (
 	WHERE j.id = ANY($1::bigint[]) AND j.status || '' = 'processing'
 		AND j.lease_owner = $2::jsonb -> ` + leaseKeySQL + ` ->> 0`
 	applyTail = `
-	RETURNING j.id, j.attempt, j.heartbeat_at, $2::jsonb -> ` + leaseKeySQL + ` AS input
-), history AS (
-	UPDATE leasehold_attempts a
-	SET ended_at = statement_timestamp(), outcome = d.input ->> 8,
-		error = nullif(d.input ->> 9, ''), heartbeat_at = d.heartbeat_at
-	FROM done d
-	WHERE a.job_id = d.id AND a.attempt = d.attempt
-)
+	RETURNING j.id, j.attempt, j.claimed_at, j.heartbeat_at, $2::jsonb -> ` + leaseKeySQL + ` AS input
+), ended AS (
+	SELECT id, attempt, input ->> 0 AS owner, claimed_at, heartbeat_at, statement_timestamp() AS ended_at,
+		input ->> 8 AS outcome, nullif(input ->> 9, '') AS error
+	FROM done
+)` + endAttemptsSQL + `
 SELECT id FROM done ORDER BY id`
 )
 
@@ -79,19 +78,18 @@ const finishUniformSQL = `WITH done AS (
 		lease_owner = NULL, lease_until = NULL
 	WHERE j.id = ANY($1::bigint[]) AND $2::jsonb ? ` + leaseKeySQL + `
 		AND j.lease_owner = $3 AND j.status || '' = 'processing'
-	RETURNING j.id, j.attempt, j.heartbeat_at
-), history AS (
-	UPDATE leasehold_attempts a
-	SET ended_at = statement_timestamp(), outcome = $11::text, error = nullif($12::text, ''),
-		heartbeat_at = d.heartbeat_at
-	FROM done d
-	WHERE a.job_id = d.id AND a.attempt = d.attempt
-)
+	RETURNING j.id, j.attempt, j.claimed_at, j.heartbeat_at
+), ended AS (
+	SELECT id, attempt, $3::text AS owner, claimed_at, heartbeat_at, statement_timestamp() AS ended_at,
+		$11::text AS outcome, nullif($12::text, '') AS error
+	FROM done
+)` + endAttemptsSQL + `
 SELECT id FROM done ORDER BY id`
 
 // Finish applies the fenced transitions of ps in one statement, in tx when
 // it is non-nil (see the package documentation for accepted types), and
-// ends their history rows. It returns the ids whose fence matched.
+// writes the history rows of the attempts they end. It returns the ids
+// whose fence matched.
 func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {

@@ -28,7 +28,8 @@ const insertInput = `input AS (
 
 // insertRows skips a job whose unique key another job holds. A plain key
 // goes to unique_key, a scoped one (unique_scope set) to
-// unique_scoped_key with its window. The conflict has no target: a plain
+// unique_scoped_key with its window; a job without a scoped key has no
+// window (NULL, not 0: a smaller row version, migration 008). The conflict has no target: a plain
 // key conflicts on one partial unique index, a scoped key on another, and
 // the caller reads the job that holds a skipped key (blockersSQL).
 const insertRows = `INSERT INTO leasehold_jobs (kind, queue, status, priority, max_attempts,
@@ -37,7 +38,8 @@ const insertRows = `INSERT INTO leasehold_jobs (kind, queue, status, priority, m
 	SELECT kind, queue, 'pending', priority, max_attempts, args::jsonb, metadata::jsonb,
 		CASE WHEN unique_scope = '' THEN nullif(unique_key, '') END,
 		CASE WHEN unique_scope <> '' THEN unique_key END,
-		nullif(unique_scope, ''), unique_window, ` + windowStartSQL + `,
+		nullif(unique_scope, ''), CASE WHEN unique_scope <> '' THEN unique_window END,
+		CASE WHEN unique_scope <> '' THEN ` + windowStartSQL + ` END,
 		coalesce(run_at, statement_timestamp() + run_in * interval '1 microsecond'),
 		statement_timestamp(), uuid
 	FROM input ORDER BY ord

@@ -87,10 +87,12 @@ func startRefused(t *testing.T, d *Driver, version int) {
 	}
 }
 
-// TestSchemaUpgradeFromVersion2 migrates a version 2 schema holding a
-// job: Start refuses it until then; afterwards its queue can be paused
-// (no claim takes the job, QueueStats says so) and resumed.
-func TestSchemaUpgradeFromVersion2(t *testing.T) {
+// upgradeFrom opens a driver on a fresh schema at version (its first
+// migrations), where setup adds what the test needs in the same
+// transaction; it checks that Start refuses the schema, migrates it to
+// the latest version and returns the driver.
+func upgradeFrom(t *testing.T, version int, setup func(tx pgx.Tx) error) *Driver {
+	t.Helper()
 	ctx := testCtx(t)
 	d, err := Open(ctx, testdb.PostgresURL(t))
 	if err != nil {
@@ -102,27 +104,36 @@ func TestSchemaUpgradeFromVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		for _, m := range ms[:2] {
+		for _, m := range ms[:version] {
 			if _, _, err := applyMigration(ctx, tx, m, latestVersion(ms)); err != nil {
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO leasehold_jobs (kind, queue, max_attempts, args, uuid)
+		return setup(tx)
+	})
+	if err != nil {
+		t.Fatalf("set up version %d: %v", version, err)
+	}
+	startRefused(t, d, version)
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate from version %d: %v", version, err)
+	}
+	if want := (driver.MigrateResult{From: version, To: latestVersion(ms), Applied: len(ms) - version}); *res != want {
+		t.Fatalf("Migrate from version %d = %+v, want %+v", version, *res, want)
+	}
+	return d
+}
+
+// TestSchemaUpgradeFromVersion2 migrates a version 2 schema holding a
+// job: Start refuses it until then; afterwards its queue can be paused
+// (no claim takes the job, QueueStats says so) and resumed.
+func TestSchemaUpgradeFromVersion2(t *testing.T) {
+	d := upgradeFrom(t, 2, func(tx pgx.Tx) error {
+		_, err := tx.Exec(testCtx(t), `INSERT INTO leasehold_jobs (kind, queue, max_attempts, args, uuid)
 			VALUES ('k', 'q', 3, '{}', gen_random_uuid())`)
 		return err
 	})
-	if err != nil {
-		t.Fatalf("set up version 2: %v", err)
-	}
-	startRefused(t, d, 2)
-
-	res, err := d.Migrate(ctx)
-	if err != nil {
-		t.Fatalf("Migrate from version 2: %v", err)
-	}
-	if want := (driver.MigrateResult{From: 2, To: latestVersion(ms), Applied: len(ms) - 2}); *res != want {
-		t.Fatalf("Migrate from version 2 = %+v, want %+v", *res, want)
-	}
 	drivertest.CheckPauseAfterUpgrade(t, d, "q")
 }
 
@@ -130,37 +141,31 @@ func TestSchemaUpgradeFromVersion2(t *testing.T) {
 // completed and a pending job with unique keys: afterwards each still
 // holds its key for plain inserts, and scoped keys are apart.
 func TestSchemaUpgradeFromVersion3(t *testing.T) {
-	ctx := testCtx(t)
-	d, err := Open(ctx, testdb.PostgresURL(t))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	ms, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		for _, m := range ms[:3] {
-			if _, _, err := applyMigration(ctx, tx, m, latestVersion(ms)); err != nil {
-				return err
-			}
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO leasehold_jobs (kind, queue, status, max_attempts, args, uuid, unique_key, finished_at)
+	d := upgradeFrom(t, 3, func(tx pgx.Tx) error {
+		_, err := tx.Exec(testCtx(t), `INSERT INTO leasehold_jobs (kind, queue, status, max_attempts, args, uuid, unique_key, finished_at)
 			VALUES ('k', 'q', 'completed', 3, '{}', gen_random_uuid(), 'done', now()),
 				('k', 'q', 'pending', 3, '{}', gen_random_uuid(), 'open', NULL)`)
 		return err
 	})
-	if err != nil {
-		t.Fatalf("set up version 3: %v", err)
-	}
-	startRefused(t, d, 3)
-	res, err := d.Migrate(ctx)
-	if err != nil {
-		t.Fatalf("Migrate from version 3: %v", err)
-	}
-	if want := (driver.MigrateResult{From: 3, To: latestVersion(ms), Applied: len(ms) - 3}); *res != want {
-		t.Fatalf("Migrate from version 3 = %+v, want %+v", *res, want)
-	}
 	drivertest.CheckUniqueAfterUpgrade(t, d)
+}
+
+// TestSchemaUpgradeFromVersion7 migrates a version 7 schema holding jobs
+// claimed by its code, each with the open history row its claim wrote:
+// after the upgrade each attempt keeps that one row, which its end (a
+// finish, a takeover, the watcher) ends.
+func TestSchemaUpgradeFromVersion7(t *testing.T) {
+	d := upgradeFrom(t, 7, func(tx pgx.Tx) error {
+		_, err := tx.Exec(testCtx(t), `WITH j AS (
+			INSERT INTO leasehold_jobs (kind, queue, status, attempt, max_attempts, args, uuid, lease_owner, lease_until, heartbeat_at)
+			VALUES ('k', 'live', 'processing', 1, 3, '{}', gen_random_uuid(), 'old-live', now() + interval '1 hour', now()),
+				('k', 'q', 'processing', 1, 3, '{}', gen_random_uuid(), 'old-expired', now() - interval '1 minute', NULL),
+				('k', 'r', 'processing', 1, 3, '{}', gen_random_uuid(), 'old-rescued', now() - interval '1 minute',
+					now() - interval '2 minutes')
+			RETURNING id, attempt, lease_owner)
+		INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+		SELECT id, attempt, lease_owner, now() - interval '5 minutes' FROM j`)
+		return err
+	})
+	drivertest.CheckHistoryAfterUpgrade(t, d)
 }

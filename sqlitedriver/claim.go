@@ -5,17 +5,21 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 )
 
 // claimSet is the SET clause of every claim. ?1 now, ?2 TTL (µs), ?3 owner.
-// It leaves heartbeat_at alone: endTakenOverSQL copies the expired lease's
-// last heartbeat into its history row, then resetHeartbeatSQL clears it.
+// The new attempt gets no history row until it ends: the job row holds it
+// (claimed_at, heartbeat_at).
 const claimSet = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
-    lease_owner = ?3, lease_until = ?1 + ?2`
+    lease_owner = ?3, lease_until = ?1 + ?2, heartbeat_at = NULL, claimed_at = ?1`
+
+// takeOverCond is the extra condition for claiming a processing job whose
+// lease expired before ?1.
+const takeOverCond = `status = 'processing' AND lease_until < ?1 AND NOT cancel_requested
+    AND attempt - free_attempts < max_attempts`
 
 // notPaused4 holds unless queue ?4 is paused. It does not refer to the job
 // row, so SQLite runs it once per statement (a primary-key lookup), not
@@ -34,9 +38,8 @@ const claimPendingSQL = `SELECT id, 1 AS grp, priority, run_at FROM (
 // unless the queue is paused.
 const claimExpiredSQL = `SELECT id, 0 AS grp, priority, run_at FROM (
         SELECT id, priority, run_at FROM leasehold_jobs
-        WHERE status = 'processing' AND lease_until < ?1 AND queue = ?4
+        WHERE ` + takeOverCond + ` AND queue = ?4
           AND kind IN (SELECT value FROM json_each(?5)) AND ` + notPaused4 + `
-          AND NOT cancel_requested AND attempt - free_attempts < max_attempts
         ORDER BY priority, run_at, id LIMIT ?6 + 0)`
 
 // The limits are written "?6 + 0": SQLite plans a bare LIMIT parameter with
@@ -62,34 +65,15 @@ var (
 // claimByIDSQL leases job ?4 if claimable; ?5 allows takeover. A job of
 // a paused queue is not claimable.
 const claimByIDSQL = claimSet + `
-WHERE id = ?4 AND ((status = 'pending' AND run_at <= ?1)
-    OR (?5 AND status = 'processing' AND lease_until < ?1 AND NOT cancel_requested
-        AND attempt - free_attempts < max_attempts))
+WHERE id = ?4 AND ((status = 'pending' AND run_at <= ?1) OR (?5 AND ` + takeOverCond + `))
   AND NOT EXISTS (SELECT 1 FROM leasehold_queues q
     WHERE q.name = leasehold_jobs.queue AND q.paused_at IS NOT NULL)
 RETURNING ` + jobCols
 
-// endTakenOverSQL ends the previous attempt of claimed jobs (a takeover).
-// ?2 is a JSON array of [id, new attempt].
-const endTakenOverSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = 'lease_expired',
-    heartbeat_at = COALESCE((SELECT j.heartbeat_at FROM leasehold_jobs j WHERE j.id = r.rid), heartbeat_at)
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
-WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt - 1
-  AND leasehold_attempts.ended_at IS NULL`
-
-// resetHeartbeatSQL clears the claimed jobs' heartbeat_at for their new
-// lease. ?1 is a JSON array of [id, attempt].
-const resetHeartbeatSQL = `UPDATE leasehold_jobs SET heartbeat_at = NULL
-WHERE id IN (SELECT value->>0 FROM json_each(?1)) AND heartbeat_at IS NOT NULL`
-
-// insertAttemptsSQL records the new attempts. ?1 now, ?2 owner, ?3 JSON
-// array of [id, attempt].
-const insertAttemptsSQL = `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
-SELECT value->>0, value->>1, ?2, ?1 FROM json_each(?3)`
-
 // Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
-// p.Kinds with one UPDATE ... RETURNING, and records their attempts in the
-// same transaction. Jobs are returned in claim order.
+// p.Kinds with one UPDATE ... RETURNING, after ending the attempts it
+// takes over (endTakenOverSQL), in one transaction. Jobs are returned in
+// claim order.
 func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
@@ -104,15 +88,21 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	}
 	var jobs []*leasehold.JobRow
 	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		rows, err := d.query(ctx, tx, query, now, micros(p.TTL), p.Owner, p.Queue, kinds, p.Limit)
+		args := []any{now, micros(p.TTL), p.Owner, p.Queue, kinds, p.Limit}
+		if p.TakeOver {
+			if _, err := d.exec(ctx, tx, endTakenOverSQL, args...); err != nil {
+				return fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
+			}
+		}
+		rows, err := d.query(ctx, tx, query, args...)
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
 		if jobs, err = scanJobs(rows); err != nil {
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
-		return d.recordClaims(ctx, tx, now, p.Owner, jobs)
-	}, query, endTakenOverSQL, resetHeartbeatSQL, insertAttemptsSQL)
+		return nil
+	}, query, endTakenOverSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -120,13 +110,20 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	return jobs, nil
 }
 
-// ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when
-// the job is not claimable and ErrJobNotFound when it does not exist.
+// ClaimByID leases job p.ID if it is claimable, after ending the attempt
+// it takes over, if any. It returns (nil, nil) when the job is not
+// claimable and ErrJobNotFound when it does not exist.
 func (d *Driver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*leasehold.JobRow, error) {
 	var job *leasehold.JobRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		args := []any{now, micros(p.TTL), p.Owner, p.ID, p.TakeOver}
+		if p.TakeOver {
+			if _, err := d.exec(ctx, tx, endTakenOverByIDSQL, args...); err != nil {
+				return fmt.Errorf("sqlitedriver: end taken-over attempt of job %d: %w", p.ID, err)
+			}
+		}
 		var err error
-		job, err = scanJob(d.queryRow(ctx, tx, claimByIDSQL, now, micros(p.TTL), p.Owner, p.ID, p.TakeOver))
+		job, err = scanJob(d.queryRow(ctx, tx, claimByIDSQL, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			job = nil
 			return checkExists(ctx, tx, p.ID)
@@ -134,41 +131,12 @@ func (d *Driver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*lea
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: claim job %d: %w", p.ID, err)
 		}
-		return d.recordClaims(ctx, tx, now, p.Owner, []*leasehold.JobRow{job})
-	}, claimByIDSQL, endTakenOverSQL, resetHeartbeatSQL, insertAttemptsSQL)
+		return nil
+	}, claimByIDSQL, endTakenOverByIDSQL)
 	if err != nil {
 		return nil, err
 	}
 	return job, nil
-}
-
-// recordClaims ends the attempts the claims took over and inserts the new
-// attempts.
-func (d *Driver) recordClaims(ctx context.Context, tx *sql.Tx, now int64, owner string, jobs []*leasehold.JobRow) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	refs := make([][2]int64, len(jobs))
-	for i, j := range jobs {
-		refs[i] = [2]int64{j.ID, int64(j.Attempt)}
-	}
-	arr, err := jsonParam(refs)
-	if err != nil {
-		return err
-	}
-	if _, err := d.exec(ctx, tx, endTakenOverSQL, now, arr); err != nil {
-		return fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
-	}
-	if _, err := d.exec(ctx, tx, resetHeartbeatSQL, arr); err != nil {
-		return fmt.Errorf("sqlitedriver: reset heartbeats: %w", err)
-	}
-	for _, j := range jobs {
-		j.HeartbeatAt = time.Time{}
-	}
-	if _, err := d.exec(ctx, tx, insertAttemptsSQL, now, owner, arr); err != nil {
-		return fmt.Errorf("sqlitedriver: record attempts: %w", err)
-	}
-	return nil
 }
 
 // checkExists returns ErrJobNotFound unless job id exists.

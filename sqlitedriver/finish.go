@@ -37,20 +37,9 @@ WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
 const finishSQL = applySQL + `
 RETURNING id, attempt`
 
-// endFinishedSQL ends the attempts of the leases in ?2 (same JSON shape as
-// applySQL) whose transition was applied, copying the job's last
-// heartbeat. The owner check picks the entry whose fence matched when a
-// batch holds several entries for one (id, attempt).
-const endFinishedSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = r.outcome,
-    error = NULLIF(r.err, ''),
-    heartbeat_at = (SELECT j.heartbeat_at FROM leasehold_jobs AS j WHERE j.id = r.rid)
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt, value->>2 AS rowner, value->>10 AS outcome,
-        value->>11 AS err FROM json_each(?2)) AS r
-WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt
-  AND leasehold_attempts.owner = r.rowner AND leasehold_attempts.ended_at IS NULL`
-
 // Finish applies the fenced transitions of ps (WHERE id, attempt,
-// lease_owner and status 'processing' match) and ends their attempts, in
+// lease_owner and status 'processing' match) and writes the history rows
+// of the attempts they end, in
 // tx (a *sql.Tx of this database) when non-nil, else in one transaction of
 // its own. It returns the ids whose fence matched, in the order of ps; the
 // others are unchanged. A batch may hold several entries for one job (a
@@ -77,10 +66,10 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) 
 	}
 	var done []int64
 	err = d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		matched, err := d.apply(ctx, tx, finishSQL, now, arr, entries)
+		matched, err := d.apply(ctx, tx, finishSQL, endFinishedSQL, now, arr)
 		done = appliedIDs(ps, matched)
 		return err
-	}, finishSQL, endFinishedSQL)
+	}, endFinishedSQL, finishSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -121,30 +110,15 @@ func flag(b bool) int {
 	return 0
 }
 
-// apply runs query (finishSQL or rescueApplySQL) on entries, whose JSON is
-// arr, and ends the attempts of those applied. At most one entry per job
-// can match its fence, so the job ids and attempts query returns, with the
-// owner recorded in the attempt row, identify the entries applied. It
-// returns the attempt of each job it updated.
-func (d *Driver) apply(ctx context.Context, tx *sql.Tx, query string, now int64, arr string, entries [][]any) (map[int64]int, error) {
-	matched, err := d.finishJobs(ctx, tx, query, now, arr)
-	if err != nil || len(matched) == 0 {
-		return nil, err
-	}
-	kept := make([][]any, 0, len(matched))
-	for _, e := range entries {
-		if att, ok := matched[e[0].(int64)]; ok && att == e[1].(int) {
-			kept = append(kept, e)
-		}
-	}
-	keptJSON, err := jsonParam(kept)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := d.exec(ctx, tx, endFinishedSQL, now, keptJSON); err != nil {
+// apply writes, with history (endFinishedSQL or endRescuedSQL), the
+// history rows of the entries in arr whose fence matches, then applies
+// them with query (finishSQL or rescueApplySQL, the same fence), in tx.
+// It returns the attempt of each job it updated.
+func (d *Driver) apply(ctx context.Context, tx *sql.Tx, query, history string, now int64, arr string) (map[int64]int, error) {
+	if _, err := d.exec(ctx, tx, history, now, arr); err != nil {
 		return nil, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
 	}
-	return matched, nil
+	return d.finishJobs(ctx, tx, query, now, arr)
 }
 
 // finishJobs runs query (finishSQL, uniformSQL's or rescueApplySQL)

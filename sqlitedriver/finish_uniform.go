@@ -52,15 +52,6 @@ func uniformSQL(t driver.Transition) (string, []any) {
 	return b.String(), args
 }
 
-// endUniformSQL ends the attempts in ?2 (the [id, attempt] entries whose
-// fence matched) with outcome ?3 and error ?4, copying the job's last
-// heartbeat.
-const endUniformSQL = `UPDATE leasehold_attempts SET ended_at = ?1, outcome = ?3, error = NULLIF(?4, ''),
-    heartbeat_at = (SELECT j.heartbeat_at FROM leasehold_jobs AS j WHERE j.id = r.rid)
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
-WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt
-  AND leasehold_attempts.ended_at IS NULL`
-
 // leasePairs encodes the leases of ps that keep(id, attempt) accepts as a
 // JSON array of [id, attempt].
 func leasePairs(ps []*driver.FinishParams, keep func(id int64, attempt int) bool) string {
@@ -89,18 +80,14 @@ func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.Fini
 	query, targs := uniformSQL(tr)
 	var done []int64
 	err := d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		matched, err := d.finishJobs(ctx, tx, query, append([]any{now, all, ps[0].Owner}, targs...)...)
-		if err != nil || len(matched) == 0 {
-			return err
-		}
-		applied := func(id int64, attempt int) bool { a, ok := matched[id]; return ok && a == attempt }
-		_, err = d.exec(ctx, tx, endUniformSQL, now, leasePairs(ps, applied), string(tr.Outcome), tr.AttemptError)
+		_, err := d.exec(ctx, tx, endUniformSQL, now, all, ps[0].Owner, string(tr.Outcome), tr.AttemptError)
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
 		}
+		matched, err := d.finishJobs(ctx, tx, query, append([]any{now, all, ps[0].Owner}, targs...)...)
 		done = appliedIDs(ps, matched)
-		return nil
-	}, query, endUniformSQL)
+		return err
+	}, endUniformSQL, query)
 	if err != nil {
 		return nil, err
 	}

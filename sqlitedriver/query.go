@@ -40,11 +40,8 @@ func jobOrNotFound(id int64, j *leasehold.JobRow, err error) (*leasehold.JobRow,
 	return j, nil
 }
 
-// listAttemptsSQL reads a job's history.
-const listAttemptsSQL = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at,
-    outcome, error, resolution FROM leasehold_attempts WHERE job_id = ? ORDER BY attempt`
-
-// ListAttempts returns the attempts of job jobID, oldest first.
+// ListAttempts returns the attempts of job jobID, oldest first, its open
+// attempt included (listAttemptsSQL).
 func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.Attempt, error) {
 	rows, err := d.dbQuery(ctx, listAttemptsSQL, jobID)
 	if err != nil {

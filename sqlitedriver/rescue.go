@@ -21,7 +21,8 @@ RETURNING id, attempt`
 
 // RescueExpired reads up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
-// each and applies them fenced, ending their attempts and inserting the
+// each and applies them fenced, writing the history rows of the attempts
+// they end and inserting the
 // reconcile job of each job moved to reconciling, in one BEGIN
 // IMMEDIATE transaction: no other writer runs between the read and the
 // writes.
@@ -35,7 +36,7 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 		var err error
 		rescued, err = d.rescue(ctx, tx, now, limit, p.Decide)
 		return err
-	}, selectExpiredSQL, rescueApplySQL, endFinishedSQL, insertJobSQL, blockerSQL)
+	}, selectExpiredSQL, endRescuedSQL, rescueApplySQL, insertJobSQL, blockerSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, d
 	if err != nil {
 		return nil, err
 	}
-	matched, err := d.apply(ctx, tx, rescueApplySQL, now, arr, entries)
+	matched, err := d.apply(ctx, tx, rescueApplySQL, endRescuedSQL, now, arr)
 	if err != nil {
 		return nil, err
 	}

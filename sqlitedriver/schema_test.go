@@ -94,10 +94,12 @@ func startRefused(t *testing.T, d *Driver, version int) {
 	}
 }
 
-// TestSchemaUpgradeFromVersion2 migrates a version 2 database holding a
-// job: Start refuses it until then; afterwards its queue can be paused
-// (no claim takes the job, QueueStats says so) and resumed.
-func TestSchemaUpgradeFromVersion2(t *testing.T) {
+// upgradeFrom opens a driver on a fresh file at version (its first
+// migrations), where setup adds what the test needs in the same
+// transaction (now is the database clock); it checks that Start refuses
+// the schema, migrates it to the latest version and returns the driver.
+func upgradeFrom(t *testing.T, version int, setup func(tx *sql.Tx, now int64) error) *Driver {
+	t.Helper()
 	ctx := testCtx(t)
 	d, err := Open(testdb.SQLitePath(t))
 	if err != nil {
@@ -109,28 +111,37 @@ func TestSchemaUpgradeFromVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		for _, m := range ms[:2] {
+		for _, m := range ms[:version] {
 			if _, _, err := applyMigration(ctx, tx, now, m, latestVersion(ms)); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO leasehold_jobs
+		return setup(tx, now)
+	})
+	if err != nil {
+		t.Fatalf("set up version %d: %v", version, err)
+	}
+	startRefused(t, d, version)
+	res, err := d.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate from version %d: %v", version, err)
+	}
+	if want := (driver.MigrateResult{From: version, To: latestVersion(ms), Applied: len(ms) - version}); *res != want {
+		t.Fatalf("Migrate from version %d = %+v, want %+v", version, *res, want)
+	}
+	return d
+}
+
+// TestSchemaUpgradeFromVersion2 migrates a version 2 database holding a
+// job: Start refuses it until then; afterwards its queue can be paused
+// (no claim takes the job, QueueStats says so) and resumed.
+func TestSchemaUpgradeFromVersion2(t *testing.T) {
+	d := upgradeFrom(t, 2, func(tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(testCtx(t), `INSERT INTO leasehold_jobs
 			(kind, queue, status, max_attempts, args, run_at, created_at, uuid)
 			VALUES ('k', 'q', 'pending', 3, '{}', ?, ?, 'c0ffee00-0000-4000-8000-000000000000')`, now, now)
 		return err
 	})
-	if err != nil {
-		t.Fatalf("set up version 2: %v", err)
-	}
-	startRefused(t, d, 2)
-
-	res, err := d.Migrate(ctx)
-	if err != nil {
-		t.Fatalf("Migrate from version 2: %v", err)
-	}
-	if want := (driver.MigrateResult{From: 2, To: latestVersion(ms), Applied: len(ms) - 2}); *res != want {
-		t.Fatalf("Migrate from version 2 = %+v, want %+v", *res, want)
-	}
 	drivertest.CheckPauseAfterUpgrade(t, d, "q")
 }
 
@@ -138,38 +149,36 @@ func TestSchemaUpgradeFromVersion2(t *testing.T) {
 // completed and a pending job with unique keys: afterwards each still
 // holds its key for plain inserts, and scoped keys are apart.
 func TestSchemaUpgradeFromVersion3(t *testing.T) {
-	ctx := testCtx(t)
-	d, err := Open(testdb.SQLitePath(t))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	ms, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		for _, m := range ms[:3] {
-			if _, _, err := applyMigration(ctx, tx, now, m, latestVersion(ms)); err != nil {
-				return err
-			}
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO leasehold_jobs
+	d := upgradeFrom(t, 3, func(tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(testCtx(t), `INSERT INTO leasehold_jobs
 			(kind, queue, status, max_attempts, args, run_at, created_at, uuid, unique_key, finished_at)
 			VALUES ('k', 'q', 'completed', 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000001', 'done', ?1),
 				('k', 'q', 'pending', 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000002', 'open', NULL)`, now)
 		return err
 	})
-	if err != nil {
-		t.Fatalf("set up version 3: %v", err)
-	}
-	startRefused(t, d, 3)
-	res, err := d.Migrate(ctx)
-	if err != nil {
-		t.Fatalf("Migrate from version 3: %v", err)
-	}
-	if want := (driver.MigrateResult{From: 3, To: latestVersion(ms), Applied: len(ms) - 3}); *res != want {
-		t.Fatalf("Migrate from version 3 = %+v, want %+v", *res, want)
-	}
 	drivertest.CheckUniqueAfterUpgrade(t, d)
+}
+
+// TestSchemaUpgradeFromVersion7 migrates a version 7 database holding jobs
+// claimed by its code, each with the open history row its claim wrote:
+// after the upgrade each attempt keeps that one row, which its end (a
+// finish, a takeover, the watcher) ends.
+func TestSchemaUpgradeFromVersion7(t *testing.T) {
+	d := upgradeFrom(t, 7, func(tx *sql.Tx, now int64) error {
+		ctx := testCtx(t)
+		const hour, minute = 3600000000, 60000000
+		_, err := tx.ExecContext(ctx, `INSERT INTO leasehold_jobs
+			(kind, queue, status, attempt, max_attempts, args, run_at, created_at, uuid, lease_owner, lease_until, heartbeat_at)
+			VALUES ('k', 'live', 'processing', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000001', 'old-live', ?1 + ?2, ?1),
+				('k', 'q', 'processing', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000002', 'old-expired', ?1 - ?3, NULL),
+				('k', 'r', 'processing', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000003', 'old-rescued', ?1 - ?3, ?1 - 2 * ?3)`,
+			now, hour, minute)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
+			SELECT id, attempt, lease_owner, ?1 - 5 * ?2 FROM leasehold_jobs`, now, minute)
+		return err
+	})
+	drivertest.CheckHistoryAfterUpgrade(t, d)
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // CeilingResult is the bare-SQL ceiling: the same jobs claimed and
-// completed by plain SQL loops (a batched conditional-UPDATE claim that
-// also records the attempts, then a fenced batched completion that ends
-// them), with no engine and no handler.
+// completed by plain SQL loops (a batched conditional-UPDATE claim, then
+// a fenced batched completion that writes the attempts' history rows, as
+// the drivers do), with no engine and no handler.
 //
 // The loops keep their own copy of the statements on purpose: the ceiling
 // is what the database can do for the same work with nothing of
@@ -67,39 +67,37 @@ func median(vs []float64) float64 {
 }
 
 // pgCeilingClaim leases up to $2 pending jobs of the default queue to $1
-// for 30 s and records their attempts, in one statement.
+// for 30 s, in one statement. As in the driver, the claim writes no
+// history row: the job row holds the open attempt.
 const pgCeilingClaim = `WITH picked AS (
 	SELECT id FROM leasehold_jobs
 	WHERE status = 'pending' AND queue = 'default' AND run_at <= now()
 	ORDER BY priority, run_at, id
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-), claimed AS (
-	UPDATE leasehold_jobs j
-	SET status = 'processing', attempt = j.attempt + 1, lease_owner = $1,
-		lease_until = now() + interval '30 seconds', heartbeat_at = NULL
-	FROM picked p WHERE j.id = p.id
-	RETURNING j.id, j.attempt
-), started AS (
-	INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
-	SELECT id, attempt, $1, now() FROM claimed
 )
-SELECT id, attempt FROM claimed`
+UPDATE leasehold_jobs j
+SET status = 'processing', attempt = j.attempt + 1, lease_owner = $1,
+	lease_until = now() + interval '30 seconds', heartbeat_at = NULL, claimed_at = now()
+FROM picked p WHERE j.id = p.id
+RETURNING j.id, j.attempt`
 
-// pgCeilingComplete completes the leases of owner $3, fenced, and ends
-// their attempts, in one statement: $1 holds their ids, $2 a JSON object
-// keyed by "id:attempt". Jobs are found by primary key and the fence looked
-// up in the object, as the driver does: a join with unnest(ids, attempts)
-// can be planned as a nested loop that rescans the array for every job.
+// pgCeilingComplete completes the leases of owner $3, fenced, and writes
+// their history rows, once, in one statement: $1 holds their ids, $2 a
+// JSON object keyed by "id:attempt". Jobs are found by primary key and the
+// fence looked up in the object, as the driver does: a join with
+// unnest(ids, attempts) can be planned as a nested loop that rescans the
+// array for every job. (The driver also ends an open row left by a claim
+// from before its migration 008; a bare loop has none.)
 const pgCeilingComplete = `WITH done AS (
 	UPDATE leasehold_jobs j
 	SET status = 'completed', finished_at = now(), lease_owner = NULL, lease_until = NULL
 	WHERE j.id = ANY($1::bigint[]) AND $2::jsonb ? (j.id::text || ':' || j.attempt::text)
 		AND j.lease_owner = $3 AND j.status || '' = 'processing'
-	RETURNING j.id, j.attempt, j.heartbeat_at
+	RETURNING j.id, j.attempt, j.claimed_at, j.heartbeat_at
 )
-UPDATE leasehold_attempts a SET ended_at = now(), outcome = 'completed', heartbeat_at = d.heartbeat_at
-FROM done d WHERE a.job_id = d.id AND a.attempt = d.attempt`
+INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, outcome)
+SELECT id, attempt, $3, claimed_at, heartbeat_at, now(), 'completed' FROM done`
 
 // appendLease appends a lease's key and a value to a JSON object.
 func appendLease(b []byte, id int64, attempt int32) []byte {
@@ -221,27 +219,29 @@ func (s *scratch) pgCeilingLoop(ctx context.Context, owner string, batch int, do
 	}
 }
 
-// SQLite's ceiling: one BEGIN IMMEDIATE transaction claims a batch and
-// records its attempts, another completes it, fenced, and ends them. Times
+// SQLite's ceiling: one BEGIN IMMEDIATE transaction claims a batch,
+// another writes the history rows of its attempts, once, from the job
+// rows, and completes it, fenced (SQLite cannot return the old values of
+// an updated row, so the history comes first, as in the driver). Times
 // are Unix microseconds of SQLite's clock, as in sqlitedriver.
 const (
 	sqliteNow          = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000`
 	sqliteCeilingClaim = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
-	lease_owner = ?1, lease_until = ?2 + 30000000, heartbeat_at = NULL
+	lease_owner = ?1, lease_until = ?2 + 30000000, heartbeat_at = NULL, claimed_at = ?2
 WHERE id IN (SELECT id FROM leasehold_jobs
 	WHERE status = 'pending' AND queue = 'default' AND run_at <= ?2
 	ORDER BY priority, run_at, id LIMIT ?3)
 RETURNING id, attempt`
-	sqliteCeilingStart = `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at)
-SELECT value->>0, value->>1, ?1, ?2 FROM json_each(?3)`
+	sqliteCeilingEnd = `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, outcome)
+SELECT j.id, j.attempt, ?1, j.claimed_at, j.heartbeat_at, ?2, 'completed'
+FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?3)) AS r
+JOIN leasehold_jobs AS j ON j.id = r.rid
+WHERE j.attempt = r.ratt AND j.lease_owner = ?1 AND +j.status = 'processing'`
 	sqliteCeilingComplete = `UPDATE leasehold_jobs SET status = 'completed', finished_at = ?2,
 	lease_owner = NULL, lease_until = NULL
 FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?3)) AS r
 WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
 	AND leasehold_jobs.lease_owner = ?1 AND +leasehold_jobs.status = 'processing'`
-	sqliteCeilingEnd = `UPDATE leasehold_attempts SET ended_at = ?2, outcome = 'completed'
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?3)) AS r
-WHERE leasehold_attempts.job_id = r.rid AND leasehold_attempts.attempt = r.ratt`
 )
 
 func (s *scratch) sqliteCeilingLoop(ctx context.Context, owner string, batch int, done, stmts *atomic.Int64) error {
@@ -265,12 +265,7 @@ func (s *scratch) sqliteCeilingLoop(ctx context.Context, owner string, batch int
 				refs = append(refs, r)
 			}
 			rows.Close()
-			if err := rows.Err(); err != nil || len(refs) == 0 {
-				return err
-			}
-			arr, _ := json.Marshal(refs)
-			_, err = tx.ExecContext(ctx, sqliteCeilingStart, owner, now, string(arr))
-			return err
+			return rows.Err()
 		})
 		stmts.Add(1)
 		if err != nil {
@@ -282,14 +277,14 @@ func (s *scratch) sqliteCeilingLoop(ctx context.Context, owner string, batch int
 		arr, _ := json.Marshal(refs)
 		var applied int64
 		err = sqliteTx(ctx, db, func(tx *sql.Tx, now int64) error {
+			if _, err := tx.ExecContext(ctx, sqliteCeilingEnd, owner, now, string(arr)); err != nil {
+				return err
+			}
 			res, err := tx.ExecContext(ctx, sqliteCeilingComplete, owner, now, string(arr))
 			if err != nil {
 				return err
 			}
-			if applied, err = res.RowsAffected(); err != nil {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, sqliteCeilingEnd, owner, now, string(arr))
+			applied, err = res.RowsAffected()
 			return err
 		})
 		stmts.Add(1)

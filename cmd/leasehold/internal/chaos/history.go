@@ -57,9 +57,17 @@ const (
 	jobsSQL       = `SELECT id, status, attempt FROM leasehold_jobs WHERE queue IN ('` + Queue + `', '` + ReconcileQueue + `')`
 	reconcilesSQL = `SELECT id, status, args FROM leasehold_jobs WHERE queue = '` + ReconcilerQueue + `'`
 	ledgerSQL     = `SELECT job_id, attempt, owner FROM payments_ledger`
-	pgAttempts    = `SELECT job_id, attempt, owner, ` + pgClaimed + `, ` + pgHeartbeat + `, ` + pgEnded + `, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts`
-	sqlAttempts   = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts`
+	pgAttempts    = `SELECT job_id, attempt, owner, ` + pgClaimed + `, ` + pgHeartbeat + `, ` + pgEnded + `, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts
+		UNION ALL SELECT id, attempt, lease_owner, ` + pgClaimed + `, ` + pgHeartbeat + `, NULL, '', '' FROM leasehold_jobs j WHERE ` + openAttempt
+	sqlAttempts = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts
+		UNION ALL SELECT id, attempt, lease_owner, claimed_at, heartbeat_at, NULL, '', '' FROM leasehold_jobs j WHERE ` + openAttempt
 )
+
+// openAttempt picks the jobs whose open attempt has no history row yet:
+// the row is written when the attempt ends, and until then the job row
+// holds the attempt (as the drivers' ListAttempts read it).
+const openAttempt = `status = 'processing' AND claimed_at IS NOT NULL
+	AND NOT EXISTS (SELECT 1 FROM leasehold_attempts a WHERE a.job_id = j.id AND a.attempt = j.attempt)`
 
 // PostgreSQL times as Unix µs, exactly (extract returns numeric).
 const (
