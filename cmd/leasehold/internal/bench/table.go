@@ -60,6 +60,9 @@ func WriteTable(w io.Writer, r *Report) error {
 				millis(l.MeanHeartbeatMillis), l.HeartbeatRowsPerSec, l.StatementsPerSec)
 		}
 	}
+	if r.Sustained != nil {
+		writeSustained(p, r.Sustained)
+	}
 	return tw.Flush()
 }
 
