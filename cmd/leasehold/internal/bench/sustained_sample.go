@@ -45,21 +45,21 @@ type SustainedWindow struct {
 
 // SustainedServer are the server figures of a window.
 type SustainedServer struct {
-	JobsBytes        int64 `json:"jobs_bytes"`
-	AttemptsBytes    int64 `json:"attempts_bytes"`
-	ReadyIndexBytes  int64 `json:"ready_idx_bytes"`
-	LeaseIndexBytes  int64 `json:"lease_idx_bytes"`
-	JobsDead         int64 `json:"jobs_dead"`
-	AttemptsDead     int64 `json:"attempts_dead"`
-	JobsLive         int64 `json:"jobs_live"`
-	JobsAutovacuums  int64 `json:"jobs_autovacuums"`
-	OldestXminAge    int64 `json:"oldest_xmin_age"`
-	JobsHOTUpdates   int64 `json:"jobs_hot_updates"`
-	JobsUpdates      int64 `json:"jobs_updates"`
-	AttemptsHOT      int64 `json:"attempts_hot_updates"`
-	AttemptsUpdates  int64 `json:"attempts_updates"`
-	ReadyIndexScans  int64 `json:"ready_idx_scans"`
-	ReadyIndexRead   int64 `json:"ready_idx_tup_read"`
+	JobsBytes       int64 `json:"jobs_bytes"`
+	AttemptsBytes   int64 `json:"attempts_bytes"`
+	ReadyIndexBytes int64 `json:"ready_idx_bytes"`
+	LeaseIndexBytes int64 `json:"lease_idx_bytes"`
+	JobsDead        int64 `json:"jobs_dead"`
+	AttemptsDead    int64 `json:"attempts_dead"`
+	JobsLive        int64 `json:"jobs_live"`
+	JobsAutovacuums int64 `json:"jobs_autovacuums"`
+	OldestXminAge   int64 `json:"oldest_xmin_age"`
+	JobsHOTUpdates  int64 `json:"jobs_hot_updates"`
+	JobsUpdates     int64 `json:"jobs_updates"`
+	AttemptsHOT     int64 `json:"attempts_hot_updates"`
+	AttemptsUpdates int64 `json:"attempts_updates"`
+	ReadyIndexScans int64 `json:"ready_idx_scans"`
+	ReadyIndexRead  int64 `json:"ready_idx_tup_read"`
 }
 
 // Quantiles are latency quantiles in milliseconds.
