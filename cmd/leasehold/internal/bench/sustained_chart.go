@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 
 	"gonum.org/v1/plot"
@@ -14,11 +15,12 @@ import (
 
 // Colours of the sustained chart.
 var (
-	heldShade  = color.RGBA{R: 255, G: 200, B: 120, A: 110}
+	heldShade  = color.NRGBA{R: 255, G: 190, B: 100, A: 90}
 	doneColour = color.RGBA{B: 200, A: 255}
 	insColour  = color.RGBA{G: 140, A: 255}
 	p99Colour  = color.RGBA{R: 200, A: 255}
-	p50Colour  = color.RGBA{R: 120, G: 120, B: 120, A: 255}
+	p95Colour  = color.RGBA{R: 230, G: 120, A: 255}
+	p50Colour  = color.RGBA{R: 90, G: 90, B: 90, A: 255}
 )
 
 // WriteSustainedChart draws a sustained run as a PNG at path: the jobs
@@ -81,25 +83,38 @@ func sustainedThroughput(s *SustainedResult, title string) (*plot.Plot, error) {
 	return p, nil
 }
 
-// sustainedLatency is the lower panel.
+// sustainedLatency is the lower panel, on a logarithmic scale.
 func sustainedLatency(s *SustainedResult) (*plot.Plot, error) {
-	p := newTimePlot("claim latency per window (insert to handler start)", "ms")
-	p99, p50 := make(plotter.XYs, len(s.Windows)), make(plotter.XYs, len(s.Windows))
-	top := 0.0
-	for i, w := range s.Windows {
-		p99[i] = plotter.XY{X: w.End / 60, Y: w.Latency.P99}
-		p50[i] = plotter.XY{X: w.End / 60, Y: w.Latency.P50}
-		top = max(top, w.Latency.P99)
+	p := newTimePlot("claim latency per window (insert to handler start)", "ms (log scale)")
+	series := []struct {
+		name  string
+		c     color.Color
+		width float64
+		of    func(Quantiles) float64
+	}{
+		{"p99", p99Colour, 2, func(q Quantiles) float64 { return q.P99 }},
+		{"p95", p95Colour, 1, func(q Quantiles) float64 { return q.P95 }},
+		{"p50", p50Colour, 1.5, func(q Quantiles) float64 { return q.P50 }},
 	}
-	p.Y.Min, p.Y.Max = 0, top*1.3
+	pts := make([]plotter.XYs, len(series))
+	lo, top := math.Inf(1), 0.0
+	for k, se := range series {
+		pts[k] = make(plotter.XYs, len(s.Windows))
+		for i, w := range s.Windows {
+			v := max(se.of(w.Latency), histMin)
+			pts[k][i] = plotter.XY{X: w.End / 60, Y: v}
+			lo, top = min(lo, v), max(top, v)
+		}
+	}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = lo/1.5, top*4
 	if err := shadeHold(p, s, p.Y.Max); err != nil {
 		return nil, err
 	}
-	if err := addSeries(p, p99, p99Colour, "p99", 2); err != nil {
-		return nil, err
-	}
-	if err := addSeries(p, p50, p50Colour, "p50", 1); err != nil {
-		return nil, err
+	for k, se := range series {
+		if err := addSeries(p, pts[k], se.c, se.name, se.width); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -121,12 +136,14 @@ func shadeHold(p *plot.Plot, s *SustainedResult, height float64) error {
 		return nil
 	}
 	from, to := s.Hold.Opened/60, s.Hold.Closed/60
-	poly, err := plotter.NewPolygon(plotter.XYs{{X: from, Y: 0}, {X: to, Y: 0}, {X: to, Y: height}, {X: from, Y: height}})
+	low := p.Y.Min
+	poly, err := plotter.NewPolygon(plotter.XYs{{X: from, Y: low}, {X: to, Y: low}, {X: to, Y: height}, {X: from, Y: height}})
 	if err != nil {
 		return fmt.Errorf("bench: sustained chart: %w", err)
 	}
 	poly.Color = heldShade
 	poly.LineStyle.Width = 0
+	poly.LineStyle.Color = color.Transparent
 	p.Add(poly)
 	p.Legend.Add("transaction held open", poly)
 	return nil

@@ -57,9 +57,11 @@ func (r *sustainRun) hold(ctx context.Context, b *bench, s *scratch) (*HeldTrans
 		return nil, fmt.Errorf("held transaction: pg_stat_activity shows no backend_xmin for pid %d", pid)
 	}
 	h.Xmin = *xmin
+	r.heldPID.Store(int32(pid))
 	b.logf("sustained: held transaction open at %.0f s: xid %s, backend_xmin %s (pid %d, saw %d jobs)",
 		h.Opened, h.XID, h.Xmin, pid, n)
 	waitErr := sleep(ctx, time.Until(r.base.Add(r.holdAt+r.holdFor)))
+	r.heldPID.Store(0)
 	if err := tx.Rollback(context.WithoutCancel(ctx)); err != nil {
 		return h, fmt.Errorf("held transaction: rollback: %w", err)
 	}

@@ -38,6 +38,8 @@ type sustainRun struct {
 	holdFor  time.Duration
 	windows  []sustainWindowCounts
 	inserted atomic.Int64
+	// heldPID is the backend of the held transaction while it is open.
+	heldPID atomic.Int32
 }
 
 // sustainWindowCounts are one window's live counters.

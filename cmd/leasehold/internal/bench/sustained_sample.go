@@ -35,10 +35,16 @@ type SustainedWindow struct {
 	// indexes, the tables' dead and live tuples (pg_stat_user_tables,
 	// which the server updates with some delay), the number of
 	// autovacuums of the jobs table so far, the age in transactions of the
-	// oldest snapshot of the cluster (age(backend_xmin)), the tables'
+	// oldest snapshot of the database (age(backend_xmin): vacuum keeps
+	// every row version a snapshot may see) and of the held transaction's
+	// snapshot (0 when none is open), the tables'
 	// updates and HOT updates so far, and the scans of the ready index and
 	// the index entries they read so far (pg_stat_user_indexes).
 	Server SustainedServer `json:"server"`
+	// ReadyEntriesPerScan is the ready index's entries read per scan of
+	// it during the window: a claim that walks dead entries its scan
+	// cannot skip reads more of them.
+	ReadyEntriesPerScan float64 `json:"ready_idx_entries_per_scan"`
 	// Held is true when the held transaction was open during the window.
 	Held bool `json:"held,omitempty"`
 }
@@ -54,6 +60,7 @@ type SustainedServer struct {
 	JobsLive        int64 `json:"jobs_live"`
 	JobsAutovacuums int64 `json:"jobs_autovacuums"`
 	OldestXminAge   int64 `json:"oldest_xmin_age"`
+	HeldXminAge     int64 `json:"held_xmin_age"`
 	JobsHOTUpdates  int64 `json:"jobs_hot_updates"`
 	JobsUpdates     int64 `json:"jobs_updates"`
 	AttemptsHOT     int64 `json:"attempts_hot_updates"`
@@ -76,7 +83,8 @@ const serverSQL = `SELECT pg_total_relation_size('leasehold_jobs'), pg_total_rel
 	coalesce(pg_relation_size(to_regclass('leasehold_jobs_ready_idx')), 0),
 	coalesce(pg_relation_size(to_regclass('leasehold_jobs_lease_idx')), 0),
 	j.n_dead_tup, a.n_dead_tup, j.n_live_tup, j.autovacuum_count,
-	(SELECT coalesce(max(age(backend_xmin)), 0) FROM pg_stat_activity),
+	(SELECT coalesce(max(age(backend_xmin)), 0) FROM pg_stat_activity WHERE datname = current_database()),
+	(SELECT coalesce(max(age(backend_xmin)), 0) FROM pg_stat_activity WHERE pid = $1),
 	j.n_tup_hot_upd, j.n_tup_upd, a.n_tup_hot_upd, a.n_tup_upd,
 	coalesce(r.idx_scan, 0), coalesce(r.idx_tup_read, 0)
 FROM pg_stat_user_tables j CROSS JOIN pg_stat_user_tables a
@@ -86,10 +94,13 @@ WHERE j.relid = 'leasehold_jobs'::regclass AND a.relid = 'leasehold_attempts'::r
 // sample closes a window every r.window until the run's end, printing a
 // line per window.
 func (r *sustainRun) sample(ctx context.Context, b *bench, s *scratch, c *leasehold.Client, res *SustainedResult) error {
-	b.logf("sustained: %6s %8s %8s %8s %8s %8s %8s %7s %7s %8s %8s %9s %9s %8s",
+	b.logf("sustained: %6s %8s %8s %8s %8s %8s %8s %7s %7s %8s %8s %9s %9s %8s %12s",
 		"t s", "inserted", "done", "backlog", "p50 ms", "p95 ms", "p99 ms", "heapMiB", "rssMiB",
-		"jobs MB", "att MB", "jobs dead", "att dead", "xmin age")
-	var done int64
+		"jobs MB", "att MB", "jobs dead", "att dead", "xmin age", "entries/scan")
+	var (
+		done int64
+		prev SustainedServer
+	)
 	for i := range len(r.windows) - 1 {
 		end := r.base.Add(time.Duration(i+1) * r.window)
 		if err := sleep(ctx, time.Until(end)); err != nil {
@@ -102,18 +113,22 @@ func (r *sustainRun) sample(ctx context.Context, b *bench, s *scratch, c *leaseh
 			Latency: w.quantiles(), Held: r.heldDuring(i)}
 		done = completed
 		sw.HeapMiB, sw.RSSMiB = memory()
-		if err := s.pool.QueryRow(ctx, serverSQL).Scan(&sw.Server.JobsBytes, &sw.Server.AttemptsBytes,
+		if err := s.pool.QueryRow(ctx, serverSQL, r.heldPID.Load()).Scan(&sw.Server.JobsBytes, &sw.Server.AttemptsBytes,
 			&sw.Server.ReadyIndexBytes, &sw.Server.LeaseIndexBytes, &sw.Server.JobsDead, &sw.Server.AttemptsDead,
-			&sw.Server.JobsLive, &sw.Server.JobsAutovacuums, &sw.Server.OldestXminAge, &sw.Server.JobsHOTUpdates,
+			&sw.Server.JobsLive, &sw.Server.JobsAutovacuums, &sw.Server.OldestXminAge, &sw.Server.HeldXminAge, &sw.Server.JobsHOTUpdates,
 			&sw.Server.JobsUpdates, &sw.Server.AttemptsHOT, &sw.Server.AttemptsUpdates, &sw.Server.ReadyIndexScans,
 			&sw.Server.ReadyIndexRead); err != nil {
 			return fmt.Errorf("server figures: %w", err)
 		}
+		if scans := sw.Server.ReadyIndexScans - prev.ReadyIndexScans; scans > 0 {
+			sw.ReadyEntriesPerScan = float64(sw.Server.ReadyIndexRead-prev.ReadyIndexRead) / float64(scans)
+		}
+		prev = sw.Server
 		res.Windows = append(res.Windows, sw)
-		b.logf("sustained: %6.0f %8d %8d %8d %8.1f %8.1f %8.1f %7.1f %7.1f %8.1f %8.1f %9d %9d %8d%s", sw.End,
+		b.logf("sustained: %6.0f %8d %8d %8d %8.1f %8.1f %8.1f %7.1f %7.1f %8.1f %8.1f %9d %9d %8d %12.0f%s", sw.End,
 			sw.Inserted, sw.Completed, sw.Backlog, sw.Latency.P50, sw.Latency.P95, sw.Latency.P99, sw.HeapMiB,
 			sw.RSSMiB, mb(sw.Server.JobsBytes), mb(sw.Server.AttemptsBytes), sw.Server.JobsDead,
-			sw.Server.AttemptsDead, sw.Server.OldestXminAge, heldMark(sw.Held))
+			sw.Server.AttemptsDead, sw.Server.OldestXminAge, sw.ReadyEntriesPerScan, heldMark(sw.Held))
 	}
 	return nil
 }

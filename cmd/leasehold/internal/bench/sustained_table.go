@@ -3,15 +3,15 @@ package bench
 // writeSustained prints a sustained run: a row per window, then the
 // spans and their ratios.
 func writeSustained(p func(string, ...any), s *SustainedResult) {
-	p("\nsustained\tt s\tinserted\tcompleted\tbacklog\tp50 ms\tp95 ms\tp99 ms\theap MiB\tRSS MiB\tjobs MB\tattempts MB\tready idx MB\tjobs dead\tattempts dead\txmin age\theld\t\n")
+	p("\nsustained\tt s\tinserted\tcompleted\tbacklog\tp50 ms\tp95 ms\tp99 ms\theap MiB\tRSS MiB\tjobs MB\tattempts MB\tready idx MB\tready entries/scan\tjobs dead\tattempts dead\txmin age\theld\t\n")
 	for _, w := range s.Windows {
 		held := ""
 		if w.Held {
 			held = "held"
 		}
-		p("\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t%d\t%d\t%s\t\n", w.End, w.Inserted,
+		p("\t%.0f\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.0f\t%d\t%d\t%d\t%s\t\n", w.End, w.Inserted,
 			w.Completed, w.Backlog, w.Latency.P50, w.Latency.P95, w.Latency.P99, w.HeapMiB, w.RSSMiB,
-			mb(w.Server.JobsBytes), mb(w.Server.AttemptsBytes), mb(w.Server.ReadyIndexBytes), w.Server.JobsDead,
+			mb(w.Server.JobsBytes), mb(w.Server.AttemptsBytes), mb(w.Server.ReadyIndexBytes), w.ReadyEntriesPerScan, w.Server.JobsDead,
 			w.Server.AttemptsDead, w.Server.OldestXminAge, held)
 	}
 	p("\nsustained: %d/s for %.0f s, retention %s, %d jobs inserted, %d completed\t\t\t\t\t\t\t\t\t\t\n",
