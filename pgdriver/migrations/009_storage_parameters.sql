@@ -7,27 +7,26 @@
 -- hot (the ready and lease indexes, the pages of pending and processing
 -- jobs) before autovacuum comes, and claims slow down as it grows.
 -- Inserts count too, so that a table of new jobs gets its visibility map
--- and statistics while its jobs wait.
-ALTER TABLE leasehold_jobs SET (
-    autovacuum_vacuum_scale_factor = 0,
-    autovacuum_vacuum_threshold = 10000,
-    autovacuum_vacuum_insert_scale_factor = 0,
-    autovacuum_vacuum_insert_threshold = 10000,
-    autovacuum_analyze_scale_factor = 0,
-    autovacuum_analyze_threshold = 10000
-);
+-- and statistics while its jobs wait. Both tables alike.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['leasehold_jobs', 'leasehold_attempts'] LOOP
+        EXECUTE format('ALTER TABLE %I SET (
+            autovacuum_vacuum_scale_factor = 0,
+            autovacuum_vacuum_threshold = 10000,
+            autovacuum_vacuum_insert_scale_factor = 0,
+            autovacuum_vacuum_insert_threshold = 10000,
+            autovacuum_analyze_scale_factor = 0,
+            autovacuum_analyze_threshold = 10000)', t);
+    END LOOP;
+END
+$$;
 
 -- An attempt row is inserted at the claim and updated once when the
 -- attempt ends, in columns no index holds: with room left on its page
 -- the update is a HOT update (no new primary key entry, and the old
 -- version pruned on the page, without vacuum). Half the page is left
 -- free, since every row on it is updated once.
-ALTER TABLE leasehold_attempts SET (
-    fillfactor = 50,
-    autovacuum_vacuum_scale_factor = 0,
-    autovacuum_vacuum_threshold = 10000,
-    autovacuum_vacuum_insert_scale_factor = 0,
-    autovacuum_vacuum_insert_threshold = 10000,
-    autovacuum_analyze_scale_factor = 0,
-    autovacuum_analyze_threshold = 10000
-);
+ALTER TABLE leasehold_attempts SET (fillfactor = 50);
