@@ -161,6 +161,8 @@ func (o Options) validate() error {
 		if err := o.validateSustained(); err != nil {
 			return err
 		}
+	} else if o.HoldFor > 0 {
+		return fmt.Errorf("bench: a held transaction needs the %s phase", PhaseSustained)
 	}
 	for _, w := range o.Workers {
 		if w < 1 {
