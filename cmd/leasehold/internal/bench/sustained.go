@@ -129,6 +129,7 @@ func (r *sustainRun) measure(ctx context.Context, b *bench, s *scratch, producer
 	}
 	b.logf("sustained: %d jobs/s for %v, retention %v, windows of %v, autovacuum %s",
 		o.SustainRate, o.SustainFor, o.SustainRetention, o.SustainWindow, res.Autovacuum["autovacuum"])
+	r.begin() // the clients are up: the run starts now
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (

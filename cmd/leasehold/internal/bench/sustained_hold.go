@@ -27,7 +27,7 @@ type HeldTransaction struct {
 // checks in pg_stat_activity that the snapshot holds back the cluster's
 // xmin horizon.
 func (r *sustainRun) hold(ctx context.Context, b *bench, s *scratch) (*HeldTransaction, error) {
-	if err := sleep(ctx, time.Until(r.base.Add(r.holdAt))); err != nil {
+	if err := sleep(ctx, time.Until(r.at(r.holdAt))); err != nil {
 		return nil, nil // the run ended first
 	}
 	conn, err := pgx.Connect(ctx, s.url)
@@ -35,7 +35,7 @@ func (r *sustainRun) hold(ctx context.Context, b *bench, s *scratch) (*HeldTrans
 		return nil, fmt.Errorf("held transaction: connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	h := &HeldTransaction{Opened: time.Since(r.base).Seconds()}
+	h := &HeldTransaction{Opened: time.Duration(r.now()).Seconds()}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return nil, fmt.Errorf("held transaction: begin: %w", err)
@@ -60,12 +60,12 @@ func (r *sustainRun) hold(ctx context.Context, b *bench, s *scratch) (*HeldTrans
 	r.heldPID.Store(int32(pid))
 	b.logf("sustained: held transaction open at %.0f s: xid %s, backend_xmin %s (pid %d, saw %d jobs)",
 		h.Opened, h.XID, h.Xmin, pid, n)
-	waitErr := sleep(ctx, time.Until(r.base.Add(r.holdAt+r.holdFor)))
+	waitErr := sleep(ctx, time.Until(r.at(r.holdAt+r.holdFor)))
 	r.heldPID.Store(0)
 	if err := tx.Rollback(context.WithoutCancel(ctx)); err != nil {
 		return h, fmt.Errorf("held transaction: rollback: %w", err)
 	}
-	h.Closed = time.Since(r.base).Seconds()
+	h.Closed = time.Duration(r.now()).Seconds()
 	b.logf("sustained: held transaction closed at %.0f s", h.Closed)
 	if waitErr != nil && ctx.Err() == nil {
 		return h, waitErr

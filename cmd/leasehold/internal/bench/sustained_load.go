@@ -31,7 +31,11 @@ const (
 // its handler and its sampler. The windows are allocated up front, so
 // that the bench's own memory does not grow with the run.
 type sustainRun struct {
+	// base is when the run was made, and start the nanoseconds from it
+	// to the run's start (set once the clients are up, read by every
+	// goroutine of the run).
 	base     time.Time
+	start    atomic.Int64
 	window   time.Duration
 	rate     int
 	holdAt   time.Duration
@@ -56,7 +60,16 @@ func newSustainRun(o Options) *sustainRun {
 		holdAt: o.HoldAt, holdFor: o.HoldFor, windows: make([]sustainWindowCounts, n+1)}
 }
 
-func (r *sustainRun) now() int64 { return int64(time.Since(r.base)) }
+// begin starts the run's clock.
+func (r *sustainRun) begin() { r.start.Store(int64(time.Since(r.base))) }
+
+// now returns the nanoseconds since the run's start.
+func (r *sustainRun) now() int64 { return int64(time.Since(r.base)) - r.start.Load() }
+
+// at returns the time d after the run's start.
+func (r *sustainRun) at(d time.Duration) time.Time {
+	return r.base.Add(time.Duration(r.start.Load()) + d)
+}
 
 // windowAt returns the counters of the window holding t nanoseconds since
 // the base (the spare last window takes what comes after the run).
@@ -103,7 +116,7 @@ func (r *sustainRun) insert(ctx context.Context, c *leasehold.Client) error {
 			return nil
 		case <-t.C:
 		}
-		due := int64(float64(r.rate) * time.Since(r.base).Seconds())
+		due := int64(float64(r.rate) * time.Duration(r.now()).Seconds())
 		n := min(due-r.inserted.Load(), sustainMaxBatch)
 		if n <= 0 {
 			continue

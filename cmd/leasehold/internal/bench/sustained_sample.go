@@ -102,7 +102,7 @@ func (r *sustainRun) sample(ctx context.Context, b *bench, s *scratch, c *leaseh
 		prev SustainedServer
 	)
 	for i := range len(r.windows) - 1 {
-		end := r.base.Add(time.Duration(i+1) * r.window)
+		end := r.at(time.Duration(i+1) * r.window)
 		if err := sleep(ctx, time.Until(end)); err != nil {
 			return err
 		}
