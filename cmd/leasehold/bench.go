@@ -17,6 +17,8 @@ type benchFlags struct {
 	o         bench.Options
 	jsonPath  string
 	chartPath string
+	sustChart string
+	hold      string
 	profile   string
 	memProf   string
 	from      string
@@ -48,13 +50,22 @@ func (a *app) benchCommand() *cobra.Command {
            second over --idle-for (server-side), then jobs inserted by another
            client into random queues at --idle-rate: pickup latency, with
            LISTEN/NOTIFY and poll-only (SQLite: in-process wake and poll-only).
+  sustained (PostgreSQL, only when named in --phases) jobs inserted at
+           --sustain-rate per second for --sustain-for and drained by a worker
+           with default settings and FinishedRetention --sustain-retention:
+           per --sustain-window the jobs inserted and completed, the backlog, the
+           claim latency (insert to handler start), the process's heap and RSS,
+           the tables' sizes and dead rows; first against last minute and, with
+           --hold-tx START:DURATION, before against during one transaction held
+           open (which keeps vacuum from removing dead rows).
 
 Statements per job come from pg_stat_statements when the server has it loaded
 (the bench creates the extension and resets it before each measurement), else
 from the driver calls. Every measurement runs in a scratch schema (PostgreSQL)
 or a scratch file beside the database file (SQLite), dropped afterwards.`,
 		Example: `  leasehold bench --db postgres://localhost/leasehold --out bench.json --chart bench.png
-  leasehold bench --db sqlite:/tmp/bench.db --phases drain,ceiling`,
+  leasehold bench --db sqlite:/tmp/bench.db --phases drain,ceiling
+  leasehold bench --db postgres://localhost/leasehold --phases sustained --hold-tx 5m:5m --sustain-chart sustained.png`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.bench(cmd, &f) }),
 	}
@@ -78,6 +89,12 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.IntVar(&f.o.IdleRate, "idle-rate", bench.DefaultIdleRate, "idle cost: jobs inserted per second into random queues afterwards")
 	fl.Var(cli.NewDurationValue(&f.o.IdlePickupFor, bench.DefaultIdlePickupFor, 100*time.Millisecond, time.Hour), "idle-pickup-for", "idle cost: how long to insert")
 	fl.Var(cli.NewDurationValue(&f.o.Timeout, bench.DefaultPhaseTimeout, time.Second, 24*time.Hour), "timeout", "give up a measurement after this long")
+	fl.Var(cli.NewDurationValue(&f.o.SustainFor, bench.DefaultSustainFor, time.Second, 24*time.Hour), "sustain-for", "sustained: how long to insert and drain")
+	fl.IntVar(&f.o.SustainRate, "sustain-rate", bench.DefaultSustainRate, "sustained: jobs inserted per second")
+	fl.Var(cli.NewDurationValue(&f.o.SustainRetention, bench.DefaultSustainRetention, time.Second, 24*time.Hour), "sustain-retention", "sustained: the worker's FinishedRetention")
+	fl.Var(cli.NewDurationValue(&f.o.SustainWindow, bench.DefaultSustainWindow, 100*time.Millisecond, time.Hour), "sustain-window", "sustained: length of one reported window")
+	fl.StringVar(&f.hold, "hold-tx", "", `sustained: hold one REPEATABLE READ transaction open, "START:DURATION" into the run (such as 5m:5m)`)
+	fl.StringVar(&f.sustChart, "sustain-chart", "", "draw the sustained run's throughput and latency over time as a PNG in this file")
 	fl.StringVar(&f.jsonPath, "out", "", "write the figures as JSON to this file")
 	fl.StringVar(&f.chartPath, "chart", "", "draw throughput against worker count as a PNG in this file")
 	fl.StringVar(&f.profile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
@@ -93,6 +110,10 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 			return cli.Failf("%w", err)
 		}
 		return a.benchReport(rep, f)
+	}
+	var err error
+	if f.o.HoldAt, f.o.HoldFor, err = bench.ParseHold(f.hold); err != nil {
+		return cli.Failf("%w", err)
 	}
 	t, err := a.target(cmd)
 	if err != nil {
@@ -132,6 +153,11 @@ func (a *app) benchReport(rep *bench.Report, f *benchFlags) error {
 	}
 	if f.chartPath != "" {
 		if err := bench.WriteChart(f.chartPath, rep); err != nil {
+			return cli.Failf("%w", err)
+		}
+	}
+	if f.sustChart != "" {
+		if err := bench.WriteSustainedChart(f.sustChart, rep); err != nil {
 			return cli.Failf("%w", err)
 		}
 	}

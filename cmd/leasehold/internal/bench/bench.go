@@ -50,10 +50,17 @@ const (
 	PhaseLatency = "latency"
 	PhaseLease   = "lease"
 	PhaseIdle    = "idle"
+	// PhaseSustained inserts and drains at a fixed rate for SustainFor;
+	// being long, it runs only when asked for.
+	PhaseSustained = "sustained"
 )
 
-// AllPhases lists every phase in run order.
+// AllPhases lists every phase run by default, in run order.
 var AllPhases = []string{PhaseInsert, PhaseDrain, PhaseCeiling, PhaseLatency, PhaseLease, PhaseIdle}
+
+// KnownPhases lists every phase a run can select: AllPhases and
+// PhaseSustained.
+var KnownPhases = append(slices.Clone(AllPhases), PhaseSustained)
 
 // Options configure a run. Exactly one of URL (PostgreSQL) and Path
 // (SQLite) is set; zero fields take the defaults above.
@@ -95,6 +102,17 @@ type Options struct {
 
 	Timeout time.Duration // per measurement
 
+	// The sustained phase: jobs inserted at SustainRate per second (in
+	// small batches) for SustainFor and drained by a worker with default
+	// settings whose FinishedRetention is SustainRetention, figures
+	// reported per SustainWindow. With HoldFor set, one REPEATABLE READ
+	// transaction is held open from HoldAt for HoldFor.
+	SustainFor       time.Duration
+	SustainRate      int
+	SustainRetention time.Duration
+	SustainWindow    time.Duration
+	HoldAt, HoldFor  time.Duration
+
 	// Progress receives a line per measurement; nil discards them.
 	Progress io.Writer
 	// Logger receives the library's warnings; nil discards them.
@@ -127,6 +145,10 @@ func (o Options) withDefaults() Options {
 	o.IdleRate = cmp.Or(o.IdleRate, DefaultIdleRate)
 	o.IdlePickupFor = cmp.Or(o.IdlePickupFor, DefaultIdlePickupFor)
 	o.Timeout = cmp.Or(o.Timeout, DefaultPhaseTimeout)
+	o.SustainFor = cmp.Or(o.SustainFor, DefaultSustainFor)
+	o.SustainRate = cmp.Or(o.SustainRate, DefaultSustainRate)
+	o.SustainRetention = cmp.Or(o.SustainRetention, DefaultSustainRetention)
+	o.SustainWindow = cmp.Or(o.SustainWindow, DefaultSustainWindow)
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -141,9 +163,16 @@ func (o Options) validate() error {
 		return fmt.Errorf("bench: set exactly one of URL and Path")
 	}
 	for _, p := range o.Phases {
-		if !slices.Contains(AllPhases, p) {
-			return fmt.Errorf("bench: unknown phase %q (want %v)", p, AllPhases)
+		if !slices.Contains(KnownPhases, p) {
+			return fmt.Errorf("bench: unknown phase %q (want %v)", p, KnownPhases)
 		}
+	}
+	if slices.Contains(o.Phases, PhaseSustained) {
+		if err := o.validateSustained(); err != nil {
+			return err
+		}
+	} else if o.HoldFor > 0 {
+		return fmt.Errorf("bench: a held transaction needs the %s phase", PhaseSustained)
 	}
 	for _, w := range o.Workers {
 		if w < 1 {
@@ -198,6 +227,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}{
 		{PhaseInsert, b.runInsert}, {PhaseCeiling, b.runCeiling}, {PhaseDrain, b.runDrain},
 		{PhaseLatency, b.runLatency}, {PhaseLease, b.runLease}, {PhaseIdle, b.runIdle},
+		{PhaseSustained, b.runSustained},
 	}
 	for _, s := range steps {
 		if !b.want(s.phase) {

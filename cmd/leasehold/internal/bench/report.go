@@ -35,6 +35,8 @@ type Report struct {
 	Latency      []LatencyResult `json:"latency,omitempty"`
 	Lease        []LeaseResult   `json:"lease,omitempty"`
 	Idle         []IdleResult    `json:"idle,omitempty"`
+	// Sustained is the sustained run, when the run selected it.
+	Sustained *SustainedResult `json:"sustained,omitempty"`
 	// DefaultRatio is the drain rate with the default worker count over
 	// the ceiling measured around it, when both were measured;
 	// DefaultBestRatio the same rate over the fastest ceiling of the run.

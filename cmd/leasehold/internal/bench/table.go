@@ -67,6 +67,9 @@ func WriteTable(w io.Writer, r *Report) error {
 				l.DriverCallsPerSec, l.Pickup.Rate, l.Pickup.P50, l.Pickup.P95, l.Pickup.P99, l.Pickup.Max)
 		}
 	}
+	if r.Sustained != nil {
+		writeSustained(p, r.Sustained)
+	}
 	return tw.Flush()
 }
 
