@@ -28,9 +28,15 @@ const notPaused4 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = ?4 A
 
 // claimPendingSQL selects ready jobs through leasehold_jobs_ready, unless
 // the queue is paused. ?4 queue, ?5 kinds (JSON array), ?6 limit.
+//
+// The unary + on run_at keeps the planner walking the index in claim
+// order and stopping at the limit. Once ANALYZE (or PRAGMA optimize) has
+// seen one queue and one priority, it otherwise prefers a skip-scan on the
+// run_at range and sorts every ready job of the queue, in every claim: the
+// cost of a claim then grows with the backlog.
 const claimPendingSQL = `SELECT id, 1 AS grp, priority, run_at FROM (
         SELECT id, priority, run_at FROM leasehold_jobs
-        WHERE status = 'pending' AND queue = ?4 AND run_at <= ?1
+        WHERE status = 'pending' AND queue = ?4 AND +run_at <= ?1
           AND kind IN (SELECT value FROM json_each(?5)) AND ` + notPaused4 + `
         ORDER BY priority, run_at, id LIMIT ?6 + 0)`
 
@@ -54,7 +60,7 @@ func claimSQL(takeOver bool) string {
 	}
 	return claimSet + `
 WHERE id IN (SELECT id FROM (` + cands + `) ORDER BY grp, priority, run_at, id LIMIT ?6 + 0)
-RETURNING ` + jobCols
+RETURNING ` + claimedCols
 }
 
 var (
@@ -98,7 +104,8 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
-		if jobs, err = scanJobs(rows); err != nil {
+		c := claimed{queue: p.Queue, owner: p.Owner, leaseUntil: fromMicros(now + micros(p.TTL))}
+		if jobs, err = scanClaimed(rows, c); err != nil {
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
 		return nil

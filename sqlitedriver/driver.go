@@ -20,6 +20,14 @@ var _ driver.Driver = (*Driver)(nil)
 // another connection's (or process's) write lock before SQLITE_BUSY.
 const BusyTimeout = 10 * time.Second
 
+// MmapSize is the mmap_size Open sets: up to this many bytes of the
+// database file are read through a memory map instead of a read system
+// call per page that is not in SQLite's own page cache (2 MiB). In a
+// drain those reads were the writer connection's system calls, each one
+// a point where its goroutine could lose its processor while it held the
+// database's only write lock. Writes still go through the write-ahead log.
+const MmapSize = 256 << 20
+
 // busyRetries is how many times a driver-owned transaction that still failed
 // with SQLITE_BUSY after BusyTimeout is run again.
 const busyRetries = 4
@@ -40,7 +48,7 @@ type Driver struct {
 
 // Open opens (creating if needed) the SQLite database file at path with the
 // pragmas leasehold needs (WAL, synchronous=FULL, busy_timeout, foreign_keys,
-// BEGIN IMMEDIATE transactions) on a single connection. Close closes it. Call
+// mmap_size, BEGIN IMMEDIATE transactions) on a single connection. Close closes it. Call
 // Migrate before use.
 func Open(path string) (*Driver, error) {
 	db, err := sql.Open("sqlite", DSN(path))
@@ -68,6 +76,7 @@ func DSN(path string) string {
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(FULL)",
 		"_pragma=foreign_keys(1)",
+		"_pragma=mmap_size(" + fmt.Sprint(MmapSize) + ")",
 		"_txlock=immediate",
 	}
 	return "file:" + escapePath(path) + "?" + strings.Join(q, "&")
@@ -86,7 +95,8 @@ func escapePath(path string) string {
 // New returns a Driver on a caller-owned *sql.DB opened with the
 // modernc.org/sqlite driver ("sqlite"). Close does not close db. The caller
 // should open it as Open does (see DSN): journal_mode WAL, synchronous FULL,
-// a busy_timeout, _txlock=immediate, and db.SetMaxOpenConns(1).
+// a busy_timeout, _txlock=immediate, and db.SetMaxOpenConns(1); mmap_size
+// is for speed only.
 func New(db *sql.DB) (*Driver, error) {
 	if db == nil {
 		return nil, errors.New("sqlitedriver: New: nil *sql.DB")

@@ -12,25 +12,34 @@ import (
 func TestClaimPlanChecksPauseOnce(t *testing.T) {
 	d := openTest(t)
 	for name, query := range map[string]string{"pending": claimSQLPending, "takeover": claimSQLTakeOver} {
-		rows, err := d.DB().QueryContext(testCtx(t), "EXPLAIN QUERY PLAN "+query,
-			int64(0), int64(1e6), "w", "q", `["k"]`, 10)
-		if err != nil {
-			t.Fatalf("EXPLAIN QUERY PLAN: %v", err)
-		}
-		var b strings.Builder
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(detail + "\n")
-		}
-		rows.Close()
-		plan := b.String()
+		plan := queryPlan(t, d, query, int64(0), int64(1e6), "w", "q", `["k"]`, 10)
 		if strings.Contains(plan, "CORRELATED") || !strings.Contains(plan, "SEARCH leasehold_queues USING PRIMARY KEY") ||
 			!strings.Contains(plan, "USING INDEX leasehold_jobs_ready") {
 			t.Errorf("%s claim: want a one-time primary-key lookup of the pause and the ready index, got plan:\n%s", name, plan)
 		}
 	}
+}
+
+// queryPlan returns the details of EXPLAIN QUERY PLAN for query with args,
+// one line each.
+func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
+	t.Helper()
+	rows, err := d.DB().QueryContext(testCtx(t), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("EXPLAIN QUERY PLAN: %v", err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -229,7 +229,7 @@ const (
 	sqliteCeilingClaim = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
 	lease_owner = ?1, lease_until = ?2 + 30000000, heartbeat_at = NULL, claimed_at = ?2
 WHERE id IN (SELECT id FROM leasehold_jobs
-	WHERE status = 'pending' AND queue = 'default' AND run_at <= ?2
+	WHERE status = 'pending' AND queue = 'default' AND +run_at <= ?2
 	ORDER BY priority, run_at, id LIMIT ?3)
 RETURNING id, attempt`
 	sqliteCeilingEnd = `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, outcome)
