@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -162,28 +161,13 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-// PrepareDir creates dir for a server: as root, owned by ServerUser, who
-// runs the server and must reach it.
+// PrepareDir creates dir for a server and, as root, gives it to
+// ServerUser, who runs the server and must reach it (ShareDir).
 func PrepareDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("pgctl: %w", err)
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return fmt.Errorf("pgctl: %w", err)
-	}
-	if !AsRoot() {
-		return nil
-	}
-	u, err := user.Lookup(ServerUser)
-	if err != nil {
-		return fmt.Errorf("pgctl: running as root needs a %s user: %w", ServerUser, err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if err := os.Chown(dir, uid, gid); err != nil {
-		return fmt.Errorf("pgctl: %w", err)
-	}
-	return nil
+	return ShareDir(dir)
 }
 
 // ErrExists is returned when a server directory is already in use.

@@ -31,7 +31,7 @@ func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Node,
 		return nil, err
 	}
 	if err := s.Start(ctx); err != nil {
-		return nil, fmt.Errorf("%w\n%s", err, readTail(s.LogFile()))
+		return nil, fmt.Errorf("%w\n%s", err, ReadTail(s.LogFile()))
 	}
 	return s, nil
 }
@@ -63,7 +63,7 @@ func NewStandby(ctx context.Context, primary *Node, dir string, port int, name, 
 		return nil, err
 	}
 	if err := s.Start(ctx); err != nil {
-		return nil, fmt.Errorf("%w\n%s", err, readTail(s.LogFile()))
+		return nil, fmt.Errorf("%w\n%s", err, ReadTail(s.LogFile()))
 	}
 	return s, nil
 }
@@ -98,8 +98,8 @@ func appendConf(dataDir, name, text string) error {
 	return nil
 }
 
-// readTail returns the end of a log file, for error messages.
-func readTail(path string) string {
+// ReadTail returns the end of a log file, for error messages.
+func ReadTail(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""

@@ -66,7 +66,7 @@ func StartCluster(t testing.TB) *Cluster {
 		t.Fatalf("testdb: configure cluster: %v", err)
 	}
 	if err := pgctl.Run(ctx, pgCtl, "start", "-D", c.DataDir, "-l", c.LogFile, "-w", "-t", "60"); err != nil {
-		t.Fatalf("testdb: %v\n%s", err, readTail(c.LogFile))
+		t.Fatalf("testdb: %v\n%s", err, pgctl.ReadTail(c.LogFile))
 	}
 	t.Cleanup(func() { c.stop(t) })
 	return c
@@ -90,16 +90,4 @@ func appendFile(path, text string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// readTail returns the end of a log file, for failure messages.
-func readTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
 }
