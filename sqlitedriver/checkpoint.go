@@ -55,16 +55,8 @@ func (d *Driver) Checkpoints(ctx context.Context, jobID int64) ([]*leasehold.Che
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: checkpoints: %w", d.wrapErr(err))
 	}
-	defer rows.Close()
-	var out []*leasehold.CheckpointRow
-	for rows.Next() {
-		c, err := scanCheckpoint(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: checkpoints: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanAll(rows, scanCheckpoint)
+	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: checkpoints: %w", err)
 	}
 	return out, nil

@@ -3,7 +3,6 @@ package sqlitedriver
 import (
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -27,19 +26,7 @@ type claimed struct {
 // scanClaimed reads the rows of a batch claim (selected with claimedCols)
 // and closes rows.
 func scanClaimed(rows *sql.Rows, c claimed) ([]*leasehold.JobRow, error) {
-	defer rows.Close()
-	var jobs []*leasehold.JobRow
-	for rows.Next() {
-		j, err := scanClaimedRow(rows, c)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: scan job: %w", err)
-		}
-		jobs = append(jobs, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitedriver: read jobs: %w", err)
-	}
-	return jobs, nil
+	return scanAll(rows, func(s scanner) (*leasehold.JobRow, error) { return scanClaimedRow(s, c) })
 }
 
 // scanClaimedRow reads one row selected with claimedCols.

@@ -122,16 +122,8 @@ func (d *Driver) PeriodicList(ctx context.Context) ([]*leasetype.PeriodicRow, er
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
 	}
-	defer rows.Close()
-	var out []*leasetype.PeriodicRow
-	for rows.Next() {
-		p, err := scanPeriodic(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanAll(rows, scanPeriodic)
+	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
 	}
 	return out, nil

@@ -56,19 +56,28 @@ func scanJob(s scanner) (*leasehold.JobRow, error) {
 
 // scanJobs reads all rows selected with jobCols and closes rows.
 func scanJobs(rows *sql.Rows) ([]*leasehold.JobRow, error) {
-	defer rows.Close()
-	var jobs []*leasehold.JobRow
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: scan job: %w", err)
-		}
-		jobs = append(jobs, j)
-	}
-	if err := rows.Err(); err != nil {
+	jobs, err := scanAll(rows, scanJob)
+	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: read jobs: %w", err)
 	}
 	return jobs, nil
+}
+
+// scanAll reads every row with scan and closes rows.
+func scanAll[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // sortClaimOrder sorts jobs by priority, run_at and id: the claim order.
