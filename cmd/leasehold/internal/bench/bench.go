@@ -179,9 +179,15 @@ func (o Options) validate() error {
 			return fmt.Errorf("bench: worker count %d must be positive", w)
 		}
 	}
-	if o.Jobs < 1 || o.Rate < 1 || o.LeaseJobs < 1 || o.CeilingLoops < 1 || o.CeilingBatch < 1 || o.MetricsRounds < 1 ||
-		o.IdleQueues < 1 || o.IdleRate < 1 {
-		return fmt.Errorf("bench: counts must be positive")
+	for _, c := range []struct {
+		flag string
+		n    int
+	}{{"jobs", o.Jobs}, {"rate", o.Rate}, {"lease-jobs", o.LeaseJobs}, {"ceiling-loops", o.CeilingLoops},
+		{"ceiling-batch", o.CeilingBatch}, {"metrics-rounds", o.MetricsRounds}, {"idle-queues", o.IdleQueues},
+		{"idle-rate", o.IdleRate}} {
+		if c.n < 1 {
+			return fmt.Errorf("bench: --%s %d must be positive", c.flag, c.n)
+		}
 	}
 	if !(o.TraceSample > 0 && o.TraceSample <= 1) {
 		return fmt.Errorf("bench: trace sample %g must be in (0, 1]", o.TraceSample)
