@@ -270,6 +270,37 @@ type ClaimParams struct {
 	// budget left and no cancel request) as well as pending ones. It is
 	// false for queues whose policy flags expired jobs as stuck.
 	TakeOver bool
+	// After, when set, is a lower bound of the pending jobs the claim
+	// needs to consider: the caller knows of no claimable pending job at
+	// or before this key in claim order. PostgreSQL starts its index scan
+	// after it, which skips the entries of rows that an open transaction
+	// keeps vacuum from removing; SQLite, which has no such entries,
+	// ignores it. It never bounds the takeover candidates. See
+	// docs/design.md, "Claim cursor".
+	After *ClaimKey
+}
+
+// ClaimKey is a job's place in claim order: priority, then run_at, then id.
+type ClaimKey struct {
+	Priority int
+	RunAt    time.Time
+	ID       int64
+}
+
+// KeyOf returns job's place in claim order.
+func KeyOf(job *leasetype.JobRow) ClaimKey {
+	return ClaimKey{Priority: job.Priority, RunAt: job.RunAt, ID: job.ID}
+}
+
+// Less reports whether k comes before o in claim order.
+func (k ClaimKey) Less(o ClaimKey) bool {
+	if k.Priority != o.Priority {
+		return k.Priority < o.Priority
+	}
+	if !k.RunAt.Equal(o.RunAt) {
+		return k.RunAt.Before(o.RunAt)
+	}
+	return k.ID < o.ID
 }
 
 // ClaimByIDParams selects one job to lease.

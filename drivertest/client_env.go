@@ -60,6 +60,7 @@ var clientTests = []struct {
 	{"ResumedQueueClaimedPromptly", testResumedQueueClaimedPromptly},
 	{"IdleQueuesPolledByProbe", testIdleQueuesPolledByProbe},
 	{"BusyQueuesClaimedFairly", testBusyQueuesClaimedFairly},
+	{"JobBeforeCursorClaimed", testJobBeforeCursorClaimed},
 	{"PauseQueueBadName", testPauseQueueBadName},
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},

@@ -45,7 +45,18 @@ const notPaused3 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = $3 A
 // claimSQL: $3 queue, $4 kinds, $5 limit, $6 take over. Expired leases come
 // first; each candidate set uses its own partial index. Neither takes a
 // job of a paused queue.
-const claimSQL = `WITH takeover AS (
+var claimSQL = claimWith("")
+
+// claimAfterSQL is claimSQL whose pending candidates come after the claim
+// key ($7, $8, $9) in claim order: the index scan starts there instead of
+// at the queue's first entry, past the entries of rows already claimed
+// that an open transaction keeps vacuum from removing (driver.ClaimParams
+// After; docs/design.md, "Claim cursor").
+var claimAfterSQL = claimWith(`
+		AND (priority, run_at, id) > ($7::int, $8::timestamptz, $9::bigint)`)
+
+func claimWith(after string) string {
+	return `WITH takeover AS (
 	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs
 	WHERE $6::boolean AND ` + takeOverCond + `
 		AND queue = $3 AND kind = ANY($4::text[]) AND ` + notPaused3 + `
@@ -54,7 +65,7 @@ const claimSQL = `WITH takeover AS (
 	FOR UPDATE SKIP LOCKED
 ), pending AS (
 	SELECT id FROM leasehold_jobs
-	WHERE status = 'pending' AND queue = $3 AND kind = ANY($4::text[]) AND run_at <= now()
+	WHERE status = 'pending' AND queue = $3 AND kind = ANY($4::text[]) AND run_at <= now()` + after + `
 		AND ` + notPaused3 + `
 	ORDER BY priority, run_at, id
 	LIMIT $5::int - (SELECT count(*) FROM takeover)
@@ -62,6 +73,7 @@ const claimSQL = `WITH takeover AS (
 ), picked AS (
 	SELECT id FROM takeover UNION ALL SELECT id FROM pending
 ),` + claimTail
+}
 
 // claimByIDSQL: $3 id, $4 take over. Racers wait for the row lock and
 // re-check the condition, so exactly one wins. A job of a paused queue is
@@ -81,8 +93,11 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, claimSQL,
-		p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver)
+	query, args := claimSQL, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver}
+	if a := p.After; a != nil {
+		query, args = claimAfterSQL, append(args, a.Priority, a.RunAt, a.ID)
+	}
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: claim: %w", err)
 	}

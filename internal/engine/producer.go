@@ -149,6 +149,9 @@ type queue struct {
 	// more is set when the last claim filled every slot it asked for, so
 	// freed slots should trigger another claim.
 	more atomic.Bool
+	// cur is where the loop's claims start their scan of pending jobs
+	// (producer_cursor.go); only the loop touches it.
+	cur cursor
 }
 
 // poke asks the loop to look for jobs now. It never blocks.
@@ -214,7 +217,34 @@ func (q *queue) coalesce(ctx context.Context) {
 }
 
 // claim leases up to n jobs and starts them; it returns how many it got.
+// A full claim due while the cursor is set runs beside the loop instead
+// (producer_cursor.go): claim then holds its n slots for it and returns n.
 func (q *queue) claim(ctx context.Context, n int) int {
+	p := q.p
+	params := &driver.ClaimParams{
+		Queue: q.name, Kinds: p.cfg.Kinds, Owner: p.cfg.Owner,
+		TTL: p.cfg.TTL, Limit: n, TakeOver: q.cfg.TakeOver,
+	}
+	switch q.cur.prepare(params, p.cfg.Clock.Now()) {
+	case cursorClaim:
+		return q.claimWith(ctx, params, false)
+	case fullClaimBeside:
+		q.inFlight.Add(int64(n))
+		p.life.Go(func() {
+			q.claimWith(ctx, params, true)
+			q.inFlight.Add(-int64(n))
+			q.cur.fullDone()
+			q.poke()
+		})
+		return n
+	default:
+		return q.claimWith(ctx, params, true)
+	}
+}
+
+// claimWith runs claim params and starts the jobs it leased; it returns
+// how many.
+func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full bool) int {
 	p := q.p
 	cctx, cancel := context.WithTimeout(p.claimCtx, ClaimTimeout)
 	defer cancel()
@@ -222,10 +252,8 @@ func (q *queue) claim(ctx context.Context, n int) int {
 	// window is measured from here, however late the reply comes back,
 	// and checked again right before each handler starts.
 	sent := p.cfg.Clock.Now()
-	rows, err := p.cfg.Claimer.Claim(cctx, &driver.ClaimParams{
-		Queue: q.name, Kinds: p.cfg.Kinds, Owner: p.cfg.Owner,
-		TTL: p.cfg.TTL, Limit: n, TakeOver: q.cfg.TakeOver,
-	})
+	rows, err := p.cfg.Claimer.Claim(cctx, params)
+	q.cur.claimed(params, full, rows, sent, p.cfg.Clock.Now())
 	if err != nil {
 		p.cfg.Logger.Warn("leasehold: claim failed", "queue", q.name, "err", err)
 		return 0

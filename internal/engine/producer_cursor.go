@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+// fullClaimShare spaces a queue's full claims: the next one comes no
+// sooner than this many times the last one's duration after it started.
+const fullClaimShare = 10
+
+// claimMode is how a queue's loop runs its next claim.
+type claimMode int
+
+const (
+	// fullClaim scans from the start of claim order and takes over
+	// expired leases, in the loop: the first claims, before the cursor
+	// is set.
+	fullClaim claimMode = iota
+	// fullClaimBeside is a full claim run beside the loop, which goes on
+	// with cursor claims meanwhile.
+	fullClaimBeside
+	// cursorClaim starts after the cursor and takes over nothing.
+	cursorClaim
+)
+
+// cursor lets a queue's claims skip what they already claimed. A claim
+// normally scans the queue's pending jobs from the start of claim order
+// (a full claim). On PostgreSQL, while a transaction is held open, the
+// index entries of every job claimed since it began stay in front of the
+// first pending one, and every full claim walks them all: claims slow
+// down as the transaction ages. A cursor claim starts after the key of
+// the last job the loop claimed (driver.ClaimParams After) and takes over
+// no lease, so it costs the same however many such entries there are.
+//
+// The key is a lower bound of the claimable pending jobs, not of all of
+// them: a job inserted later before it (a higher priority, an earlier
+// run_at) or returned to pending by the watcher is claimed by the next
+// full claim, which also takes over expired leases. A full claim is due
+// once the last one started fullClaimShare times its duration ago: at
+// once in normal operation, where a full claim takes a millisecond, and
+// about once a second when it takes a hundred. Once the cursor is set a
+// full claim runs beside the loop, one at a time, so that a slow one
+// holds up no cursor claim. docs/design.md, "Claim cursor".
+type cursor struct {
+	mu    sync.Mutex
+	after *driver.ClaimKey
+	// nextFull is when (Clock) the next full claim is due.
+	nextFull int64
+	// fullBusy is set while a full claim runs beside the loop.
+	fullBusy bool
+}
+
+// prepare makes p the claim due at now and says how to run it.
+func (c *cursor) prepare(p *driver.ClaimParams, now int64) claimMode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.after == nil:
+		return fullClaim
+	case now >= c.nextFull && !c.fullBusy:
+		c.fullBusy = true
+		return fullClaimBeside
+	}
+	p.After, p.TakeOver = c.after, false
+	return cursorClaim
+}
+
+// fullDone records the end of a full claim run beside the loop.
+func (c *cursor) fullDone() {
+	c.mu.Lock()
+	c.fullBusy = false
+	c.mu.Unlock()
+}
+
+// claimed moves the cursor after claim p (full or not, sent at sent and
+// answered at now) returned rows: forward to the last of the rows that
+// came from the pending jobs. A claim that filled its limit while it could
+// take over leases mixes in takeovers, whose keys bound nothing: of its
+// rows only first attempts, which cannot be takeovers, count.
+func (c *cursor) claimed(p *driver.ClaimParams, full bool, rows []*leasetype.JobRow, sent, now int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if full {
+		c.nextFull = sent + fullClaimShare*(now-sent)
+	}
+	mixed := p.TakeOver && len(rows) == p.Limit
+	for _, row := range rows {
+		if mixed && row.Attempt != 1 {
+			continue
+		}
+		if k := driver.KeyOf(row); c.after == nil || c.after.Less(k) {
+			c.after = &k
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
+)
+
+func cursorRow(id int64, attempt int) *leasetype.JobRow {
+	return &leasetype.JobRow{ID: id, Attempt: attempt, RunAt: time.Unix(1000, 0)}
+}
+
+// TestCursorClaims checks when a queue's claims start after its cursor,
+// and where the cursor moves: a full claim in the loop while it is unset;
+// a full claim beside the loop, one at a time, whenever the last one
+// started fullClaimShare times its duration ago; cursor claims (After
+// set, no takeover) otherwise; the cursor only forward, and never to the
+// key of a row that may be a takeover.
+func TestCursorClaims(t *testing.T) {
+	var c cursor
+	ms := int64(time.Millisecond)
+	claim := func(now int64, want claimMode) *driver.ClaimParams {
+		t.Helper()
+		p := &driver.ClaimParams{Limit: 3, TakeOver: true}
+		if got := c.prepare(p, now); got != want {
+			t.Fatalf("claim at %d ms: mode %d, want %d", now/ms, got, want)
+		}
+		if cur := p.After != nil; cur != (want == cursorClaim) || p.TakeOver == cur {
+			t.Fatalf("claim at %d ms (mode %d): after %+v, takeover %v", now/ms, want, p.After, p.TakeOver)
+		}
+		return p
+	}
+
+	p := claim(0, fullClaim)
+	// A full batch that may hold takeovers: only the first attempts count.
+	c.claimed(p, true, []*leasetype.JobRow{cursorRow(5, 1), cursorRow(9, 2), cursorRow(7, 1)}, 0, 10*ms)
+	if c.after == nil || c.after.ID != 7 {
+		t.Fatalf("after a full batch with a possible takeover: cursor %+v, want id 7", c.after)
+	}
+
+	p = claim(50*ms, cursorClaim)
+	if p.After.ID != 7 {
+		t.Fatalf("cursor claim after %+v, want id 7", p.After)
+	}
+	// A cursor claim takes over nothing: every row counts.
+	c.claimed(p, false, []*leasetype.JobRow{cursorRow(8, 1), cursorRow(12, 3)}, 50*ms, 51*ms)
+	if c.after.ID != 12 {
+		t.Fatalf("after a cursor claim: cursor %+v, want id 12", c.after)
+	}
+
+	p = claim(100*ms, fullClaimBeside)
+	claim(101*ms, cursorClaim) // one full claim at a time
+	// A short full claim got every claimable job; the cursor does not go
+	// back to the job before it that it found.
+	c.claimed(p, true, []*leasetype.JobRow{cursorRow(3, 1)}, 100*ms, 102*ms)
+	c.fullDone()
+	if c.after.ID != 12 {
+		t.Fatalf("after a short full claim of an earlier job: cursor %+v, want id 12 still", c.after)
+	}
+	claim(110*ms, cursorClaim)
+	claim(120*ms, fullClaimBeside)
+}
