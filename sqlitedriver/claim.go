@@ -79,7 +79,9 @@ RETURNING ` + jobCols
 // Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
 // p.Kinds with one UPDATE ... RETURNING, after ending the attempts it
 // takes over (endTakenOverSQL), in one transaction. Jobs are returned in
-// claim order.
+// claim order. p.After is ignored: SQLite removes the index entry of a
+// claimed job at once, so a scan from the queue's first entry reads no
+// entry of a job already claimed.
 func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
