@@ -183,7 +183,7 @@ func (q *queue) fetchWhileFull(ctx context.Context) {
 		// after the count then sees it and wakes the loop (see done).
 		q.more.Store(true)
 		free := q.free()
-		if free == 0 {
+		if free <= 0 {
 			return
 		}
 		n := min(free, q.p.cfg.FetchBatch)
@@ -227,24 +227,24 @@ func (q *queue) claim(ctx context.Context, n int) int {
 	}
 	switch q.cur.prepare(params, p.cfg.Clock.Now()) {
 	case cursorClaim:
-		return q.claimWith(ctx, params, false)
+		return q.claimWith(ctx, params, false, 0)
 	case fullClaimBeside:
 		q.inFlight.Add(int64(n))
 		p.life.Go(func() {
-			q.claimWith(ctx, params, true)
-			q.inFlight.Add(-int64(n))
+			q.claimWith(ctx, params, true, n)
 			q.cur.fullDone()
 			q.poke()
 		})
 		return n
 	default:
-		return q.claimWith(ctx, params, true)
+		return q.claimWith(ctx, params, true, 0)
 	}
 }
 
 // claimWith runs claim params and starts the jobs it leased; it returns
-// how many.
-func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full bool) int {
+// how many. The reserved slots, counted in flight already, become the
+// jobs' own.
+func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full bool, reserved int) int {
 	p := q.p
 	cctx, cancel := context.WithTimeout(p.claimCtx, ClaimTimeout)
 	defer cancel()
@@ -254,11 +254,11 @@ func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full 
 	sent := p.cfg.Clock.Now()
 	rows, err := p.cfg.Claimer.Claim(cctx, params)
 	q.cur.claimed(params, full, rows, sent, p.cfg.Clock.Now())
+	q.inFlight.Add(int64(len(rows) - reserved))
 	if err != nil {
 		p.cfg.Logger.Warn("leasehold: claim failed", "queue", q.name, "err", err)
 		return 0
 	}
-	q.inFlight.Add(int64(len(rows)))
 	for _, row := range rows {
 		l := p.cfg.Executor.hold(q, row, sent)
 		if ctx.Err() != nil {
