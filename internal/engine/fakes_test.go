@@ -23,8 +23,9 @@ type fakeDB struct {
 	mu sync.Mutex
 	// pending rows are handed out by Claim, oldest first.
 	pending []*leasetype.JobRow
-	// claimDelay delays every Claim reply.
-	claimDelay time.Duration
+	// claimDelay delays every Claim reply, probeDelay every
+	// ClaimableQueues reply.
+	claimDelay, probeDelay time.Duration
 	// held are the leases Heartbeat renews; hbErr fails every Heartbeat.
 	held        map[int64]bool
 	cancelAsked map[int64]bool
@@ -74,6 +75,7 @@ func (db *fakeDB) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.probes++
+	time.Sleep(db.probeDelay)
 	var out []string
 	for _, r := range db.pending {
 		if _, ok := p.Queues[r.Queue]; ok && !slices.Contains(out, r.Queue) {

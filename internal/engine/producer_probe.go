@@ -5,17 +5,28 @@ import (
 	"time"
 )
 
-// probeLoop runs the probe at once, then every poll interval.
+// probeShare spaces the probes out when one is slow: the next comes no
+// sooner than this many times the last one's duration after it started.
+const probeShare = 10
+
+// probeLoop runs the probe at once, then every poll interval, or every
+// probeShare times the last probe's duration when that is longer: behind
+// a transaction held open on PostgreSQL, each probe reads the index
+// entries of every job claimed since it began, and probing as often as
+// usual would spend a core on it (docs/design.md, "Claim cursor").
 func (p *Producer) probeLoop(ctx context.Context) {
-	t := time.NewTicker(p.cfg.PollInterval)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		p.probe(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		began := time.Now()
+		p.probe(ctx)
+		took := time.Since(began)
+		t.Reset(max(p.cfg.PollInterval, probeShare*took) - took)
 	}
 }
 

@@ -50,6 +50,19 @@ func TestIdleQueuesCostOneProbe(t *testing.T) {
 	}
 }
 
+// TestSlowProbesSpacedOut: a probe that takes 30 ms, with a poll interval
+// of 5 ms, runs about every 300 ms (probeShare times its duration), not
+// back to back.
+func TestSlowProbesSpacedOut(t *testing.T) {
+	db := newFakeDB()
+	db.probeDelay = 30 * time.Millisecond
+	newRig(t, db, rigOpts{poll: 5 * time.Millisecond})
+	time.Sleep(time.Second)
+	if _, probes := db.calls(); probes > 6 {
+		t.Fatalf("%d probes of 30 ms each in one second, want at most 6 (one per 300 ms)", probes)
+	}
+}
+
 // TestBusyQueuesAllProgress: 50 queues of one slot each, each with more
 // jobs than that, all progress together: handlers hold their slot until
 // released round by round, and in every round each queue starts its next
