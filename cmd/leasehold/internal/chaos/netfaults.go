@@ -22,6 +22,9 @@ const (
 // netKinds maps the names of --net-faults to outage kinds.
 var netKinds = map[string]string{"partition": outagePartition, "delay": outageDelay, "stall": outageStall}
 
+// netModes maps outage kinds to the proxy's modes.
+var netModes = map[string]netfault.Mode{outagePartition: netfault.Cut, outageDelay: netfault.Delay, outageStall: netfault.Stall}
+
 // parseNetFaults turns "partition,delay,stall" into outage kinds.
 func parseNetFaults(s string) ([]string, error) {
 	var kinds []string
@@ -143,7 +146,7 @@ func (h *harness) startNetFault(ctx context.Context) {
 	o := h.newOutage(kind, procs)
 	before, err := h.netStats(ctx)
 	o.Severed = -before.Severed // completed at the end
-	mode := map[string]netfault.Mode{outagePartition: netfault.Cut, outageDelay: netfault.Delay, outageStall: netfault.Stall}[kind]
+	mode := netModes[kind]
 	if kind == outageDelay {
 		o.Delay = h.o.NetDelay
 	}
