@@ -24,7 +24,11 @@ charge for longer than the lease TTL (then SIGCONT: it wakes believing it still
 owns its jobs), and on PostgreSQL ` + "`pg_ctl restart -m immediate`" + ` (needs --pgdata;
 as root pg_ctl runs as the postgres user), pg_terminate_backend of a
 worker's sessions, and network faults between some workers and the database
-(--net-fault-every: a TCP proxy cuts, delays or stalls their traffic).
+(--net-fault-every: a TCP proxy cuts, delays or stalls their traffic). As
+root, the proxy runs in a network namespace of its own, the workers behind it
+in another, and the run starts its own PostgreSQL server on the namespaces'
+bridge (--db is then not used); otherwise it runs on loopback in front of
+--db (--net-mode).
 
 With --failover sync|async the run starts a primary and a streaming standby
 of its own instead of using --db, SIGKILLs the primary mid-run, promotes the
@@ -79,6 +83,8 @@ func (a *app) chaosCommand() *cobra.Command {
 	dur(&o.NetDelay, "net-delay", 0, 0, "reply delay of a delay fault (default 1.5 x TTL)")
 	fl.IntVar(&o.NetWorkers, "net-workers", 0, "workers connected through the faulty TCP proxy (default half, rounded up)")
 	fl.StringVar(&o.NetFaults, "net-faults", "partition,delay,stall", "network faults to inject, in turn")
+	fl.StringVar(&o.NetMode, "net-mode", chaos.NetModeAuto, "where the network faults' proxy runs: netns (a network namespace of its own; needs root), loopback (in this process), auto (netns when possible)")
+	fl.IntVar(&o.NetPort, "net-port", chaos.DefaultNetPort, "port of the server a netns run starts on the bridge")
 	fl.StringVar(&o.Failover, "failover", "", "start a primary and a standby (sync or async), SIGKILL the primary mid-run, promote the standby")
 	fl.StringVar(&o.FailoverDir, "failover-dir", "", "directory of the failover run's servers (default: a temporary one)")
 	fl.Float64Var(&o.FailoverAt, "failover-at", 0.4, "share of the jobs completed when the primary is killed")
@@ -96,7 +102,7 @@ func (a *app) chaosCommand() *cobra.Command {
 	for _, name := range []string{"freeze-for", "stall-for", "pg-terminate-every", "net-fault-every", "net-fault-for", "net-delay", "net-workers"} {
 		fl.Lookup(name).DefValue = "" // their defaults are in the usage text
 	}
-	cmd.AddCommand(a.chaosWorkerCommand())
+	cmd.AddCommand(a.chaosWorkerCommand(), a.chaosProxyCommand())
 	return cmd
 }
 

@@ -163,9 +163,9 @@ func (h *harness) loop(ctx context.Context) error {
 		case o := <-s.termDone:
 			h.terminated(o)
 		case <-netC:
-			h.startNetFault()
+			h.startNetFault(ctx)
 		case <-h.netTimerC():
-			h.endNetFault()
+			h.endNetFault(ctx)
 		case r := <-s.restartDone:
 			h.restarted(r)
 		case r := <-s.failoverDone:
@@ -250,7 +250,7 @@ func (h *harness) finishFaults(ctx context.Context) {
 		h.terminated(<-s.termDone)
 	}
 	if h.net != nil && h.net.active != nil {
-		h.endNetFault()
+		h.endNetFault(ctx)
 	}
 }
 

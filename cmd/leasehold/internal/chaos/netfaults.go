@@ -1,8 +1,9 @@
 package chaos
 
 import (
+	"context"
+	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ const (
 
 // netKinds maps the names of --net-faults to outage kinds.
 var netKinds = map[string]string{"partition": outagePartition, "delay": outageDelay, "stall": outageStall}
+
+// netModes maps outage kinds to the proxy's modes.
+var netModes = map[string]netfault.Mode{outagePartition: netfault.Cut, outageDelay: netfault.Delay, outageStall: netfault.Stall}
 
 // parseNetFaults turns "partition,delay,stall" into outage kinds.
 func parseNetFaults(s string) ([]string, error) {
@@ -41,39 +45,71 @@ func isNetFault(kind string) bool {
 
 // netState is the proxy and its faults.
 type netState struct {
-	proxy  *netfault.Proxy
+	proxy  netfault.Switch
+	addr   string // where the proxied workers connect (host:port)
 	kinds  []string
 	next   int
 	owners map[string]bool // every owner that connected through the proxy
 	active *outage
 	timer  *time.Timer
+	// sessions are the checks of where the workers' sessions come from
+	// (namespace mode).
+	sessions []SessionCheck
 }
 
-// startProxy puts a proxy in front of the run's database (on loopback).
-func (h *harness) startProxy() error {
+// netCallTimeout bounds one call to the proxy (a process of its own in
+// namespace mode).
+const netCallTimeout = 5 * time.Second
+
+// startProxy puts a proxy in front of the run's database: a process in
+// the proxy host in namespace mode, else one of the harness's own on
+// loopback.
+func (h *harness) startProxy(ctx context.Context) error {
 	kinds, err := parseNetFaults(h.o.NetFaults)
 	if err != nil {
 		return err
 	}
-	dial, addr, err := netfault.PostgresUpstream(h.ns.target.URL)
+	var (
+		sw        netfault.Switch
+		addr, dst string
+	)
+	if h.hosts != nil {
+		sw, addr, err = h.startProxyProcess(ctx)
+		dst = h.hosts.serverAddr
+	} else {
+		sw, addr, dst, err = startLoopbackProxy(h.ns.target.URL)
+	}
 	if err != nil {
 		return err
+	}
+	h.net = &netState{proxy: sw, addr: addr, kinds: kinds, next: h.rng.IntN(len(kinds)), owners: map[string]bool{}}
+	h.logf("TCP proxy %s (%s) -> %s for %d of %d workers (faults: %s)", addr, netModeDescription(h.o.NetMode), dst,
+		h.o.NetWorkers, h.o.Workers, h.o.NetFaults)
+	return nil
+}
+
+// startLoopbackProxy starts a proxy of this process on loopback, in front
+// of the first host of rawURL.
+func startLoopbackProxy(rawURL string) (netfault.Switch, string, string, error) {
+	dial, dst, err := netfault.PostgresUpstream(rawURL)
+	if err != nil {
+		return nil, "", "", err
 	}
 	p, err := netfault.Listen("127.0.0.1:0", dial)
 	if err != nil {
-		return err
+		return nil, "", "", err
 	}
-	h.net = &netState{proxy: p, kinds: kinds, next: h.rng.IntN(len(kinds)), owners: map[string]bool{}}
-	h.logf("TCP proxy %s -> %s for %d of %d workers (faults: %s)", p.Addr(), addr, h.o.NetWorkers, h.o.Workers, h.o.NetFaults)
-	return nil
+	return netfault.Local(p), p.Addr().String(), dst, nil
 }
 
 // proxiedURL is the URL of a worker that connects through the proxy.
 func (h *harness) proxiedURL(owner string) string {
 	u, _ := url.Parse(h.ns.workerURL(owner)) // parsed in newNamespace
+	host, port, _ := net.SplitHostPort(h.net.addr)
 	q := u.Query()
-	q.Set("host", "127.0.0.1")
-	q.Set("port", strconv.Itoa(h.net.proxy.Addr().Port))
+	q.Set("host", host)
+	q.Set("port", port)
+	u.Host = ""
 	u.RawQuery = q.Encode()
 	h.net.owners[owner] = true
 	return u.String()
@@ -99,7 +135,7 @@ func (h *harness) netTimerC() <-chan time.Time {
 }
 
 // startNetFault injects the next network fault for NetFaultFor.
-func (h *harness) startNetFault() {
+func (h *harness) startNetFault(ctx context.Context) {
 	n := h.net
 	if n == nil || n.active != nil || h.quiet() {
 		return
@@ -108,15 +144,18 @@ func (h *harness) startNetFault() {
 	n.next++
 	procs := h.proxied()
 	o := h.newOutage(kind, procs)
-	o.Severed = -n.proxy.Stats().Severed // completed at the end
-	switch kind {
-	case outagePartition:
-		n.proxy.Cut()
-	case outageDelay:
-		n.proxy.Delay(h.o.NetDelay)
+	before, err := h.netStats(ctx)
+	o.Severed = -before.Severed // completed at the end
+	mode := netModes[kind]
+	if kind == outageDelay {
 		o.Delay = h.o.NetDelay
-	case outageStall:
-		n.proxy.Stall()
+	}
+	if err == nil {
+		_, err = h.applyNet(ctx, mode, o.Delay)
+	}
+	if err != nil {
+		o.Error = err.Error()
+		h.logf("the proxy did not take the %s: %v", kind, err)
 	}
 	n.active, n.timer = o, time.NewTimer(h.o.NetFaultFor)
 	h.sched.outages = append(h.sched.outages, o)
@@ -125,15 +164,33 @@ func (h *harness) startNetFault() {
 }
 
 // endNetFault lets traffic pass again.
-func (h *harness) endNetFault() {
+func (h *harness) endNetFault(ctx context.Context) {
 	n := h.net
 	o := n.active
-	n.proxy.Pass()
+	after, err := h.applyNet(ctx, netfault.Pass, 0)
+	if err != nil && o.Error == "" {
+		o.Error = err.Error()
+		h.logf("the proxy did not end the %s: %v", o.Kind, err)
+	}
 	o.end = time.Now()
 	o.Took = o.end.Sub(o.start)
-	o.Severed += n.proxy.Stats().Severed
+	o.Severed += after.Severed
 	n.active, n.timer = nil, nil
 	h.logf("%s over after %s: traffic passes again", netDescription(o.Kind, o.Delay), cli.FormatDuration(o.Took))
+}
+
+// applyNet switches the proxy to m within netCallTimeout.
+func (h *harness) applyNet(ctx context.Context, m netfault.Mode, d time.Duration) (netfault.Stats, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), netCallTimeout)
+	defer cancel()
+	return h.net.proxy.Apply(ctx, m, d)
+}
+
+// netStats reads the proxy's counters within netCallTimeout.
+func (h *harness) netStats(ctx context.Context) (netfault.Stats, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), netCallTimeout)
+	defer cancel()
+	return h.net.proxy.Stats(ctx)
 }
 
 func netDescription(kind string, delay time.Duration) string {
@@ -180,7 +237,9 @@ func (h *harness) countNetFaults(r *Report, refusals []timedRefusal) {
 	if h.net == nil {
 		return
 	}
-	nf := &NetFigures{Proxy: h.net.proxy.Stats(), ProxiedWorkers: h.o.NetWorkers}
+	stats, _ := h.netStats(context.Background()) // zero if the proxy is gone
+	nf := &NetFigures{Proxy: stats, ProxiedWorkers: h.o.NetWorkers}
+	h.describeNet(nf)
 	os := h.netOutages()
 	for i, o := range os {
 		k := NetKindFigures{Kind: o.Kind}

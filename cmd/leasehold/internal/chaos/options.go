@@ -82,6 +82,14 @@ type Options struct {
 	NetFaultEvery, NetFaultFor, NetDelay time.Duration
 	NetWorkers                           int
 	NetFaults                            string
+	// NetMode says where the proxy runs: NetModeNamespaces (a process of
+	// its own in a network namespace, the proxied workers in another, and
+	// a PostgreSQL server of the run's own on the bridge, on port NetPort,
+	// default 5446, in place of Target), NetModeLoopback (in the harness,
+	// on loopback, in front of Target) or NetModeAuto (the default): the
+	// first when the harness runs as root and namespaces are available.
+	NetMode string
+	NetPort int
 	// Failover, "sync" or "async", makes the run start a primary and a
 	// streaming standby of its own (in FailoverDir, default a temporary
 	// directory; sockets only, named by PrimaryPort and StandbyPort,
@@ -128,6 +136,8 @@ func (o Options) withDefaults() Options {
 	if o.NetFaultEvery > 0 {
 		o.NetWorkers = cmp.Or(o.NetWorkers, (o.Workers+1)/2)
 	}
+	o.NetMode = cmp.Or(o.NetMode, NetModeAuto)
+	o.NetPort = cmp.Or(o.NetPort, DefaultNetPort)
 	return o
 }
 
@@ -167,9 +177,12 @@ func (o Options) validate() error {
 		}
 		return failoverUsage(o)
 	}
+	if o.netNamespaces() {
+		return nil // the run starts its own PostgreSQL server, and restarts it
+	}
 	if o.Target.Dialect != cli.Postgres {
 		if o.PGRestarts > 0 || o.PGTerminateEvery > 0 || o.NetFaultEvery > 0 {
-			return cli.Usagef("--pg-restarts, --pg-terminate-every and --net-fault-every need a PostgreSQL --db")
+			return cli.Usagef("--pg-restarts, --pg-terminate-every and --net-fault-every need a PostgreSQL --db (--net-fault-every as root: a server of its own, see --net-mode)")
 		}
 		return nil
 	}
@@ -202,6 +215,10 @@ func (o Options) validateNet() error {
 		return err
 	}
 	switch {
+	case o.NetMode != NetModeNamespaces && o.NetMode != NetModeLoopback:
+		return cli.Usagef("--net-mode %q: want auto, %s or %s", o.NetMode, NetModeNamespaces, NetModeLoopback)
+	case o.NetPort < 1 || o.NetPort > 65535:
+		return cli.Usagef("--net-port %d is out of range 1..65535", o.NetPort)
 	case o.NetFaultFor <= o.TTL:
 		return cli.Usagef("--net-fault-for %s must exceed the lease TTL %s", cli.FormatDuration(o.NetFaultFor), cli.FormatDuration(o.TTL))
 	case o.NetFaultEvery <= o.NetFaultFor:
@@ -230,8 +247,8 @@ func (o Options) describe() string {
 	}
 	s += o.describeFailover()
 	if o.NetFaultEvery > 0 {
-		s += fmt.Sprintf(", network faults (%s) every %s for %s on %d workers", o.NetFaults,
-			cli.FormatDuration(o.NetFaultEvery), cli.FormatDuration(o.NetFaultFor), o.NetWorkers)
+		s += fmt.Sprintf(", network faults (%s) every %s for %s on %d workers, proxy %s", o.NetFaults,
+			cli.FormatDuration(o.NetFaultEvery), cli.FormatDuration(o.NetFaultFor), o.NetWorkers, netModeDescription(o.NetMode))
 	}
 	return s
 }

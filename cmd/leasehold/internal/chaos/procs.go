@@ -32,12 +32,15 @@ func (h *harness) workerArgs(owner string) []string {
 func (h *harness) spawn(s *slot) error {
 	name := fmt.Sprintf("w%d.%d", s.n, s.gen+1)
 	owner := fmt.Sprintf("chaos-%s-%s", h.run, name)
-	db := h.ns.workerURL(owner)
+	db, argv := h.ns.workerURL(owner), append([]string{h.o.Executable}, h.workerArgs(owner)...)
 	if h.net != nil && s.n <= h.o.NetWorkers {
 		db = h.proxiedURL(owner)
+		if h.hosts != nil { // in the worker host, which reaches the server only through the proxy
+			argv = h.hosts.workers.Argv(argv[0], argv[1:]...)
+		}
 	}
 	p, err := h.fleet.Start(fleet.Spec{
-		Name: name, Owner: owner, Executable: h.o.Executable, Args: h.workerArgs(owner),
+		Name: name, Owner: owner, Executable: argv[0], Args: argv[1:],
 		DB: db, OnLine: func(line []byte) { h.read(owner, line) },
 	})
 	if err != nil {

@@ -178,6 +178,9 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprint(w, "  [UNFENCED TEST BUILD]")
 	}
 	fmt.Fprintln(w)
+	if r.Net != nil {
+		fmt.Fprintf(w, "network faults: %s\n", r.Net.where())
+	}
 	t := cli.NewTable(w, "FIGURE", "VALUE", "")
 	j, e, rf, l, rc, f := r.Jobs, r.Effects, r.Refusals, r.Leases, r.Reclaim, r.Faults
 	t.Row("jobs inserted", itoa(j.Inserted), "")

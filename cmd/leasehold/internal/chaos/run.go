@@ -35,6 +35,7 @@ type harness struct {
 	fleet    *fleet.Fleet
 	slots    []*slot
 	net      *netState  // the TCP proxy of the network faults, if any
+	hosts    *netHosts  // the namespaces and server of a namespace-mode run
 	pair     *pair      // the primary and standby of a failover run
 	commits  *commitLog // the failover run's acknowledged commits
 	// failoverFigures is set by the loop once the failover is over.
@@ -49,6 +50,10 @@ type harness struct {
 // held; an error means the run itself could not be carried out.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o = o.withDefaults()
+	var err error
+	if o.NetMode, err = resolveNetMode(ctx, o); err != nil {
+		return nil, err
+	}
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -77,6 +82,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, errors.New("chaos: interrupted")
 	}
 	h.finishFaults(ctx)
+	if h.hosts != nil {
+		if err := h.checkSessions(ctx, "end"); err != nil {
+			return nil, err
+		}
+	}
 	h.stopWorkers()
 	rep, err := h.check(context.WithoutCancel(ctx))
 	if err != nil {
@@ -88,6 +98,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Seconds = time.Since(h.start).Seconds()
 	h.ns.keep = h.ns.keep || o.Keep || !rep.OK()
 	rep.Kept = h.ns.keptAs()
+	if rep.Kept != "" && h.hosts != nil {
+		rep.Kept += " on the run's server, stopped, in " + h.hosts.srv.DataDir + " (until the next namespace-mode run)"
+	}
 	return rep, nil
 }
 
@@ -102,6 +115,11 @@ func (h *harness) setup(ctx context.Context) error {
 	h.logf("leasehold chaos: %s", h.o.describe())
 	if h.o.Failover != "" {
 		if err := h.startPair(ctx); err != nil {
+			return err
+		}
+	}
+	if h.o.netNamespaces() {
+		if err := h.startNetHosts(ctx); err != nil {
 			return err
 		}
 	}
@@ -144,6 +162,7 @@ func (h *harness) setup(ctx context.Context) error {
 		return err
 	}
 	h.provider, err = payments.StartProvider(payments.ProviderConfig{
+		Addr:       h.providerAddr(),
 		MinLatency: o.Latency / 2, MaxLatency: o.Latency * 3 / 2,
 		Stall: h.trap.Stall, StallFor: o.StallFor, Seed: o.Seed,
 	})
@@ -151,7 +170,7 @@ func (h *harness) setup(ctx context.Context) error {
 		return err
 	}
 	if o.NetFaultEvery > 0 {
-		if err := h.startProxy(); err != nil {
+		if err := h.startProxy(ctx); err != nil {
 			return err
 		}
 	}
@@ -163,7 +182,19 @@ func (h *harness) setup(ctx context.Context) error {
 		h.slots = append(h.slots, s)
 	}
 	h.logf("started %d workers (%s); provider %s", o.Workers, h.procNames(), h.provider.URL())
+	if h.hosts != nil {
+		return h.checkSessions(ctx, "start")
+	}
 	return nil
+}
+
+// providerAddr is where the provider listens: on the bridge in namespace
+// mode, so that the workers of the worker host reach it, else on loopback.
+func (h *harness) providerAddr() string {
+	if h.hosts != nil {
+		return h.hosts.net.Gateway().String() + ":0"
+	}
+	return "127.0.0.1:0"
 }
 
 // enqueue inserts the payment jobs in bulk.
@@ -214,5 +245,10 @@ func (h *harness) teardown() {
 	}
 	if h.pair != nil {
 		h.pair.close(h.ns != nil && h.ns.keep)
+	}
+	if h.hosts != nil {
+		if err := h.hosts.close(h.ns != nil && h.ns.keep); err != nil {
+			h.logf("chaos: network teardown: %v", err)
+		}
 	}
 }

@@ -39,6 +39,9 @@ func (h *harness) verdicts(r *Report) []Invariant {
 		rc.MaxSeconds, rc.BoundSeconds, rc.Over, rc.Orphans)
 	add("workers-recovered", h.allRecovered(r), "%s", recoverySummary(r.Faults.Outages))
 	add("no-worker-crashed", len(r.Faults.Crashes) == 0, "%d worker processes exited on their own", len(r.Faults.Crashes))
+	if r.Net != nil && r.Net.Mode == NetModeNamespaces {
+		add("sessions-from-their-host", r.Net.sessionsOK(), "%s", r.Net.sessionsSummary())
+	}
 	h.failoverVerdicts(add)
 	h.excuseAsyncLoss(r, out)
 	missing := h.undelivered(r)

@@ -41,6 +41,16 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", int(m))
 }
 
+// ParseMode returns the mode a name of String stands for.
+func ParseMode(name string) (Mode, error) {
+	for m := Pass; m <= Cut; m++ {
+		if m.String() == name {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("netfault: unknown mode %q (want pass, delay, stall or cut)", name)
+}
+
 // Dialer opens a connection to the upstream server.
 type Dialer func(ctx context.Context) (net.Conn, error)
 
@@ -118,6 +128,21 @@ func (p *Proxy) Cut() {
 	p.mu.Unlock()
 	for _, l := range links {
 		l.close()
+	}
+}
+
+// Apply switches to mode m (with delay d for Delay), as Pass, Delay,
+// Stall and Cut do.
+func (p *Proxy) Apply(m Mode, d time.Duration) {
+	switch m {
+	case Delay:
+		p.Delay(d)
+	case Stall:
+		p.Stall()
+	case Cut:
+		p.Cut()
+	default:
+		p.Pass()
 	}
 }
 

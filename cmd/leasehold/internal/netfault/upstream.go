@@ -21,8 +21,15 @@ func PostgresUpstream(rawURL string) (Dialer, string, error) {
 	if strings.HasPrefix(cfg.Host, "/") {
 		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
 	}
+	return dialer(network, addr), addr, nil
+}
+
+// TCPUpstream returns a Dialer to a TCP address (host:port).
+func TCPUpstream(addr string) Dialer { return dialer("tcp", addr) }
+
+func dialer(network, addr string) Dialer {
 	var d net.Dialer
 	return func(ctx context.Context) (net.Conn, error) {
 		return d.DialContext(ctx, network, addr)
-	}, addr, nil
+	}
 }

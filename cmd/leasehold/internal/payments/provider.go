@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,9 @@ type Charge struct {
 // ProviderConfig configures the stand-in provider. The zero value answers
 // at once and never stalls.
 type ProviderConfig struct {
+	// Addr is the address to listen on; default "127.0.0.1:0" (an
+	// ephemeral port of loopback).
+	Addr string
 	// MinLatency and MaxLatency bound the normal response time (uniform).
 	MinLatency, MaxLatency time.Duration
 	// Stall decides whether a request stalls: the charge is recorded
@@ -86,8 +90,9 @@ type ProviderStats struct {
 }
 
 // Provider is an in-process stand-in for a payment provider: an HTTP
-// server on 127.0.0.1 that records one charge per idempotency key and can
-// stall. Create it with StartProvider and stop it with Close.
+// server (on 127.0.0.1 unless ProviderConfig.Addr says otherwise) that
+// records one charge per idempotency key and can stall. Create it with
+// StartProvider and stop it with Close.
 type Provider struct {
 	cfg ProviderConfig
 	srv *http.Server
@@ -103,9 +108,10 @@ type Provider struct {
 	served sync.WaitGroup
 }
 
-// StartProvider listens on an ephemeral port of 127.0.0.1 and serves.
+// StartProvider listens on cfg.Addr (default an ephemeral port of
+// 127.0.0.1) and serves.
 func StartProvider(cfg ProviderConfig) (*Provider, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", cmp.Or(cfg.Addr, "127.0.0.1:0"))
 	if err != nil {
 		return nil, fmt.Errorf("payment provider: listen: %w", err)
 	}
