@@ -36,10 +36,13 @@ func TestWorkMetrics(t *testing.T) {
 			"leasehold_jobs_running 0",
 			"go_goroutines ",
 		}
+		// The queue gauges are a reading of the database that scrapes
+		// reuse for a while: one taken before the first job finished
+		// counts it pending, so wait for a fresh one too.
 		var body string
-		waitFor(t, time.Minute, "the completed job in the metrics", func() bool {
+		waitFor(t, time.Minute, "the completed job and the pending one in the metrics", func() bool {
 			body = scrape(t, url)
-			return strings.Contains(body, want[0])
+			return strings.Contains(body, want[0]) && strings.Contains(body, "\n"+want[2])
 		})
 		for _, line := range want[1:] {
 			if !strings.Contains(body, "\n"+line) {
