@@ -217,8 +217,9 @@ func (q *queue) coalesce(ctx context.Context) {
 }
 
 // claim leases up to n jobs and starts them; it returns how many it got.
-// A full claim due while the cursor is set runs beside the loop instead
-// (producer_cursor.go): claim then holds its n slots for it and returns n.
+// A slow full claim runs beside the loop instead, into a share of the n
+// slots that claim holds for it, and a cursor claim takes the others
+// (producer_cursor.go).
 func (q *queue) claim(ctx context.Context, n int) int {
 	p := q.p
 	params := &driver.ClaimParams{
@@ -229,13 +230,20 @@ func (q *queue) claim(ctx context.Context, n int) int {
 	case cursorClaim:
 		return q.claimWith(ctx, params, false, 0)
 	case fullClaimBeside:
-		q.inFlight.Add(int64(n))
+		full := *params
+		full.Limit = max(1, n/besideShare)
+		q.inFlight.Add(int64(full.Limit))
 		p.life.Go(func() {
-			q.claimWith(ctx, params, true, n)
+			q.claimWith(ctx, &full, true, full.Limit)
 			q.cur.fullDone()
 			q.poke()
 		})
-		return n
+		if n == full.Limit {
+			return n
+		}
+		params.Limit = n - full.Limit
+		q.cur.asCursorClaim(params)
+		return full.Limit + q.claimWith(ctx, params, false, 0)
 	default:
 		return q.claimWith(ctx, params, true, 0)
 	}

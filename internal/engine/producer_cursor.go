@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/leasetype"
@@ -11,16 +12,24 @@ import (
 // sooner than this many times the last one's duration after it started.
 const fullClaimShare = 10
 
+// slowFullClaim is how long a full claim may take and still run in the
+// loop; a slower one makes the next run beside it.
+const slowFullClaim = 10 * time.Millisecond
+
+// besideShare is the share of the free slots a full claim beside the loop
+// may fill (one in besideShare); the loop's cursor claim has the rest.
+const besideShare = 10
+
 // claimMode is how a queue's loop runs its next claim.
 type claimMode int
 
 const (
 	// fullClaim scans from the start of claim order and takes over
-	// expired leases, in the loop: the first claims, before the cursor
-	// is set.
+	// expired leases, in the loop: before the cursor is set, and while
+	// full claims are quick.
 	fullClaim claimMode = iota
-	// fullClaimBeside is a full claim run beside the loop, which goes on
-	// with cursor claims meanwhile.
+	// fullClaimBeside is a full claim run beside the loop, into a share
+	// of the free slots, while the loop goes on with cursor claims.
 	fullClaimBeside
 	// cursorClaim starts after the cursor and takes over nothing.
 	cursorClaim
@@ -41,14 +50,17 @@ const (
 // full claim, which also takes over expired leases. A full claim is due
 // once the last one started fullClaimShare times its duration ago: at
 // once in normal operation, where a full claim takes a millisecond, and
-// about once a second when it takes a hundred. Once the cursor is set a
-// full claim runs beside the loop, one at a time, so that a slow one
-// holds up no cursor claim. docs/design.md, "Claim cursor".
+// about once a second when it takes a hundred. A full claim that took
+// longer than slowFullClaim makes the next one run beside the loop, one
+// at a time, into a tenth of the free slots, so that it holds up no
+// cursor claim. docs/design.md, "Claim cursor".
 type cursor struct {
 	mu    sync.Mutex
 	after *driver.ClaimKey
-	// nextFull is when (Clock) the next full claim is due.
+	// nextFull is when (Clock) the next full claim is due; slow is set
+	// when the last one took longer than slowFullClaim.
 	nextFull int64
+	slow     bool
 	// fullBusy is set while a full claim runs beside the loop.
 	fullBusy bool
 }
@@ -60,13 +72,25 @@ func (c *cursor) prepare(p *driver.ClaimParams, now int64) claimMode {
 	switch {
 	case c.after == nil:
 		return fullClaim
-	case now >= c.nextFull && !c.fullBusy:
+	case now < c.nextFull || c.fullBusy:
+	case !c.slow:
+		return fullClaim
+	default:
 		c.fullBusy = true
 		return fullClaimBeside
 	}
-	p.After, p.TakeOver = c.after, false
+	c.cursorOf(p)
 	return cursorClaim
 }
+
+// asCursorClaim makes p a cursor claim.
+func (c *cursor) asCursorClaim(p *driver.ClaimParams) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cursorOf(p)
+}
+
+func (c *cursor) cursorOf(p *driver.ClaimParams) { p.After, p.TakeOver = c.after, false }
 
 // fullDone records the end of a full claim run beside the loop.
 func (c *cursor) fullDone() {
@@ -85,6 +109,7 @@ func (c *cursor) claimed(p *driver.ClaimParams, full bool, rows []*leasetype.Job
 	defer c.mu.Unlock()
 	if full {
 		c.nextFull = sent + fullClaimShare*(now-sent)
+		c.slow = time.Duration(now-sent) > slowFullClaim
 	}
 	mixed := p.TakeOver && len(rows) == p.Limit
 	for _, row := range rows {

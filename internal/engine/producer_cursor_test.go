@@ -14,9 +14,10 @@ func cursorRow(id int64, attempt int) *leasetype.JobRow {
 
 // TestCursorClaims checks when a queue's claims start after its cursor,
 // and where the cursor moves: a full claim in the loop while it is unset;
-// a full claim beside the loop, one at a time, whenever the last one
-// started fullClaimShare times its duration ago; cursor claims (After
-// set, no takeover) otherwise; the cursor only forward, and never to the
+// a full claim whenever the last one started fullClaimShare times its
+// duration ago, in the loop when that one was quick and beside it (one at
+// a time) when it was slow; cursor claims (After set, no takeover)
+// otherwise; the cursor only forward, and never to the
 // key of a row that may be a takeover.
 func TestCursorClaims(t *testing.T) {
 	var c cursor
@@ -50,15 +51,20 @@ func TestCursorClaims(t *testing.T) {
 		t.Fatalf("after a cursor claim: cursor %+v, want id 12", c.after)
 	}
 
-	p = claim(100*ms, fullClaimBeside)
-	claim(101*ms, cursorClaim) // one full claim at a time
+	// The last full claim took 10 ms: the next, due at 100 ms, runs in
+	// the loop.
+	p = claim(100*ms, fullClaim)
 	// A short full claim got every claimable job; the cursor does not go
-	// back to the job before it that it found.
-	c.claimed(p, true, []*leasetype.JobRow{cursorRow(3, 1)}, 100*ms, 102*ms)
-	c.fullDone()
+	// back to the job before it that it found. It took 50 ms: slow.
+	c.claimed(p, true, []*leasetype.JobRow{cursorRow(3, 1)}, 100*ms, 150*ms)
 	if c.after.ID != 12 {
 		t.Fatalf("after a short full claim of an earlier job: cursor %+v, want id 12 still", c.after)
 	}
-	claim(110*ms, cursorClaim)
-	claim(120*ms, fullClaimBeside)
+	claim(599*ms, cursorClaim)
+	p = claim(600*ms, fullClaimBeside)
+	claim(601*ms, cursorClaim) // one full claim at a time
+	c.claimed(p, true, nil, 600*ms, 601*ms)
+	c.fullDone()
+	claim(609*ms, cursorClaim)
+	claim(610*ms, fullClaim) // quick again: back in the loop
 }
