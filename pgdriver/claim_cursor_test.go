@@ -65,8 +65,8 @@ func TestClaimAfterSkipsHeldEntries(t *testing.T) {
 	}
 }
 
-// claimBuffers runs claim sql under EXPLAIN (ANALYZE, BUFFERS) in a
-// transaction it rolls back, and returns the shared buffers its search for
+// claimBuffers runs claim sql under EXPLAIN (ANALYZE, BUFFERS), with a
+// generic plan, in a transaction it rolls back, and returns the shared buffers its search for
 // pending jobs touched (the pending CTE, without the update).
 func claimBuffers(t *testing.T, d *Driver, sql string, args ...any) int {
 	t.Helper()
@@ -76,6 +76,10 @@ func claimBuffers(t *testing.T, d *Driver, sql string, args ...any) int {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
+	// The plan a prepared statement settles on after its first runs.
+	if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
 	var out []byte
 	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
 		t.Fatalf("EXPLAIN ANALYZE: %v", err)
