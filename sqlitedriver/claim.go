@@ -78,7 +78,8 @@ RETURNING ` + jobCols
 
 // Claim leases up to p.Limit claimable jobs of p.Queue whose kind is in
 // p.Kinds with one UPDATE ... RETURNING, after ending the attempts it
-// takes over (endTakenOverSQL), in one transaction. Jobs are returned in
+// takes over (endTakenOverSQL; only when some lease has expired, see
+// claimQuery), in one transaction. Jobs are returned in
 // claim order.
 func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
@@ -88,14 +89,14 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	if err != nil {
 		return nil, err
 	}
-	query := claimSQLPending
-	if p.TakeOver {
-		query = claimSQLTakeOver
-	}
 	var jobs []*leasehold.JobRow
 	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		args := []any{now, micros(p.TTL), p.Owner, p.Queue, kinds, p.Limit}
-		if p.TakeOver {
+		query, err := d.claimQuery(ctx, tx, p.TakeOver, now)
+		if err != nil {
+			return err
+		}
+		if query == claimSQLTakeOver {
 			if _, err := d.exec(ctx, tx, endTakenOverSQL, args...); err != nil {
 				return fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
 			}
@@ -109,7 +110,7 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
 		return nil
-	}, query, endTakenOverSQL)
+	}, anyExpiredSQL, claimSQLPending, claimSQLTakeOver, endTakenOverSQL)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package sqlitedriver
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestClaimPlanChecksPauseOnce checks that the claim statements look up
@@ -42,4 +43,20 @@ func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestAnyExpiredPlan checks that a claim's look for expired leases is one
+// seek in leasehold_jobs_leases, not a scan of the jobs, even once
+// ANALYZE has seen many processing jobs.
+func TestAnyExpiredPlan(t *testing.T) {
+	d := openTest(t)
+	insertN(t, d, 200)
+	claim(t, d, "w", 100, time.Minute, false)
+	if _, err := d.DB().ExecContext(testCtx(t), "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	plan := queryPlan(t, d, anyExpiredSQL, int64(0))
+	if !strings.Contains(plan, "SEARCH leasehold_jobs USING COVERING INDEX leasehold_jobs_leases (lease_until<?)") {
+		t.Errorf("want a seek in leasehold_jobs_leases, got plan:\n%s", plan)
+	}
 }
