@@ -52,14 +52,18 @@ const claimExpiredSQL = `SELECT id, 0 AS grp, priority, run_at FROM (
 // its bound value and re-parses the statement whenever that value changes.
 
 // claimSQL leases up to ?6 jobs: pending ones, and expired takeovers first
-// when takeOver is set.
+// when takeOver is set. The pending jobs alone come in claim order and
+// within the limit already: sorting them again cost a few per cent of a
+// claim.
 func claimSQL(takeOver bool) string {
-	cands := claimPendingSQL
-	if takeOver {
-		cands = claimExpiredSQL + ` UNION ALL ` + claimPendingSQL
+	if !takeOver {
+		return claimSet + `
+WHERE id IN (SELECT id FROM (` + claimPendingSQL + `))
+RETURNING ` + claimedCols
 	}
 	return claimSet + `
-WHERE id IN (SELECT id FROM (` + cands + `) ORDER BY grp, priority, run_at, id LIMIT ?6 + 0)
+WHERE id IN (SELECT id FROM (` + claimExpiredSQL + ` UNION ALL ` + claimPendingSQL + `)
+    ORDER BY grp, priority, run_at, id LIMIT ?6 + 0)
 RETURNING ` + claimedCols
 }
 
