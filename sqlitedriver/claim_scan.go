@@ -49,7 +49,7 @@ type claimedRow struct {
 	kind                           string
 	args, meta                     []byte
 	uniqueKey, lastErr, uuid       sql.NullString
-	heartbeatAt, finishedAt        sql.NullInt64
+	finishedAt                     sql.NullInt64
 	cancelRequested                bool
 }
 
