@@ -15,9 +15,13 @@ func notPausedOf(column string) string {
 }
 
 // dueOf holds when the queue named by column has a due pending job of
-// kinds ?1 (JSON array): one descent of leasehold_jobs_ready.
+// kinds ?1 (JSON array): one descent of leasehold_jobs_ready. The index
+// is named: with statistics that show one queue, SQLite otherwise plans
+// the EXISTS as a scan of the table in rowid order, which in a drain
+// walks every finished job before it reaches the first pending one,
+// holding the only connection (10 ms a probe at 100,000 jobs).
 func dueOf(column string) string {
-	return `EXISTS (SELECT 1 FROM leasehold_jobs j
+	return `EXISTS (SELECT 1 FROM leasehold_jobs j INDEXED BY leasehold_jobs_ready
         WHERE j.status = 'pending' AND j.queue = ` + column + ` AND j.run_at <= ` + nowExpr + `
           AND j.kind IN (SELECT value FROM json_each(?1)))
       AND ` + notPausedOf(column)

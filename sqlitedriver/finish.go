@@ -1,9 +1,11 @@
 package sqlitedriver
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/leasehold/leasehold/driver"
 )
@@ -84,7 +86,7 @@ type fence struct {
 }
 
 // finishEntries returns one JSON entry per distinct fence of ps, in the
-// shape of applySQL.
+// shape of applySQL, in id order (see leasePairs).
 func finishEntries(ps []*driver.FinishParams) [][]any {
 	seen := make(map[fence]bool, len(ps))
 	entries := make([][]any, 0, len(ps))
@@ -99,6 +101,7 @@ func finishEntries(ps []*driver.FinishParams) [][]any {
 			micros(t.Delay), flag(t.FreeAttempt), flag(t.KeepLastError), t.LastError, flag(t.Finished),
 			string(t.Outcome), t.AttemptError})
 	}
+	slices.SortStableFunc(entries, func(x, y []any) int { return cmp.Compare(x[0].(int64), y[0].(int64)) })
 	return entries
 }
 

@@ -120,6 +120,27 @@ func TestFinishBatchPartial(t *testing.T) {
 	}
 }
 
+// TestFinishUniformSameLeaseTwice checks a batch of one transition that
+// names one lease twice: the lease is applied once and reported once,
+// with one history row, and the batch is not refused. (The history rows
+// written then count two for one lease, which must not be taken for
+// every lease of the batch having matched.)
+func TestFinishUniformSameLeaseTwice(t *testing.T) {
+	d := openTest(t)
+	j := claimOne(t, d, 3)
+	p := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}
+	ids, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{p, p})
+	if err != nil || len(ids) != 1 || ids[0] != j.ID {
+		t.Fatalf("Finish = %v, %v; want [%d]", ids, err, j.ID)
+	}
+	if got := mustGet(t, d, j.ID); got.State != leasehold.StateCompleted {
+		t.Errorf("job = %+v, want completed", got)
+	}
+	if as := attempts(t, d, j.ID); len(as) != 1 || as[0].Outcome != leasehold.OutcomeCompleted {
+		t.Errorf("attempts = %+v, want one completed", as)
+	}
+}
+
 func TestFinishInTx(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)

@@ -3,6 +3,7 @@ package sqlitedriver
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestClaimPlanChecksPauseOnce checks that the claim statements look up
@@ -42,4 +43,42 @@ func queryPlan(t *testing.T, d *Driver, query string, args ...any) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestAnyExpiredPlan checks that a claim's look for expired leases is one
+// seek in leasehold_jobs_leases, not a scan of the jobs, even once
+// ANALYZE has seen many processing jobs.
+func TestAnyExpiredPlan(t *testing.T) {
+	d := openTest(t)
+	insertN(t, d, 200)
+	claim(t, d, "w", 100, time.Minute, false)
+	if _, err := d.DB().ExecContext(testCtx(t), "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	plan := queryPlan(t, d, anyExpiredSQL, int64(0))
+	if !strings.Contains(plan, "SEARCH leasehold_jobs USING COVERING INDEX leasehold_jobs_leases (lease_until<?)") {
+		t.Errorf("want a seek in leasehold_jobs_leases, got plan:\n%s", plan)
+	}
+}
+
+// TestClaimablePlanAfterAnalyze checks that the probe looks for a due job
+// of each queue through leasehold_jobs_ready, also once ANALYZE has seen
+// one queue whose every job is pending (as before a drain): it otherwise
+// plans a scan of the table in rowid order, which stops at the first due
+// job, but walks every job finished since then first.
+func TestClaimablePlanAfterAnalyze(t *testing.T) {
+	d := openTest(t)
+	insertN(t, d, 3000)
+	if _, err := d.DB().ExecContext(testCtx(t), "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		query string
+		args  []any
+	}{"each": {claimableEachSQL, []any{`["k"]`, `["q"]`}}, "scan": {claimableScanSQL, []any{`["k"]`}}} {
+		plan := queryPlan(t, d, c.query, c.args...)
+		if strings.Contains(plan, "SCAN j EXISTS") || !strings.Contains(plan, "EXISTS USING INDEX leasehold_jobs_ready (queue=?)") {
+			t.Errorf("%s: want the due job looked up in leasehold_jobs_ready, got plan:\n%s", name, plan)
+		}
+	}
 }

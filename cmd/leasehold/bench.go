@@ -41,7 +41,10 @@ func (a *app) benchCommand() *cobra.Command {
            the median of each one's ratio to the round's plain drain;
   ceiling  the same jobs claimed and completed by bare SQL loops (batched
            conditional-UPDATE claim and fenced batched completion, attempt history
-           included, no engine), and each drain's ratio to it;
+           included, no engine), and each drain's ratio to it: the default drain's
+           is the median over --ceiling-rounds rounds of one drain and one ceiling
+           (drain first, then ceiling first, alternating), the others' against the
+           ceilings measured just before and after them;
   latency  jobs inserted by another client at --rate per second: time from insert
            to handler start (p50/p95/p99), with LISTEN/NOTIFY and poll-only;
   lease    --lease-jobs jobs in flight that sleep past several heartbeat intervals,
@@ -79,6 +82,7 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.Float64Var(&f.o.TraceSample, "trace-sample", bench.DefaultTraceSample, "--tracing: ratio of traces sampled in the first traced drain (1: only every span)")
 	fl.IntVar(&f.o.CeilingLoops, "ceiling-loops", bench.DefaultCeilingLoops, "concurrent bare-SQL loops")
 	fl.IntVar(&f.o.CeilingBatch, "ceiling-batch", bench.DefaultCeilingBatch, "jobs per bare-SQL claim")
+	fl.IntVar(&f.o.CeilingRounds, "ceiling-rounds", bench.DefaultCeilingRounds, "rounds of one default drain and one ceiling, in alternating order")
 	fl.IntVar(&f.o.Rate, "rate", bench.DefaultRate, "pickup latency: jobs inserted per second")
 	fl.Var(cli.NewDurationValue(&f.o.LatencyFor, bench.DefaultLatencyFor, 10*time.Millisecond, time.Hour), "latency-for", "pickup latency: how long to insert")
 	fl.IntVar(&f.o.LeaseJobs, "lease-jobs", bench.DefaultLeaseJobs, "lease overhead: jobs in flight at once")

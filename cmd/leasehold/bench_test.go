@@ -16,7 +16,7 @@ import (
 // runs, and the drains with metrics, on a handful of jobs. The figures
 // are not checked, only that each phase produced them.
 var tinyBench = []string{"bench", "--jobs", "200", "--workers", "2,20", "--metrics", "--tracing", "--metrics-rounds", "1",
-	"--ceiling-batch", "50", "--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
+	"--ceiling-batch", "50", "--ceiling-rounds", "2", "--rate", "200", "--latency-for", "200ms", "--lease-jobs", "20", "--lease-ttl", "600ms",
 	"--lease-hold", "2s", "--idle-queues", "50", "--idle-for", "1s", "--idle-rate", "20", "--idle-pickup-for", "200ms",
 	"--timeout", "60s"}
 
@@ -31,7 +31,7 @@ func TestBenchSmoke(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("bench: %s", r)
 		}
-		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "leasehold (default) + metrics, median", "leasehold (default) + metrics + tracing 1% sampled, median", "leasehold (default) + metrics + tracing every span, median", "in-process wake", "lease overhead", "idle queues"} {
+		for _, want := range []string{"bulk insert", "bare SQL ceiling", "leasehold (default)", "default drain / ceiling by round", "leasehold (default) + metrics, median", "leasehold (default) + metrics + tracing 1% sampled, median", "leasehold (default) + metrics + tracing every span, median", "in-process wake", "lease overhead", "idle queues"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("bench output lacks %q:\n%s", want, r.stdout)
 			}
@@ -76,8 +76,12 @@ func TestBenchSmoke(t *testing.T) {
 				t.Errorf("drain %d workers: row cost %+v, want WAL and 2 to 6 dead row versions per job", d.Workers, d.Rows)
 			}
 		}
-		if c := rep.Ceiling; c != nil && (len(c.Samples) != len(rep.Drain)+1 || c.BestJobsPerSec < c.JobsPerSec) {
-			t.Errorf("ceiling: want one sample before the drains and one after each, best >= median: %+v", c)
+		if c := rep.Ceiling; c != nil && (len(c.Samples) != len(rep.Drain)+2 || c.BestJobsPerSec < c.JobsPerSec) {
+			t.Errorf("ceiling: want one sample before the first drain, one after each other drain and one per round, best >= median: %+v", c)
+		}
+		if d := rep.Drain[2]; len(d.Rounds) != 2 || d.Rounds[0].CeilingFirst || !d.Rounds[1].CeilingFirst ||
+			rep.DefaultRatio != (d.Rounds[0].Ratio+d.Rounds[1].Ratio)/2 {
+			t.Errorf("default drain: want 2 rounds against the ceiling, drain first then ceiling first, ratio their median: %+v", d)
 		}
 		if _, err := os.Stat(out); err != nil {
 			t.Errorf("--out: %v", err)

@@ -30,6 +30,7 @@ const (
 	DefaultLeaseHold      = 10 * time.Second
 	DefaultCeilingLoops   = 2
 	DefaultCeilingBatch   = 500
+	DefaultCeilingRounds  = 3
 	DefaultMetricsRounds  = 3
 	DefaultTraceSample    = 0.01
 	DefaultPhaseTimeout   = 5 * time.Minute
@@ -87,6 +88,9 @@ type Options struct {
 
 	CeilingLoops int // concurrent bare-SQL loops
 	CeilingBatch int // jobs per bare-SQL claim
+	// CeilingRounds is how many rounds of one drain and one ceiling
+	// compare the default worker count's drain with the ceiling.
+	CeilingRounds int
 
 	Rate       int           // pickup latency: jobs inserted per second
 	LatencyFor time.Duration // pickup latency: how long to insert
@@ -133,6 +137,7 @@ func (o Options) withDefaults() Options {
 	o.Workers = slices.Compact(slices.Sorted(slices.Values(o.Workers)))
 	o.CeilingLoops = cmp.Or(o.CeilingLoops, DefaultCeilingLoops)
 	o.CeilingBatch = cmp.Or(o.CeilingBatch, DefaultCeilingBatch)
+	o.CeilingRounds = cmp.Or(o.CeilingRounds, DefaultCeilingRounds)
 	o.MetricsRounds = cmp.Or(o.MetricsRounds, DefaultMetricsRounds)
 	o.TraceSample = cmp.Or(o.TraceSample, DefaultTraceSample)
 	o.Rate = cmp.Or(o.Rate, DefaultRate)
@@ -183,7 +188,7 @@ func (o Options) validate() error {
 		flag string
 		n    int
 	}{{"jobs", o.Jobs}, {"rate", o.Rate}, {"lease-jobs", o.LeaseJobs}, {"ceiling-loops", o.CeilingLoops},
-		{"ceiling-batch", o.CeilingBatch}, {"metrics-rounds", o.MetricsRounds}, {"idle-queues", o.IdleQueues},
+		{"ceiling-batch", o.CeilingBatch}, {"ceiling-rounds", o.CeilingRounds}, {"metrics-rounds", o.MetricsRounds}, {"idle-queues", o.IdleQueues},
 		{"idle-rate", o.IdleRate}} {
 		if c.n < 1 {
 			return fmt.Errorf("bench: --%s %d must be positive", c.flag, c.n)

@@ -24,10 +24,11 @@ import (
 // changes. The drain phase measures the drivers' own SQL; a driver change
 // that makes the drain slower shows as a lower ratio to this ceiling.
 //
-// With the drain phase, the ceiling is measured before the first drain and
-// after every drain, so that each drain is compared with the ceilings
-// measured just before and just after it: the machine is shared and its
-// speed drifts within a run.
+// With the drain phase, the ceiling is measured in rounds with the drain
+// of the default worker count (see drainRounds), and just before and just
+// after every other drain, so that each drain is compared with ceilings
+// measured next to it: the machine is shared and its speed drifts within
+// a run.
 type CeilingResult struct {
 	Loops int `json:"loops"`
 	Batch int `json:"batch"`

@@ -37,9 +37,13 @@ type DrainResult struct {
 	Seconds    float64 `json:"seconds"`
 	JobsPerSec float64 `json:"jobs_per_sec"`
 	// Ceiling is the mean of the bare-SQL ceilings measured just before
-	// and just after this drain; CeilingRatio is JobsPerSec over it.
-	Ceiling      float64 `json:"ceiling,omitempty"`
-	CeilingRatio float64 `json:"ceiling_ratio,omitempty"`
+	// and just after this drain; CeilingRatio is JobsPerSec over it. For
+	// the drain with the default worker count, measured in Rounds, they
+	// are the median of the rounds' ceilings and the median of the
+	// rounds' ratios, and this drain is the round of median rate.
+	Ceiling      float64        `json:"ceiling,omitempty"`
+	CeilingRatio float64        `json:"ceiling_ratio,omitempty"`
+	Rounds       []CeilingRound `json:"ceiling_rounds,omitempty"`
 	// BestRatio is JobsPerSec over the fastest ceiling of the whole run:
 	// the most pessimistic comparison.
 	BestRatio float64 `json:"best_ratio,omitempty"`
@@ -118,39 +122,57 @@ func (b *bench) runInsert(ctx context.Context) error {
 }
 
 // runDrain drains once per worker count. With the ceiling phase, it
-// measures the ceiling before the first drain and after each drain, and
-// compares each drain with the mean of the ceilings around it.
+// compares the default worker count's drain with the ceiling in rounds
+// (drainRounds), and every other drain with the mean of the ceilings
+// measured just before and just after it.
 func (b *bench) runDrain(ctx context.Context) error {
 	paired := b.want(PhaseCeiling)
-	var before float64
-	if paired {
-		var err error
-		if before, err = b.measureCeiling(ctx); err != nil {
-			return fmt.Errorf("ceiling: %w", err)
-		}
-	}
+	var before float64 // the last ceiling measured; 0 before the first
 	for _, w := range b.opts.Workers {
-		r, err := b.drainOnce(ctx, w, nil)
+		r, last, err := b.drainPaired(ctx, w, paired, before)
 		if err != nil {
 			return fmt.Errorf("%d workers: %w", w, err)
 		}
+		before = last
 		if w == leasehold.DefaultMaxWorkers && b.opts.Metrics {
 			if err := b.drainMetrics(ctx, r); err != nil {
 				return fmt.Errorf("%d workers with metrics: %w", w, err)
 			}
-		}
-		if paired {
-			after, err := b.measureCeiling(ctx)
-			if err != nil {
-				return fmt.Errorf("ceiling: %w", err)
-			}
-			r.Ceiling, before = (before+after)/2, after
 		}
 		b.rep.Drain = append(b.rep.Drain, r)
 		b.logf("drain: %4d workers: %d jobs in %.2fs: %.0f jobs/s, %.3f statements/job (%d claims, %d finishes)%s",
 			w, r.Jobs, r.Seconds, r.JobsPerSec, r.StatementsPerJob, r.Calls.Claim, r.Calls.Finish, r.Rows.describe())
 	}
 	return nil
+}
+
+// drainPaired drains with w workers; when paired, against the ceiling
+// too, before being the last ceiling measured (0 for none yet). It
+// returns the last ceiling measured.
+func (b *bench) drainPaired(ctx context.Context, w int, paired bool, before float64) (DrainResult, float64, error) {
+	if !paired {
+		r, err := b.drainOnce(ctx, w, nil)
+		return r, 0, err
+	}
+	if w == leasehold.DefaultMaxWorkers {
+		return b.drainRounds(ctx, w)
+	}
+	var err error
+	if before == 0 {
+		if before, err = b.measureCeiling(ctx); err != nil {
+			return DrainResult{}, 0, fmt.Errorf("ceiling: %w", err)
+		}
+	}
+	r, err := b.drainOnce(ctx, w, nil)
+	if err != nil {
+		return r, 0, err
+	}
+	after, err := b.measureCeiling(ctx)
+	if err != nil {
+		return r, 0, fmt.Errorf("ceiling: %w", err)
+	}
+	r.Ceiling = (before + after) / 2
+	return r, after, nil
 }
 
 // drainVariant is one side of a round of MetricsDrain: with metrics or

@@ -37,8 +37,9 @@ type Report struct {
 	Idle         []IdleResult    `json:"idle,omitempty"`
 	// Sustained is the sustained run, when the run selected it.
 	Sustained *SustainedResult `json:"sustained,omitempty"`
-	// DefaultRatio is the drain rate with the default worker count over
-	// the ceiling measured around it, when both were measured;
+	// DefaultRatio is the median of the ratios of the drain with the
+	// default worker count to the ceiling, round by round (see
+	// DrainResult.Rounds), when both were measured;
 	// DefaultBestRatio the same rate over the fastest ceiling of the run.
 	DefaultRatio     float64 `json:"default_ratio,omitempty"`
 	DefaultBestRatio float64 `json:"default_best_ratio,omitempty"`
@@ -101,7 +102,10 @@ func (r *Report) finish() {
 	r.Ceiling.summarize()
 	for i := range r.Drain {
 		d := &r.Drain[i]
-		if d.Ceiling > 0 {
+		switch {
+		case len(d.Rounds) > 0:
+			d.CeilingRatio = median(roundRatios(d.Rounds))
+		case d.Ceiling > 0:
 			d.CeilingRatio = d.JobsPerSec / d.Ceiling
 		}
 		d.BestRatio = d.JobsPerSec / r.Ceiling.BestJobsPerSec

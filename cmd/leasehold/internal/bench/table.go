@@ -94,6 +94,11 @@ func writeDrain(p func(string, ...any), r *Report) {
 		}
 		row(name, &r.Drain[i])
 	}
+	for i := range r.Drain {
+		if rs := r.Drain[i].Rounds; len(rs) > 0 {
+			p("default drain / ceiling by round\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", roundsLine(rs))
+		}
+	}
 	if m := r.DrainMetrics; m != nil {
 		writeMetricsDrain(p, row, m)
 	}
@@ -120,6 +125,16 @@ func writeMetricsDrain(p func(string, ...any), row func(string, *DrainResult), m
 		p("+ tracing %s jobs/s (by round)\t%s; client CPU µs/job, median: %s; %d jobs sampled, %d spans\t\t\t\t\t\t\t\t\t\t\t\t\n",
 			sampled(t.Sample), rates(t.Rates), micros(t.CPU), t.SampledJobs, t.Spans)
 	}
+}
+
+// roundsLine formats the rounds of a drain against the ceiling, in run
+// order.
+func roundsLine(rs []CeilingRound) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprintf("%.0f/%.0f %s", r.Drain, r.Ceiling, percent(r.Ratio))
+	}
+	return strings.Join(s, ", ")
 }
 
 // sampled names a sampling ratio.
