@@ -20,13 +20,7 @@ func TestClaimAfterSkipsHeldEntries(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
 	const claimed, fresh = 20_000, 10
-	ps := make([]*driver.InsertParams, claimed)
-	for i := range ps {
-		ps[i] = job("q")
-	}
-	if _, err := d.InsertBulk(ctx, ps); err != nil {
-		t.Fatalf("InsertBulk: %v", err)
-	}
+	insertBulk(t, d, "q", claimed)
 	held, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		t.Fatal(err)

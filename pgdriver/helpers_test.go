@@ -62,6 +62,18 @@ func insertJobs(t *testing.T, d *Driver, queue string, n int) []*leasehold.JobRo
 	return jobs
 }
 
+// insertBulk inserts n jobs of kind "k" in queue with one COPY.
+func insertBulk(t *testing.T, d *Driver, queue string, n int) {
+	t.Helper()
+	ps := make([]*driver.InsertParams, n)
+	for i := range ps {
+		ps[i] = job(queue)
+	}
+	if _, err := d.InsertBulk(testCtx(t), ps); err != nil {
+		t.Fatalf("InsertBulk: %v", err)
+	}
+}
+
 // claimOne claims one job of queue for owner and fails unless it gets one.
 func claimOne(t *testing.T, d *Driver, queue, owner string, ttl time.Duration) *leasehold.JobRow {
 	t.Helper()

@@ -23,13 +23,7 @@ func testBatchWritesUsePrimaryKey(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
 	const pending, leased = 20_000, 1000
-	ps := make([]*driver.InsertParams, pending)
-	for i := range ps {
-		ps[i] = job("q")
-	}
-	if _, err := d.InsertBulk(ctx, ps); err != nil {
-		t.Fatalf("InsertBulk: %v", err)
-	}
+	insertBulk(t, d, "q", pending)
 	if _, err := d.pool.Exec(ctx, "ANALYZE leasehold_jobs"); err != nil {
 		t.Fatalf("ANALYZE: %v", err)
 	}
@@ -101,13 +95,7 @@ func explain(t *testing.T, d *Driver, sql string, args ...any) string {
 func TestClaimPlanChecksPauseOnce(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
-	ps := make([]*driver.InsertParams, 20_000)
-	for i := range ps {
-		ps[i] = job("q")
-	}
-	if _, err := d.InsertBulk(ctx, ps); err != nil {
-		t.Fatalf("InsertBulk: %v", err)
-	}
+	insertBulk(t, d, "q", 20_000)
 	for _, q := range []string{"other", "more"} {
 		if err := d.PauseQueue(ctx, q); err != nil {
 			t.Fatal(err)

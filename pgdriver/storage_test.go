@@ -43,13 +43,7 @@ func TestJobUpdatesStayOnTheirPage(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
 	const n = 2000
-	ps := make([]*driver.InsertParams, n)
-	for i := range ps {
-		ps[i] = job("q")
-	}
-	if _, err := d.InsertBulk(ctx, ps); err != nil {
-		t.Fatalf("InsertBulk: %v", err)
-	}
+	insertBulk(t, d, "q", n)
 	pages := func() map[int64]int64 {
 		rows, err := d.pool.Query(ctx, "SELECT id, (ctid::text::point)[0]::bigint FROM leasehold_jobs")
 		if err != nil {
