@@ -13,7 +13,9 @@ import (
 const fullClaimShare = 10
 
 // slowFullClaim is how long a full claim may take and still run in the
-// loop; a slower one makes the next run beside it.
+// loop; one slower than that and than twice the last cursor claim (which
+// leases as many jobs, so that the time is the scan's, not the work's)
+// makes the next run beside it.
 const slowFullClaim = 10 * time.Millisecond
 
 // besideShare is the share of the free slots a full claim beside the loop
@@ -50,10 +52,10 @@ const (
 // full claim, which also takes over expired leases. A full claim is due
 // once the last one started fullClaimShare times its duration ago: at
 // once in normal operation, where a full claim takes a millisecond, and
-// about once a second when it takes a hundred. A full claim that took
-// longer than slowFullClaim makes the next one run beside the loop, one
-// at a time, into a tenth of the free slots, so that it holds up no
-// cursor claim. docs/design.md, "Claim cursor".
+// about once a second when it takes a hundred. A full claim slower than
+// slowFullClaim and than twice the last cursor claim makes the next one
+// run beside the loop, one at a time, into a tenth of the free slots, so
+// that it holds up no cursor claim. docs/design.md, "Claim cursor".
 type cursor struct {
 	mu    sync.Mutex
 	after *driver.ClaimKey
@@ -61,6 +63,8 @@ type cursor struct {
 	// when the last one took longer than slowFullClaim.
 	nextFull int64
 	slow     bool
+	// lastCursor is how long the last cursor claim took.
+	lastCursor time.Duration
 	// fullBusy is set while a full claim runs beside the loop.
 	fullBusy bool
 }
@@ -107,9 +111,12 @@ func (c *cursor) fullDone() {
 func (c *cursor) claimed(p *driver.ClaimParams, full bool, rows []*leasetype.JobRow, sent, now int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	took := time.Duration(now - sent)
 	if full {
 		c.nextFull = sent + fullClaimShare*(now-sent)
-		c.slow = time.Duration(now-sent) > slowFullClaim
+		c.slow = took > slowFullClaim && took > 2*c.lastCursor
+	} else {
+		c.lastCursor = took
 	}
 	mixed := p.TakeOver && len(rows) == p.Limit
 	for _, row := range rows {

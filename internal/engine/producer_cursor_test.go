@@ -66,5 +66,10 @@ func TestCursorClaims(t *testing.T) {
 	c.claimed(p, true, nil, 600*ms, 601*ms)
 	c.fullDone()
 	claim(609*ms, cursorClaim)
-	claim(610*ms, fullClaim) // quick again: back in the loop
+	p = claim(610*ms, fullClaim) // quick again: back in the loop
+	// A cursor claim of 30 ms: a full claim of 40 ms is its work, not a
+	// scan of dead entries, and the next stays in the loop.
+	c.claimed(&driver.ClaimParams{Limit: 3}, false, nil, 611*ms, 641*ms)
+	c.claimed(p, true, nil, 650*ms, 690*ms)
+	claim(1050*ms, fullClaim)
 }
