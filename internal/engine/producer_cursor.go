@@ -60,7 +60,7 @@ type cursor struct {
 	mu    sync.Mutex
 	after *driver.ClaimKey
 	// nextFull is when (Clock) the next full claim is due; slow is set
-	// when the last one took longer than slowFullClaim.
+	// when the last one was slow (see slowFullClaim).
 	nextFull int64
 	slow     bool
 	// lastCursor is how long the last cursor claim took.
