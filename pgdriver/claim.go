@@ -55,6 +55,8 @@ var claimSQL = claimWith("")
 var claimAfterSQL = claimWith(`
 		AND (priority, run_at, id) > ($7::int, $8::timestamptz, $9::bigint)`)
 
+// claimWith is the claim statement with after, a condition on the pending
+// candidates, added to their WHERE clause.
 func claimWith(after string) string {
 	return `WITH takeover AS (
 	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs

@@ -149,8 +149,8 @@ type queue struct {
 	// more is set when the last claim filled every slot it asked for, so
 	// freed slots should trigger another claim.
 	more atomic.Bool
-	// cur is where the loop's claims start their scan of pending jobs
-	// (producer_cursor.go); only the loop touches it.
+	// cur is where the queue's claims start their scan of pending jobs
+	// (producer_cursor.go): the loop's, and a full claim's beside it.
 	cur cursor
 }
 
