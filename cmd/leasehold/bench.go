@@ -138,7 +138,7 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 	}
 	rep, err := bench.Run(cmd.Context(), f.o)
 	if err != nil {
-		return cli.Failf("%w", err)
+		return err // a usage error (bad options) or a failure, as chaos's
 	}
 	if f.memProf != "" {
 		if err := writeHeapProfile(f.memProf); err != nil {

@@ -60,6 +60,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"jobs", "list", "--frobnicate"}, cli.ExitUsage, "unknown flag: --frobnicate"},
 		{"bad flag value", []string{"jobs", "list", "--limit", "many"}, cli.ExitUsage, "invalid argument"},
 		{"demo payments out of range", []string{"demo", "--payments", "0"}, cli.ExitUsage, "--payments 0 is out of range"},
+		{"bench count not positive", []string{"bench", "--ceiling-rounds", "-1"}, cli.ExitUsage, "--ceiling-rounds -1 must be positive"},
+		{"bench unknown phase", []string{"bench", "--phases", "drain,bogus"}, cli.ExitUsage, `unknown phase "bogus"`},
+		{"chaos unknown network mode", []string{"chaos", "--net-mode", "bogus"}, cli.ExitUsage, `--net-mode "bogus"`},
 	}
 	forEachDB(t, func(t *testing.T, db string) {
 		for _, c := range cases {

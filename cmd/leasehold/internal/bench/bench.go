@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // Defaults of Options.
@@ -223,7 +224,7 @@ func (b *bench) want(phase string) bool { return slices.Contains(b.opts.Phases, 
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
-		return nil, err
+		return nil, cli.UsageError(err)
 	}
 	b := &bench{opts: opts, rep: &Report{Started: time.Now().UTC(), Jobs: opts.Jobs}}
 	if err := b.describe(ctx); err != nil {

@@ -208,6 +208,11 @@ func (o Options) reclaimBound() time.Duration {
 
 // validateNet checks the network fault settings.
 func (o Options) validateNet() error {
+	switch o.NetMode {
+	case NetModeAuto, NetModeNamespaces, NetModeLoopback:
+	default:
+		return cli.Usagef("--net-mode %q: want %s, %s or %s", o.NetMode, NetModeAuto, NetModeNamespaces, NetModeLoopback)
+	}
 	if o.NetFaultEvery <= 0 {
 		return nil
 	}
@@ -215,8 +220,6 @@ func (o Options) validateNet() error {
 		return err
 	}
 	switch {
-	case o.NetMode != NetModeNamespaces && o.NetMode != NetModeLoopback:
-		return cli.Usagef("--net-mode %q: want auto, %s or %s", o.NetMode, NetModeNamespaces, NetModeLoopback)
 	case o.NetPort < 1 || o.NetPort > 65535:
 		return cli.Usagef("--net-port %d is out of range 1..65535", o.NetPort)
 	case o.NetFaultFor <= o.TTL:
