@@ -86,7 +86,7 @@ func NewProducer(cfg ProducerConfig) *Producer {
 	p.claimCtx, p.abortClaims = context.WithCancel(context.Background())
 	p.probeParams = &driver.ClaimableParams{Queues: make(map[string]bool, len(cfg.Queues)), Kinds: cfg.Kinds}
 	for name, qc := range cfg.Queues {
-		p.queues[name] = &queue{p: p, name: name, cfg: qc, wakeC: make(chan struct{}, 1)}
+		p.queues[name] = &queue{p: p, name: name, cfg: qc, wakeC: make(chan struct{}, 1), cur: cursor{interval: cfg.PollInterval}}
 		p.probeParams.Queues[name] = qc.TakeOver
 	}
 	return p

@@ -9,8 +9,19 @@ import (
 )
 
 // fullClaimShare spaces a queue's full claims: the next one comes no
-// sooner than this many times the last one's duration after it started.
+// sooner than this many times the last one's duration after it started,
+// and no later than one poll interval after it ended (fullClaimGap).
 const fullClaimShare = 10
+
+// fullClaimGap is how long after the start of a full claim that took
+// took the next one is due: fullClaimShare times took, so that full claims
+// take at most a tenth of the time, but never more than one poll interval
+// after it ended, so that a claim slowed by an outage (a restart, a lost
+// connection) does not put off the takeover of expired leases, and of the
+// jobs the watcher returned, by ten times the outage.
+func fullClaimGap(took, interval time.Duration) time.Duration {
+	return min(fullClaimShare*took, took+interval)
+}
 
 // slowFullClaim is how long a full claim may take and still run in the
 // loop; one slower than that and than twice the last cursor claim (which
@@ -57,8 +68,11 @@ const (
 // run beside the loop, one at a time, into a tenth of the free slots, so
 // that it holds up no cursor claim. docs/design.md, "Claim cursor".
 type cursor struct {
-	mu    sync.Mutex
-	after *driver.ClaimKey
+	// interval is the poll interval: the longest a full claim waits
+	// after the last one ended.
+	interval time.Duration
+	mu       sync.Mutex
+	after    *driver.ClaimKey
 	// nextFull is when (Clock) the next full claim is due; slow is set
 	// when the last one was slow (see slowFullClaim).
 	nextFull int64
@@ -113,7 +127,7 @@ func (c *cursor) claimed(p *driver.ClaimParams, full bool, rows []*leasetype.Job
 	defer c.mu.Unlock()
 	took := time.Duration(now - sent)
 	if full {
-		c.nextFull = sent + fullClaimShare*(now-sent)
+		c.nextFull = sent + int64(fullClaimGap(took, c.interval))
 		c.slow = took > slowFullClaim && took > 2*c.lastCursor
 	} else {
 		c.lastCursor = took

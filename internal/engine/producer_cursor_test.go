@@ -20,7 +20,7 @@ func cursorRow(id int64, attempt int) *leasetype.JobRow {
 // otherwise; the cursor only forward, and never to the
 // key of a row that may be a takeover.
 func TestCursorClaims(t *testing.T) {
-	var c cursor
+	c := cursor{interval: time.Second}
 	ms := int64(time.Millisecond)
 	claim := func(now int64, want claimMode) *driver.ClaimParams {
 		t.Helper()
@@ -72,4 +72,9 @@ func TestCursorClaims(t *testing.T) {
 	c.claimed(&driver.ClaimParams{Limit: 3}, false, nil, 611*ms, 641*ms)
 	c.claimed(p, true, nil, 650*ms, 690*ms)
 	claim(1050*ms, fullClaim)
+	// A full claim held up 2 s by an outage: the next is due one poll
+	// interval after it ended, not 20 s after it started.
+	c.claimed(p, true, nil, 2000*ms, 4000*ms)
+	claim(4999*ms, cursorClaim)
+	claim(5000*ms, fullClaimBeside)
 }
