@@ -228,7 +228,8 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 	log := cfg.Logger
 	completer := engine.NewCompleter(engine.CompleterConfig{
 		Finisher: c.driver, Leases: c.leases, Window: c.window,
-		Batch: DefaultCompleteBatch, Emit: c.events.emit, Logger: log,
+		Batch: DefaultCompleteBatch, Linger: driver.FinishLingerOf(c.driver), LingerFrom: DefaultCompleteLingerFrom,
+		Emit: c.events.emit, Logger: log,
 	})
 	c.executor = engine.NewExecutor(engine.ExecutorConfig{
 		Owner: c.owner, Base: c.jobBase, Run: c.runHandler, Classify: c.classify,

@@ -229,6 +229,30 @@ type Notifier interface {
 	Listen(ctx context.Context, wake func(queue string)) error
 }
 
+// FinishLingerer is implemented by drivers whose finish statements cost
+// the database more per statement than per outcome (a server: a round
+// trip and a commit, each a WAL flush). Under load (a finish statement
+// wrote leasehold.DefaultCompleteLingerFrom outcomes or more) a client then
+// lets the next batch gather for up to FinishLinger before writing it, so
+// that the finish statements stay near one per FinishLinger whatever the
+// rate. Without it (sqlitedriver: statements run in the process, one
+// writer at a time, and a longer write only holds up the claims behind it)
+// outcomes are written as they come. A driver that wraps another
+// implements it by forwarding FinishLingerOf of the wrapped one: zero
+// means no lingering.
+type FinishLingerer interface {
+	FinishLinger() time.Duration
+}
+
+// FinishLingerOf returns d's FinishLinger, or zero when d does not
+// implement FinishLingerer.
+func FinishLingerOf(d Driver) time.Duration {
+	if l, ok := d.(FinishLingerer); ok {
+		return l.FinishLinger()
+	}
+	return 0
+}
+
 // InsertParams is one job to insert.
 type InsertParams struct {
 	Kind        string

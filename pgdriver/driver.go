@@ -14,15 +14,22 @@ import (
 // heartbeatPoolSize is the connection budget reserved for Heartbeat.
 const heartbeatPoolSize = 2
 
+// finishLinger is how long a client's outcomes may gather under load
+// before a finish statement (FinishLinger). In a drain of 100,000 no-op
+// jobs it cut the finish statements from about 100 to about 30, for no
+// loss of throughput (docs/benchmarks.md, "Fewer statements per job").
+const finishLinger = 20 * time.Millisecond
+
 // Compile-time checks.
 var (
-	_ driver.Driver   = (*Driver)(nil)
-	_ driver.Notifier = (*Driver)(nil)
+	_ driver.Driver         = (*Driver)(nil)
+	_ driver.Notifier       = (*Driver)(nil)
+	_ driver.FinishLingerer = (*Driver)(nil)
 )
 
-// Driver is the PostgreSQL implementation of driver.Driver and
-// driver.Notifier. It is safe for concurrent use. Create it with New or
-// Open and release it with Close.
+// Driver is the PostgreSQL implementation of driver.Driver,
+// driver.Notifier and driver.FinishLingerer. It is safe for concurrent
+// use. Create it with New or Open and release it with Close.
 type Driver struct {
 	pool      *pgxpool.Pool // main pool: every statement but Heartbeat
 	hbPool    *pgxpool.Pool // small pool used only by Heartbeat
@@ -99,3 +106,8 @@ func (d *Driver) Now(ctx context.Context) (time.Time, error) {
 	}
 	return now, nil
 }
+
+// FinishLinger implements driver.FinishLingerer: under load a client's
+// outcomes gather for up to 20 ms before their finish statement, each
+// statement a round trip and a commit fewer.
+func (d *Driver) FinishLinger() time.Duration { return finishLinger }

@@ -38,15 +38,25 @@ type CompleterConfig struct {
 	Leases   *Leases
 	Window   *Window
 	// Batch caps the outcomes one finish statement writes.
-	Batch  int
-	Emit   Emit
-	Logger *slog.Logger
+	Batch int
+	// Linger, when positive, is how long a batch may gather while the
+	// load is high: when the last statement wrote at least LingerFrom
+	// outcomes, the next one waits up to Linger for Batch of them. Below
+	// that load outcomes are written as they come.
+	Linger     time.Duration
+	LingerFrom int
+	Emit       Emit
+	Logger     *slog.Logger
 }
 
 // Completer batches the fenced outcomes of finished handlers: each flush
 // writes everything that has gathered since the previous one in a single
 // statement, so the batch size grows with the load and an idle client adds
-// no latency.
+// no latency. Under load (the last statement wrote LingerFrom outcomes or
+// more) a batch also waits up to Linger to fill, which bounds the finish
+// statements to about one per Linger: fewer commits for the database, for
+// at most Linger more before an outcome is written (its lease stays
+// renewed meanwhile).
 type Completer struct {
 	cfg     CompleterConfig
 	life    service.Lifecycle
@@ -147,20 +157,10 @@ func (k *Completer) loop() {
 	// One batch and one parameter slice serve every flush of this loop.
 	batch := make([]*finishItem, 0, k.cfg.Batch)
 	params := make([]*driver.FinishParams, 0, k.cfg.Batch)
+	last := 0 // outcomes the previous statement wrote
 	for item := range k.in {
-		batch = append(batch[:0], item)
-	gather:
-		for len(batch) < k.cfg.Batch {
-			select {
-			case it, ok := <-k.in:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, it)
-			default:
-				break gather
-			}
-		}
+		batch = k.gather(append(batch[:0], item), last >= k.cfg.LingerFrom)
+		last = len(batch)
 		params = params[:0]
 		for _, it := range batch {
 			params = append(params, &it.p)
@@ -169,6 +169,39 @@ func (k *Completer) loop() {
 		clear(batch) // let the flushed leases be collected
 		clear(params)
 	}
+}
+
+// gather adds to batch the outcomes already queued, up to Batch, and when
+// linger is set (and Linger positive) those that arrive within Linger, until
+// Batch. It returns early when the queue is closed (Stop).
+func (k *Completer) gather(batch []*finishItem, linger bool) []*finishItem {
+	var deadline <-chan time.Time
+	if linger && k.cfg.Linger > 0 {
+		t := time.NewTimer(k.cfg.Linger)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for len(batch) < k.cfg.Batch {
+		var it *finishItem
+		var ok bool
+		select {
+		case it, ok = <-k.in:
+		default:
+			if deadline == nil {
+				return batch
+			}
+			select {
+			case it, ok = <-k.in:
+			case <-deadline:
+				return batch
+			}
+		}
+		if !ok {
+			return batch
+		}
+		batch = append(batch, it)
+	}
+	return batch
 }
 
 // forget drops the item's lease from the lease set: its outcome is

@@ -33,9 +33,11 @@ type fakeDB struct {
 	// finished are the outcomes written; refuse ids are refused;
 	// poison ids fail every statement that holds them.
 	finished []driver.FinishParams
-	refuse   map[int64]bool
-	poison   map[int64]bool
-	down     bool
+	// batches are the sizes of the Finish statements, in order.
+	batches []int
+	refuse  map[int64]bool
+	poison  map[int64]bool
+	down    bool
 	// claims and probes count the Claim and ClaimableQueues calls.
 	claims, probes int
 }
@@ -128,6 +130,7 @@ func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams)
 			return nil, errors.New("poisoned outcome")
 		}
 	}
+	db.batches = append(db.batches, len(ps))
 	var ids []int64
 	for _, p := range ps {
 		if db.refuse[p.ID] || !db.held[p.ID] {
@@ -138,6 +141,13 @@ func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams)
 		ids = append(ids, p.ID)
 	}
 	return ids, nil
+}
+
+// finishBatches returns the sizes of the Finish statements so far.
+func (db *fakeDB) finishBatches() []int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return slices.Clone(db.batches)
 }
 
 func (db *fakeDB) outcomes() map[int64]driver.FinishParams {

@@ -40,7 +40,7 @@ const (
 	drainProgressInterval = 5 * time.Second
 )
 
-// DefaultWorkers are the worker counts of the drain sweep; 500 is the
+// DefaultWorkers are the worker counts of the drain sweep; 1,000 is the
 // library's default (leasehold.DefaultMaxWorkers).
 var DefaultWorkers = []int{50, 100, 250, 500, 1000}
 

@@ -51,6 +51,9 @@ func counted(d driver.Driver, n *callCounts) driver.Driver {
 	return c
 }
 
+// FinishLinger forwards the wrapped driver's (driver.FinishLingerer).
+func (d countingDriver) FinishLinger() time.Duration { return driver.FinishLingerOf(d.Driver) }
+
 func (d countingDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	d.n.claim.Add(1)
 	return d.Driver.Claim(ctx, p)

@@ -51,6 +51,9 @@ func (r *notifyingRecorder) Listen(ctx context.Context, wake func(queue string))
 	return r.n.Listen(ctx, wake)
 }
 
+// FinishLinger forwards the wrapped driver's (driver.FinishLingerer).
+func (r *recorder) FinishLinger() time.Duration { return driver.FinishLingerOf(r.Driver) }
+
 // count records the result of one call.
 func (r *recorder) count(ctx context.Context, err error, errs *atomic.Int64) {
 	switch {
