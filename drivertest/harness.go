@@ -108,6 +108,7 @@ func invariants() []invariant {
 		{"UniqueScopeInTx", testUniqueScopeInTx},
 		{"RetryJobScopedKeyHeld", testRetryJobScopedKeyHeld},
 		{"UUIDPerJob", testUUIDPerJob},
+		{"UUIDTaken", testUUIDTaken},
 		{"IdempotencyKeyNotReusedWithID", testIdempotencyKeyNotReusedWithID},
 		{"InsertBulk", testInsertBulk},
 		{"RetryJob", testRetryJob},

@@ -37,7 +37,7 @@ func (d *Driver) InsertBulk(ctx context.Context, params []*driver.InsertParams) 
 		n, err = d.copyJobs(ctx, params)
 	}
 	if err != nil {
-		return n, fmt.Errorf("pgdriver: insert bulk: %w", err)
+		return n, fmt.Errorf("pgdriver: insert bulk: %w", uuidTakenError(err))
 	}
 	d.notes.request(notifyQueues(params))
 	return n, nil

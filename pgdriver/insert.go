@@ -2,10 +2,12 @@ package pgdriver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	leasehold "github.com/leasehold/leasehold"
@@ -157,7 +159,7 @@ func (d *Driver) insertRound(ctx context.Context, q querier, query string,
 	}
 	inserted, err := collect(ctx, q, newJobScan(&d.names).scan, query, arrays.params()...)
 	if err != nil {
-		return nil, fmt.Errorf("pgdriver: insert: %w", err)
+		return nil, fmt.Errorf("pgdriver: insert: %w", uuidTakenError(err))
 	}
 	skipped, err := matchInserted(batch, arrays, inserted, todo, res)
 	if err != nil || len(skipped) == 0 {
@@ -181,7 +183,7 @@ func matchInserted(batch []*driver.InsertParams, arrays *insertArrays, rows []*l
 			continue
 		}
 		if p.UniqueKey == "" {
-			return nil, fmt.Errorf("pgdriver: insert: %s job %d without a unique key was not inserted (is its id or UUID %s taken?)",
+			return nil, fmt.Errorf("pgdriver: insert: %s job %d without a unique key (UUID %s) was not inserted",
 				p.Kind, todo[k], arrays.uuids[k].String())
 		}
 		skipped = append(skipped, todo[k])
@@ -244,6 +246,20 @@ func jobUUID(p *driver.InsertParams) (pgtype.UUID, error) {
 		return pgtype.UUID{}, fmt.Errorf("%w: invalid UUID %q: %v", leasehold.ErrInvalidArgs, p.UUID, err)
 	}
 	return pgtype.UUID{Bytes: u, Valid: true}, nil
+}
+
+// uuidsTable holds the UUID of every job, unique (migration 012).
+const uuidsTable = "leasehold_job_uuids"
+
+// uuidTakenError returns err, or, when err is a violation of the primary
+// key of uuidsTable (a job given a UUID another job holds), an error that
+// also wraps leasehold.ErrInvalidArgs.
+func uuidTakenError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == uuidsTable+"_pkey" {
+		return fmt.Errorf("%w: a job's UUID is another job's: %w", leasehold.ErrInvalidArgs, err)
+	}
+	return err
 }
 
 // jsonOrEmpty returns b as a string, or an empty JSON object when b is

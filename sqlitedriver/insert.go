@@ -71,9 +71,8 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
 		}
-		if p.UniqueKey == "" {
-			return nil, fmt.Errorf("sqlitedriver: insert: %s job %d without a unique key was not inserted (is its id or UUID %s taken?)",
-				p.Kind, i, args[10])
+		if err := d.checkUUIDFree(ctx, tx, p, i, args[9]); err != nil {
+			return nil, err
 		}
 		if job, err = d.blocker(ctx, tx, p, now); err != nil {
 			return nil, err
@@ -81,6 +80,27 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 		results[i] = &leasehold.InsertResult{Job: job, Duplicate: true}
 	}
 	return results, nil
+}
+
+// uuidTakenSQL reports whether a job holds a UUID.
+const uuidTakenSQL = `SELECT EXISTS (SELECT 1 FROM leasehold_jobs WHERE uuid = ?)`
+
+// checkUUIDFree explains why params[i], p, was not inserted when it was
+// not for its unique key: its UUID u is another job's (an error wrapping
+// leasehold.ErrInvalidArgs), or, without a key, nothing the driver knows.
+func (d *Driver) checkUUIDFree(ctx context.Context, tx *sql.Tx, p *driver.InsertParams, i int, u any) error {
+	var taken bool
+	if err := d.queryRow(ctx, tx, uuidTakenSQL, u).Scan(&taken); err != nil {
+		return fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
+	}
+	switch {
+	case taken:
+		return fmt.Errorf("sqlitedriver: insert: %w: %s job %d was not inserted: its UUID %s is another job's",
+			leasehold.ErrInvalidArgs, p.Kind, i, u)
+	case p.UniqueKey == "":
+		return fmt.Errorf("sqlitedriver: insert: %s job %d without a unique key was not inserted", p.Kind, i)
+	}
+	return nil
 }
 
 // InsertBulk inserts params in one transaction with a prepared statement and
