@@ -75,7 +75,8 @@ func (e *Executor) Running() int64 { return e.running.Load() }
 // sent, to the lease set.
 func (e *Executor) hold(q *queue, row *leasetype.JobRow, sent int64) *Lease {
 	l := &Lease{Row: row, slot: q, window: e.cfg.Window}
-	l.ctx, l.cancel = context.WithCancelCause(context.WithValue(e.cfg.Base, leaseKey{}, l))
+	l.value = leaseValue{Context: e.cfg.Base, l: l}
+	l.ctx, l.cancel = context.WithCancelCause(&l.value)
 	l.renewedAt.Store(sent)
 	l.claimSent = sent
 	e.cfg.Leases.add(l)

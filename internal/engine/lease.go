@@ -27,6 +27,22 @@ var (
 
 type leaseKey struct{}
 
+// leaseValue is the parent of a handler's context: the client's base
+// context with the lease under leaseKey. It lives inside the Lease, so
+// the claim of a job allocates no separate context.WithValue for it.
+type leaseValue struct {
+	context.Context
+	l *Lease
+}
+
+// Value implements context.Context.
+func (v *leaseValue) Value(key any) any {
+	if key == (leaseKey{}) {
+		return v.l
+	}
+	return v.Context.Value(key)
+}
+
 // Lease is one lease held by a client, from its claim until its outcome is
 // written or given up.
 type Lease struct {
@@ -34,6 +50,7 @@ type Lease struct {
 	Row    *leasetype.JobRow
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	value  leaseValue // ctx's parent
 	window *Window
 	// renewedAt is the Clock reading at which the last successful claim or
 	// renewal of this lease was sent.

@@ -133,12 +133,19 @@ func (c *cursor) claimed(p *driver.ClaimParams, full bool, rows []*leasetype.Job
 		c.lastCursor = took
 	}
 	mixed := p.TakeOver && len(rows) == p.Limit
+	var (
+		last  driver.ClaimKey
+		moved bool
+	)
 	for _, row := range rows {
 		if mixed && row.Attempt != 1 {
 			continue
 		}
-		if k := driver.KeyOf(row); c.after == nil || c.after.Less(k) {
-			c.after = &k
+		if k := driver.KeyOf(row); !moved || last.Less(k) {
+			last, moved = k, true
 		}
+	}
+	if moved && (c.after == nil || c.after.Less(last)) {
+		c.after = &last // one allocation per claim, not one per job
 	}
 }

@@ -22,11 +22,11 @@ type rowMark struct {
 	dead int64
 }
 
-// deadRowsSQL sums the updates and deletes of the jobs and attempts
-// tables of schema $1 so far.
+// deadRowsSQL sums the updates and deletes of the tables a job writes
+// to in schema $1 so far: jobs, attempts and job UUIDs.
 const deadRowsSQL = `SELECT coalesce(sum(n_tup_upd + n_tup_del), 0)::bigint
 FROM pg_stat_user_tables
-WHERE schemaname = $1 AND relname IN ('leasehold_jobs', 'leasehold_attempts')`
+WHERE schemaname = $1 AND relname IN ('leasehold_jobs', 'leasehold_attempts', 'leasehold_job_uuids')`
 
 // statsFlushWait bounds how long rowCost waits for the backends' table
 // counters to reach the shared statistics (an idle backend flushes them
