@@ -15,8 +15,8 @@ import (
 // TestJobUUIDsTableFollowsJobs checks migration 012: leasehold_job_uuids
 // holds exactly the UUIDs of the jobs after every path that inserts or
 // deletes them (Insert, COPY, the INSERT of InsertBulk, raw SQL with
-// another search_path, DeleteJob, Purge), and leasehold_jobs has no index
-// on uuid any more.
+// another search_path, DeleteJob, Purge, TRUNCATE), and leasehold_jobs
+// has no index on uuid any more.
 func TestJobUUIDsTableFollowsJobs(t *testing.T) {
 	d, _ := newTestDriver(t)
 	ctx := testCtx(t)
@@ -59,6 +59,10 @@ func TestJobUUIDsTableFollowsJobs(t *testing.T) {
 		t.Fatalf("Purge = %d, %v; want 1", n, err)
 	}
 	checkUUIDsTable(t, d, 6)
+	if _, err := d.pool.Exec(ctx, "TRUNCATE leasehold_jobs"); err != nil {
+		t.Fatal(err)
+	}
+	checkUUIDsTable(t, d, 0)
 
 	var indexed bool
 	if err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a

@@ -108,6 +108,11 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 }
 
 func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
+	err := cli.PositiveInts(cmd.Flags(), "jobs", "metrics-rounds", "ceiling-loops", "ceiling-batch",
+		"ceiling-rounds", "rate", "lease-jobs", "idle-queues", "idle-rate", "sustain-rate")
+	if err != nil {
+		return err
+	}
 	if f.from != "" {
 		rep, err := bench.ReadJSONFile(f.from)
 		if err != nil {
@@ -115,7 +120,6 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 		}
 		return a.benchReport(rep, f)
 	}
-	var err error
 	if f.o.HoldAt, f.o.HoldFor, err = bench.ParseHold(f.hold); err != nil {
 		return cli.Failf("%w", err)
 	}

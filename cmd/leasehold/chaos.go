@@ -107,6 +107,9 @@ func (a *app) chaosCommand() *cobra.Command {
 }
 
 func (a *app) chaos(cmd *cobra.Command, o chaos.Options, workerExe string) error {
+	if err := cli.PositiveInts(cmd.Flags(), "workers", "jobs", "concurrency"); err != nil {
+		return err
+	}
 	t := cli.Target{Dialect: cli.SQLite, Default: true}
 	if cmd.Flags().Changed("db") {
 		var err error

@@ -68,6 +68,9 @@ func (a *app) hostsCommand() *cobra.Command {
 }
 
 func (a *app) hosts(cmd *cobra.Command, f *hostsFlags) error {
+	if err := cli.PositiveInts(cmd.Flags(), "jobs", "hosts", "concurrency", "ceiling-loops"); err != nil {
+		return err
+	}
 	subnet, err := netip.ParsePrefix(f.subnet)
 	if err != nil {
 		return cli.Usagef("--subnet %q: %v", f.subnet, err)

@@ -13,16 +13,17 @@
 -- INSERT of one job; COPY of 200,000 jobs ran as fast as before, within
 -- the noise.
 --
--- Two statement-level triggers keep it, whatever inserts or deletes the
--- jobs (the driver's INSERT and COPY, Purge, DeleteJob, a client of an
--- older version, an operator's SQL): after an insert, the new jobs' UUIDs
--- go into leasehold_job_uuids, and a UUID another job holds fails the
+-- Statement-level triggers keep it, whatever inserts or deletes the jobs
+-- (the driver's INSERT and COPY, Purge, DeleteJob, a client of an older
+-- version, an operator's SQL): after an insert, the new jobs' UUIDs go
+-- into leasehold_job_uuids, and a UUID another job holds fails the
 -- statement (unique_violation on leasehold_job_uuids_pkey), so no two
 -- jobs share one; after a delete, the deleted jobs' UUIDs leave it
--- (looked up by its primary key, however many jobs were deleted). A
--- job's UUID is never updated. The trigger functions run with the
--- search_path of this migration (the connection's, as for every table of
--- the driver), whatever the search_path of the statement that fires them.
+-- (looked up by its primary key, however many jobs were deleted), and a
+-- TRUNCATE empties it. A job's UUID is never updated. The trigger
+-- functions run with the search_path of this migration (the
+-- connection's, as for every table of the driver), whatever the
+-- search_path of the statement that fires them.
 --
 -- The triggers are created first: CREATE TRIGGER locks leasehold_jobs
 -- against writes until this migration commits, so the copy of the
@@ -68,6 +69,18 @@ CREATE TRIGGER leasehold_jobs_uuid_delete
     AFTER DELETE ON leasehold_jobs
     REFERENCING OLD TABLE AS leasehold_old_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION leasehold_job_uuids_delete();
+
+CREATE OR REPLACE FUNCTION leasehold_job_uuids_truncate() RETURNS trigger
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    TRUNCATE leasehold_job_uuids;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER leasehold_jobs_uuid_truncate
+    AFTER TRUNCATE ON leasehold_jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION leasehold_job_uuids_truncate();
 
 INSERT INTO leasehold_job_uuids (uuid, job_id)
 SELECT uuid, id FROM leasehold_jobs WHERE uuid IS NOT NULL;
