@@ -62,7 +62,10 @@ func TestRemote(t *testing.T) {
 	if _, err := c.Apply(ctx, netfault.Pass, 0); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := c.Stats(ctx); err != nil || s.Accepted != 1 || s.Down == 0 {
+	// At least the test's connection: a port of 127.0.0.1 that another
+	// test's proxy left may be reused here, and a worker of that test
+	// reconnecting to it is accepted too (seen once under scripts/test).
+	if s, err := c.Stats(ctx); err != nil || s.Accepted < 1 || s.Down == 0 {
 		t.Fatalf("remote stats %+v, %v", s, err)
 	}
 	if err := c.Close(); err != nil {
