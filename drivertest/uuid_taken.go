@@ -8,15 +8,20 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// takenUUID is the UUID testUUIDTaken gives twice.
-const takenUUID = "0b6f2c1e-8d4a-4f3b-9e5c-7a1d2b3c4e5f"
+// takenUUID is the UUID testUUIDTaken gives twice; keyedUUID is a keyed
+// job's, inserted twice with its key.
+const (
+	takenUUID = "0b6f2c1e-8d4a-4f3b-9e5c-7a1d2b3c4e5f"
+	keyedUUID = "3d9a7e52-1c4b-4a6f-8e2d-5b7c9a1f3e60"
+)
 
 // testUUIDTaken checks that no insert path gives a job a UUID another job
 // holds (invariant 11 when InsertParams.UUID is set by hand): Insert,
 // without and in each caller transaction, refuses the batch with an error
 // wrapping leasehold.ErrInvalidArgs; InsertBulk, with COPY or INSERT on
 // PostgreSQL, fails or leaves the job out of its count; the UUID names
-// one job throughout. Once its holder is deleted (DeleteJob, or Purge),
+// one job throughout; a keyed job inserted again with its own UUID is a
+// duplicate, whose key decides. Once its holder is deleted (DeleteJob, or Purge),
 // the UUID can be given again.
 func testUUIDTaken(c *tc) {
 	holder := c.insert(withUUID(job("q", "k")))[0]
@@ -44,6 +49,16 @@ func testUUIDTaken(c *tc) {
 	c.eq("jobs with the UUID", c.holdersOf(takenUUID), 1)
 	c.eq("job holding the UUID", c.get(holder.ID).UUID, takenUUID)
 	c.eq("jobs InsertBulk counted, listed", bulked, int64(len(c.list(&leasehold.ListParams{Queue: "bulk"}))))
+
+	// The same keyed job inserted again, UUID and all (a retried insert):
+	// its key is held, so it is a duplicate, not a taken UUID.
+	first := job("q", "k")
+	first.UUID, first.UniqueKey = keyedUUID, "held"
+	kept := c.insert(first)[0]
+	res, err := c.d.Insert(c.ctx, nil, []*driver.InsertParams{first})
+	if err != nil || len(res) != 1 || !res[0].Duplicate || res[0].Job.ID != kept.ID {
+		c.Errorf("Insert of a keyed job again with its UUID = %+v, %v; want a duplicate of job %d", res, err, kept.ID)
+	}
 
 	c.finish(fin(c.claimID(c.d, holder.ID, "w", liveTTL, false), leasehold.OutcomeCompleted))
 	if _, err := c.d.DeleteJob(c.ctx, holder.ID); err != nil {

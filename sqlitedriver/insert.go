@@ -71,10 +71,7 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
 		}
-		if err := d.checkUUIDFree(ctx, tx, p, i, args[9]); err != nil {
-			return nil, err
-		}
-		if job, err = d.blocker(ctx, tx, p, now); err != nil {
+		if job, err = d.skipped(ctx, tx, p, i, now, args[9]); err != nil {
 			return nil, err
 		}
 		results[i] = &leasehold.InsertResult{Job: job, Duplicate: true}
@@ -85,22 +82,27 @@ func (d *Driver) insertAll(ctx context.Context, tx *sql.Tx, now int64, params []
 // uuidTakenSQL reports whether a job holds a UUID.
 const uuidTakenSQL = `SELECT EXISTS (SELECT 1 FROM leasehold_jobs WHERE uuid = ?)`
 
-// checkUUIDFree explains why params[i], p, was not inserted when it was
-// not for its unique key: its UUID u is another job's (an error wrapping
-// leasehold.ErrInvalidArgs), or, without a key, nothing the driver knows.
-func (d *Driver) checkUUIDFree(ctx context.Context, tx *sql.Tx, p *driver.InsertParams, i int, u any) error {
+// skipped explains why params[i], p, with UUID u, was not inserted: the
+// job that holds its unique key, as on PostgreSQL, where a held key skips
+// the row before its UUID is checked (a keyed job inserted again with its
+// own UUID is a duplicate); else its UUID is another job's, an error
+// wrapping leasehold.ErrInvalidArgs.
+func (d *Driver) skipped(ctx context.Context, tx *sql.Tx, p *driver.InsertParams, i int, now int64, u any) (*leasehold.JobRow, error) {
+	if p.UniqueKey != "" {
+		job, err := d.blocker(ctx, tx, p, now)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return job, err
+		}
+	}
 	var taken bool
 	if err := d.queryRow(ctx, tx, uuidTakenSQL, u).Scan(&taken); err != nil {
-		return fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
+		return nil, fmt.Errorf("sqlitedriver: insert %s job: %w", p.Kind, err)
 	}
-	switch {
-	case taken:
-		return fmt.Errorf("sqlitedriver: insert: %w: %s job %d was not inserted: its UUID %s is another job's",
+	if taken {
+		return nil, fmt.Errorf("sqlitedriver: insert: %w: %s job %d was not inserted: its UUID %s is another job's",
 			leasehold.ErrInvalidArgs, p.Kind, i, u)
-	case p.UniqueKey == "":
-		return fmt.Errorf("sqlitedriver: insert: %s job %d without a unique key was not inserted", p.Kind, i)
 	}
-	return nil
+	return nil, fmt.Errorf("sqlitedriver: insert: %s job %d was not inserted, and no job holds its unique key or UUID", p.Kind, i)
 }
 
 // InsertBulk inserts params in one transaction with a prepared statement and
