@@ -51,19 +51,47 @@ type browser struct {
 	errors []string
 }
 
+// browserStarts is how many times newBrowser starts Chromium before it
+// gives up. Under a loaded test run, Chromium has once exited before its
+// first answer, printing nothing of why; a browser that starts on a later
+// try tests the dashboard just as well.
+const browserStarts = 3
+
 // newBrowser starts the system Chromium, closed when the test ends.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath(t)),
+	path := chromiumPath(t)
+	for try := 1; ; try++ {
+		ctx, stop, err := startChromium(path)
+		if err == nil {
+			t.Cleanup(stop)
+			return watchConsole(ctx)
+		}
+		stop()
+		if try == browserStarts {
+			t.Fatalf("start chromium (%d tries): %v", try, err)
+		}
+		t.Logf("start chromium, try %d of %d: %v", try, browserStarts, err)
+		time.Sleep(time.Second)
+	}
+}
+
+// startChromium starts a headless Chromium at path with a blank tab.
+// stop closes it, and must be called whatever the error.
+func startChromium(path string) (ctx context.Context, stop func(), err error) {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path),
 		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	stop = func() { cancelTimeout(); cancel(); cancelAlloc() }
+	return ctx, stop, chromedp.Do(ctx, chromedp.Navigate("about:blank"))
+}
+
+// watchConsole records the console errors and exceptions of the tab in
+// ctx.
+func watchConsole(ctx context.Context) *browser {
 	b := &browser{ctx: ctx}
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {

@@ -46,10 +46,19 @@ func (s *Node) Start(ctx context.Context, extra ...string) error {
 // Stop stops the server at once (pg_ctl stop -m immediate); a server
 // already down is no error.
 func (s *Node) Stop(ctx context.Context) error {
-	if _, err := s.postmaster(); err != nil {
+	return StopDir(ctx, s.PGCtl, s.DataDir())
+}
+
+// StopDir stops the server running in dataDir at once with pgCtl
+// (pg_ctl stop -m immediate -w). A server that is not running is no
+// error, and neither is one that died and left its postmaster.pid (a
+// SIGKILL does): pg_ctl would signal whatever process has taken that pid
+// since, such as another server's backend.
+func StopDir(ctx context.Context, pgCtl, dataDir string) error {
+	if _, err := postmasterOf(dataDir); err != nil {
 		return nil
 	}
-	return Run(ctx, s.PGCtl, "stop", "-D", s.DataDir(), "-m", "immediate", "-w")
+	return Run(ctx, pgCtl, "stop", "-D", dataDir, "-m", "immediate", "-w")
 }
 
 // Promote ends recovery on a standby (pg_ctl promote) and waits until it
@@ -119,21 +128,37 @@ func isZombie(stat []byte) bool {
 	return len(f) > 0 && f[0] == "Z"
 }
 
-// postmaster reads the postmaster's pid from postmaster.pid.
-func (s *Node) postmaster() (int, error) {
-	b, err := os.ReadFile(filepath.Join(s.DataDir(), "postmaster.pid"))
+// postmaster returns the pid of the server's postmaster.
+func (s *Node) postmaster() (int, error) { return postmasterOf(s.DataDir()) }
+
+// postmasterOf reads the pid of the postmaster running in dataDir from
+// its postmaster.pid, and checks that the process is still that server's:
+// a postmaster works in its data directory. The file of a server that
+// died names a pid that another process may hold by now.
+func postmasterOf(dataDir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
 		return 0, fmt.Errorf("pgctl: server not running: %w", err)
 	}
 	first, _, _ := strings.Cut(string(b), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(first))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("pgctl: bad postmaster.pid in %s", s.DataDir())
+		return 0, fmt.Errorf("pgctl: bad postmaster.pid in %s", dataDir)
 	}
-	if syscall.Kill(pid, 0) != nil {
-		return 0, fmt.Errorf("pgctl: postmaster %d is gone", pid)
+	if syscall.Kill(pid, 0) != nil || !sameDir(fmt.Sprintf("/proc/%d/cwd", pid), dataDir) {
+		return 0, fmt.Errorf("pgctl: postmaster %d of %s is gone", pid, dataDir)
 	}
 	return pid, nil
+}
+
+// sameDir reports whether paths a and b name the same directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // childrenOf lists the processes whose parent is pid (from /proc).

@@ -130,12 +130,9 @@ func (s *Server) LogTail() string {
 // Stop stops the server at once (pg_ctl stop -m immediate) and, when
 // StartServer made its directory, removes it.
 func (s *Server) Stop(ctx context.Context) error {
-	var err error
-	if _, statErr := os.Stat(filepath.Join(s.DataDir, "postmaster.pid")); statErr == nil {
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		err = Run(ctx, s.pgCtl, "stop", "-D", s.DataDir, "-m", "immediate", "-w")
-	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err := StopDir(ctx, s.pgCtl, s.DataDir)
 	if s.tempDir {
 		err = errors.Join(err, os.RemoveAll(s.Dir))
 	}

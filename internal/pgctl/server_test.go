@@ -3,6 +3,7 @@ package pgctl_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,8 +42,16 @@ func TestStartServer(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(hba), "host all all 10.213.253.0/24 trust\n") {
 		t.Fatalf("pg_hba.conf does not start with the rule: %v\n%.200s", err, hba)
 	}
+	b, err := os.ReadFile(s.DataDir + "/postmaster.pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	postmaster, _ := strconv.Atoi(strings.TrimSpace(strings.Split(string(b), "\n")[0]))
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if alive(postmaster) {
+		t.Fatalf("postmaster %d still runs after Stop", postmaster)
 	}
 	if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
 		t.Fatalf("server directory %s left behind: %v", s.Dir, err)

@@ -75,7 +75,7 @@ func StartCluster(t testing.TB) *Cluster {
 func (c *Cluster) stop(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := pgctl.Run(ctx, c.PGCtl, "stop", "-D", c.DataDir, "-m", "immediate", "-w"); err != nil {
+	if err := pgctl.StopDir(ctx, c.PGCtl, c.DataDir); err != nil {
 		t.Logf("testdb: stop cluster: %v", err)
 	}
 }

@@ -127,11 +127,8 @@ func (h *harness) startNetHosts(ctx context.Context) error {
 // removeServerDir stops the server a crashed run left in dir, if any, and
 // removes dir.
 func removeServerDir(ctx context.Context, dir string) error {
-	data := filepath.Join(dir, "server", "data")
-	if _, err := os.Stat(filepath.Join(data, "postmaster.pid")); err == nil {
-		if pgCtl, err := pgctl.Find("pg_ctl"); err == nil {
-			_ = pgctl.Run(ctx, pgCtl, "stop", "-D", data, "-m", "immediate", "-w")
-		}
+	if pgCtl, err := pgctl.Find("pg_ctl"); err == nil {
+		_ = pgctl.StopDir(ctx, pgCtl, filepath.Join(dir, "server", "data"))
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("chaos: remove %s: %w", dir, err)
