@@ -51,25 +51,29 @@ const claimExpiredSQL = `SELECT id, 0 AS grp, priority, run_at FROM (
 // The limits are written "?6 + 0": SQLite plans a bare LIMIT parameter with
 // its bound value and re-parses the statement whenever that value changes.
 
-// claimSQL leases up to ?6 jobs: pending ones, and expired takeovers first
-// when takeOver is set. The pending jobs alone come in claim order and
+// claimSQL leases up to ?6 jobs, returning cols of each: pending ones, and
+// expired takeovers first when takeOver is set. The pending jobs alone come in claim order and
 // within the limit already: sorting them again cost a few per cent of a
 // claim.
-func claimSQL(takeOver bool) string {
+func claimSQL(takeOver bool, cols string) string {
 	if !takeOver {
 		return claimSet + `
 WHERE id IN (SELECT id FROM (` + claimPendingSQL + `))
-RETURNING ` + claimedCols
+RETURNING ` + cols
 	}
 	return claimSet + `
 WHERE id IN (SELECT id FROM (` + claimExpiredSQL + ` UNION ALL ` + claimPendingSQL + `)
     ORDER BY grp, priority, run_at, id LIMIT ?6 + 0)
-RETURNING ` + claimedCols
+RETURNING ` + cols
 }
 
 var (
-	claimSQLPending  = claimSQL(false)
-	claimSQLTakeOver = claimSQL(true)
+	claimSQLPending  = claimSQL(false, claimedCols)
+	claimSQLTakeOver = claimSQL(true, claimedCols)
+	// claimRefsPending and claimRefsTakeOver return only each lease's
+	// fence (claimThenRead).
+	claimRefsPending  = claimSQL(false, "id, attempt")
+	claimRefsTakeOver = claimSQL(true, "id, attempt")
 )
 
 // claimByIDSQL leases job ?4 if claimable; ?5 allows takeover. A job of
@@ -87,6 +91,10 @@ RETURNING ` + jobCols
 // p.After is ignored: SQLite removes the index entry of a claimed job at
 // once, so a scan from the queue's first entry reads no entry of a job
 // already claimed.
+//
+// A Driver from Open reads the claimed jobs after the commit, on its
+// reader connections (claimThenRead); one from New reads them in the
+// claim's transaction (claimInOne).
 func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
@@ -95,21 +103,43 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	if err != nil {
 		return nil, err
 	}
+	if d.reader != nil {
+		return d.claimThenRead(ctx, p, kinds)
+	}
+	return d.claimInOne(ctx, p, kinds)
+}
+
+// runClaim runs the claim of p in tx: the pending form, or the takeover
+// form when claimQuery finds an expired lease to take over, after ending
+// the attempts it takes over.
+func (d *Driver) runClaim(ctx context.Context, tx *sql.Tx, p *driver.ClaimParams, kinds string, now int64,
+	pending, takeOver string) (*sql.Rows, error) {
+	args := []any{now, micros(p.TTL), p.Owner, p.Queue, kinds, p.Limit}
+	query, err := d.claimQuery(ctx, tx, p.TakeOver, now)
+	if err != nil {
+		return nil, err
+	}
+	if query == claimSQLTakeOver {
+		if _, err := d.exec(ctx, tx, endTakenOverSQL, args...); err != nil {
+			return nil, fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
+		}
+		pending = takeOver
+	}
+	rows, err := d.query(ctx, tx, pending, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: claim: %w", err)
+	}
+	return rows, nil
+}
+
+// claimInOne claims, and reads the claimed jobs, in one transaction on the
+// driver's only connection.
+func (d *Driver) claimInOne(ctx context.Context, p *driver.ClaimParams, kinds string) ([]*leasehold.JobRow, error) {
 	var jobs []*leasehold.JobRow
-	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		args := []any{now, micros(p.TTL), p.Owner, p.Queue, kinds, p.Limit}
-		query, err := d.claimQuery(ctx, tx, p.TakeOver, now)
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+		rows, err := d.runClaim(ctx, tx, p, kinds, now, claimSQLPending, claimSQLTakeOver)
 		if err != nil {
 			return err
-		}
-		if query == claimSQLTakeOver {
-			if _, err := d.exec(ctx, tx, endTakenOverSQL, args...); err != nil {
-				return fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
-			}
-		}
-		rows, err := d.query(ctx, tx, query, args...)
-		if err != nil {
-			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
 		c := claimed{queue: p.Queue, owner: p.Owner, leaseUntil: fromMicros(now + micros(p.TTL))}
 		if jobs, err = scanClaimed(rows, c); err != nil {

@@ -29,13 +29,23 @@
 //
 // # Single writer
 //
-// SQLite has one writer at a time per database file. The driver uses a
-// single connection (SetMaxOpenConns(1)), and every write is one short
+// SQLite has one writer at a time per database file. The driver writes on
+// a single connection (SetMaxOpenConns(1)), and every write is one short
 // BEGIN IMMEDIATE transaction: a whole batch of claims, heartbeats or
 // outcomes is one transaction and one fsync. A transaction that still fails
 // with SQLITE_BUSY after the busy timeout is run again a few times with a
 // short backoff. The fixed statements are prepared once on the connection
 // and reused by every transaction.
+//
+// A Driver from Open also has ReaderConns read-only connections (PRAGMA
+// query_only), which read while the writer writes (WAL). A claim's
+// transaction returns only each lease's fence (id, attempt); the claimed
+// jobs are read after the commit on a reader connection, and only those
+// whose lease the claimer still holds are returned. The write lock is then
+// held for the claim alone, not for copying and decoding a batch of jobs.
+// If that read fails, the claim releases its leases (fenced) before it
+// returns the error. A Driver from New has only the caller's connection
+// and reads the claimed jobs inside the claim's transaction.
 //
 // All times are INTEGER Unix microseconds read from SQLite's own clock
 // (unixepoch('subsec'), millisecond resolution); the driver reads the clock

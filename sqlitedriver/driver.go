@@ -44,12 +44,17 @@ type Driver struct {
 	owned bool
 	path  string // the file Open opened, for error messages; "" from New
 	stmts stmtCache
+	// reader holds Open's read-only connections (nil from New), and
+	// readStmts the statements prepared on them.
+	reader    *sql.DB
+	readStmts stmtCache
 }
 
 // Open opens (creating if needed) the SQLite database file at path with the
 // pragmas leasehold needs (WAL, synchronous=FULL, busy_timeout, foreign_keys,
-// mmap_size, BEGIN IMMEDIATE transactions) on a single connection. Close closes it. Call
-// Migrate before use.
+// mmap_size, BEGIN IMMEDIATE transactions): one connection that writes, and
+// ReaderConns read-only ones for what claims read (see the package
+// documentation). Close closes them. Call Migrate before use.
 func Open(path string) (*Driver, error) {
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
@@ -65,7 +70,12 @@ func Open(path string) (*Driver, error) {
 		_ = db.Close()
 		return nil, explainErr(path, fmt.Errorf("sqlitedriver: open %s: %w", path, err))
 	}
-	return &Driver{db: db, owned: true, path: path}, nil
+	reader, err := openReader(path)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Driver{db: db, owned: true, path: path, reader: reader}, nil
 }
 
 // DSN returns the modernc.org/sqlite data source name Open uses for path,
@@ -113,6 +123,9 @@ func (d *Driver) DB() *sql.DB { return d.db }
 func (d *Driver) Close() error {
 	if err := d.closeStmts(); err != nil {
 		return fmt.Errorf("sqlitedriver: close statements: %w", err)
+	}
+	if err := d.closeReader(); err != nil {
+		return fmt.Errorf("sqlitedriver: close the reader connections: %w", err)
 	}
 	if !d.owned {
 		return nil

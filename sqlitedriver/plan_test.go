@@ -82,3 +82,23 @@ func TestClaimablePlanAfterAnalyze(t *testing.T) {
 		}
 	}
 }
+
+// TestReadClaimedPlan checks that the read of claimed jobs walks the
+// claim's leases and looks each job up by id, also once ANALYZE has seen
+// many processing jobs or none: planned from the processing jobs instead, with
+// the leases searched for each, a read of a thousand leases compares a
+// million pairs.
+func TestReadClaimedPlan(t *testing.T) {
+	d := openTest(t)
+	insertN(t, d, 300)
+	for _, when := range []string{"every job pending", "a third processing"} {
+		if _, err := d.DB().ExecContext(testCtx(t), "ANALYZE"); err != nil {
+			t.Fatal(err)
+		}
+		plan := queryPlan(t, d, readClaimedSQL, `[[1,1]]`, "w")
+		if !strings.HasPrefix(plan, "SCAN json_each") || !strings.Contains(plan, "SEARCH j USING INTEGER PRIMARY KEY (rowid=?)") {
+			t.Errorf("ANALYZE with %s: want the leases scanned and each job found by id, got plan:\n%s", when, plan)
+		}
+		claim(t, d, "w", 100, time.Minute, false)
+	}
+}

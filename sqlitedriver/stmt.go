@@ -97,15 +97,18 @@ func (d *Driver) exec(ctx context.Context, tx *sql.Tx, query string, args ...any
 }
 
 // closeStmts closes the cached statements.
-func (d *Driver) closeStmts() error {
-	d.stmts.mu.Lock()
-	defer d.stmts.mu.Unlock()
+func (d *Driver) closeStmts() error { return d.stmts.closeAll() }
+
+// closeAll closes and forgets the statements of c.
+func (c *stmtCache) closeAll() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var first error
-	for q, s := range d.stmts.m {
+	for q, s := range c.m {
 		if err := s.Close(); err != nil && first == nil {
 			first = err
 		}
-		delete(d.stmts.m, q)
+		delete(c.m, q)
 	}
 	return first
 }
