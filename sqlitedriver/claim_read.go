@@ -100,11 +100,11 @@ func scanRefs(rows *sql.Rows, buf []byte) ([]byte, int, error) {
 func (d *Driver) readClaimed(ctx context.Context, refs []byte, c claimed) ([]*leasehold.JobRow, error) {
 	rows, err := d.readQuery(ctx, readClaimedSQL, string(refs), c.owner)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: read claimed jobs: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: read claimed jobs: %w", err))
 	}
 	jobs, err := scanClaimed(rows, c)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: read claimed jobs: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: read claimed jobs: %w", err))
 	}
 	return jobs, nil
 }
