@@ -29,27 +29,10 @@ func openReader(path string) (*sql.DB, error) {
 // stmtCache). A query that fails to prepare (say, before Migrate) is run
 // unprepared, where its error surfaces.
 func (d *Driver) readQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	d.readStmts.mu.Lock()
-	s := d.readStmts.m[query]
-	d.readStmts.mu.Unlock()
-	if s == nil {
-		var err error
-		if s, err = d.reader.PrepareContext(ctx, query); err != nil {
-			return d.reader.QueryContext(ctx, query, args...)
-		}
-		d.readStmts.mu.Lock()
-		if d.readStmts.m == nil {
-			d.readStmts.m = make(map[string]*sql.Stmt)
-		}
-		if cached := d.readStmts.m[query]; cached != nil {
-			_ = s.Close() // another goroutine cached it first
-			s = cached
-		} else {
-			d.readStmts.m[query] = s
-		}
-		d.readStmts.mu.Unlock()
+	if s := d.readStmts.get(ctx, d.reader, query); s != nil {
+		return s.QueryContext(ctx, args...)
 	}
-	return s.QueryContext(ctx, args...)
+	return d.reader.QueryContext(ctx, query, args...)
 }
 
 // closeReader closes the reader connections and their statements, if

@@ -23,28 +23,34 @@ type stmtCache struct {
 // connection it would wait for itself).
 func (d *Driver) prepare(ctx context.Context, queries ...string) {
 	for _, q := range queries {
-		d.stmts.mu.Lock()
-		have := d.stmts.m[q] != nil
-		d.stmts.mu.Unlock()
-		if have {
-			continue
-		}
-		s, err := d.db.PrepareContext(ctx, q)
-		if err != nil {
-			continue
-		}
-		d.stmts.mu.Lock()
-		if d.stmts.m == nil {
-			d.stmts.m = make(map[string]*sql.Stmt)
-		}
-		if d.stmts.m[q] == nil {
-			d.stmts.m[q], s = s, nil
-		}
-		d.stmts.mu.Unlock()
-		if s != nil {
-			_ = s.Close() // another goroutine cached it first
-		}
+		d.stmts.get(ctx, d.db, q)
 	}
+}
+
+// get returns query prepared on db, preparing and caching it on first use;
+// nil when it fails to prepare.
+func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) *sql.Stmt {
+	c.mu.Lock()
+	s := c.m[query]
+	c.mu.Unlock()
+	if s != nil {
+		return s
+	}
+	s, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*sql.Stmt)
+	}
+	if cached := c.m[query]; cached != nil {
+		_ = s.Close() // another goroutine cached it first
+		return cached
+	}
+	c.m[query] = s
+	return s
 }
 
 // cached returns the prepared statement for query in tx, or nil when query
