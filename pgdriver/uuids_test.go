@@ -3,10 +3,12 @@ package pgdriver
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
@@ -123,4 +125,29 @@ func TestSchemaUpgradeFromVersion11(t *testing.T) {
 	if !errors.Is(err, leasehold.ErrInvalidArgs) {
 		t.Fatalf("Insert of a job with the UUID of a job from before the upgrade: %v; want ErrInvalidArgs", err)
 	}
+}
+
+// TestJobIdentityCannotBeUpdated checks migration 013: an UPDATE that
+// sets a job's uuid or id fails with integrity_constraint_violation and
+// changes nothing, so leasehold_job_uuids cannot go stale, while an
+// UPDATE of other columns (an operator's, or the driver's own) runs.
+func TestJobIdentityCannotBeUpdated(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	jobs := insertJobs(t, d, "q", 2)
+	for _, set := range []string{"uuid = gen_random_uuid()", "id = id + 1000", "uuid = NULL", "priority = 5, uuid = uuid"} {
+		_, err := d.pool.Exec(ctx, "UPDATE leasehold_jobs SET "+set+" WHERE id = $1", jobs[0].ID)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "23000" || !strings.Contains(pe.Message, "cannot be changed") {
+			t.Fatalf("UPDATE leasehold_jobs SET %s: %v; want integrity_constraint_violation (23000), cannot be changed", set, err)
+		}
+	}
+	if got := getJob(t, d, jobs[0].ID); got.UUID != jobs[0].UUID || got.Priority != jobs[0].Priority {
+		t.Fatalf("job after the refused updates: uuid %s, priority %d; want %s, %d", got.UUID, got.Priority, jobs[0].UUID, jobs[0].Priority)
+	}
+	checkUUIDsTable(t, d, 2)
+	if _, err := d.pool.Exec(ctx, "UPDATE leasehold_jobs SET priority = 5 WHERE id = $1", jobs[0].ID); err != nil {
+		t.Fatalf("UPDATE of the priority: %v", err)
+	}
+	claimOne(t, d, "q", "w", time.Minute)
 }
