@@ -150,6 +150,8 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 		}
 	}
 	worst := int64(-1)
+	avail := h.availability()
+	ttl := h.o.TTL.Microseconds()
 	for _, k := range h.sched.kills {
 		if k.DeathUS == 0 {
 			rc.KillsUntimed++
@@ -162,9 +164,9 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 			}
 			rc.Orphans++
 			delay := x.next.claimed - k.DeathUS
-			allowed := bound + h.outageWithin(k.DeathUS, x.next.claimed)
+			allowed := allowedDelay(bound, ttl, k.DeathUS, x.next.claimed, avail)
 			if allowed > bound {
-				rc.WithOutage++
+				rc.WithNoWorker++
 			}
 			if delay > worst {
 				worst = delay
@@ -181,29 +183,6 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 		}
 	}
 	rc.MaxSeconds = max(float64(worst), 0) / 1e6
-}
-
-// outageWithin is how long the database was unavailable to the workers
-// between from and to (database µs): restarts, and freezes during which
-// the frozen worker held SQLite's write lock.
-func (h *harness) outageWithin(from, to int64) int64 {
-	var total int64
-	add := func(a, b int64) {
-		if a != 0 && b != 0 {
-			total += max(0, min(b, to)-max(a, from))
-		}
-	}
-	for _, o := range h.sched.outages {
-		if o.Kind == outageRestart || o.Kind == outageFailover {
-			add(o.FromUS, o.ToUS)
-		}
-	}
-	for _, f := range h.sched.freezes {
-		if f.HeldWriteLock {
-			add(f.FromUS, f.ToUS)
-		}
-	}
-	return total
 }
 
 // completers returns, for each completed payment job, the lease whose

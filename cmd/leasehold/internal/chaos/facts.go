@@ -34,17 +34,33 @@ type facts struct {
 	renewals map[leaseKey]int64
 	// byOwner holds each worker's latest database call counters.
 	byOwner map[string]CallStats
+	// ready holds when (orchestrator's clock) each worker first reported:
+	// its client had started.
+	ready map[string]time.Time
 }
 
 func (f *facts) init() {
 	f.renewals = map[leaseKey]int64{}
 	f.byOwner = map[string]CallStats{}
+	f.ready = map[string]time.Time{}
 }
 
+// setCalls records the call counters of a report of the worker owner.
 func (f *facts) setCalls(owner string, c CallStats) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.byOwner[owner] = c
+	if _, ok := f.ready[owner]; !ok {
+		f.ready[owner] = time.Now()
+	}
+}
+
+// readyAt returns when the worker owner first reported, if it did.
+func (f *facts) readyAt(owner string) (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.ready[owner]
+	return t, ok
 }
 
 // calls returns the latest call counters of the worker owner.

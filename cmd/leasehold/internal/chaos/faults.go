@@ -17,9 +17,11 @@ type killEvent struct {
 	// DeathUS is the database clock read just before the kill (Unix µs),
 	// 0 when the database did not answer (during a restart).
 	DeathUS int64 `json:"death_db_us"`
-	owner   string
-	p       *fleet.Proc
-	err     error
+	// deathWall is the orchestrator's clock halfway through that read.
+	deathWall time.Time
+	owner     string
+	p         *fleet.Proc
+	err       error
 }
 
 // freezeEvent is one SIGSTOP ... SIGCONT.
@@ -54,7 +56,11 @@ func (h *harness) kill(ctx context.Context) {
 	}
 	h.sched.killing++
 	k := &killEvent{Worker: p.Name(), PID: p.Pid(), At: time.Since(h.start), owner: p.Owner(), p: p}
-	h.fleet.KillLater(p, func() { k.DeathUS = h.dbNow(ctx, time.Second) }, func(err error) {
+	h.fleet.KillLater(p, func() {
+		before := time.Now()
+		k.DeathUS = h.dbNow(ctx, time.Second)
+		k.deathWall = before.Add(time.Since(before) / 2)
+	}, func(err error) {
 		k.err = err
 		h.sched.killDone <- k
 	})

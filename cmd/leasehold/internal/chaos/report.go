@@ -131,11 +131,15 @@ type ReclaimFigures struct {
 	KillsUntimed int     `json:"kills_untimed"` // database down at the kill
 	Orphans      int     `json:"orphaned_leases"`
 	MaxSeconds   float64 `json:"max_seconds"`
-	// BoundSeconds is TTL + watcher interval + poll interval; a lease
-	// whose window held a database outage (restart, or a frozen worker
-	// holding SQLite's write lock) is allowed that outage on top.
+	// BoundSeconds is TTL + watcher interval + poll interval + slack; a
+	// lease is allowed on top the time, from its death + TTL (when it had
+	// run out at the latest) until its claim, in which no worker could
+	// claim it: every one killed and not yet started again, frozen, cut
+	// off by a termination of its sessions or a restart until it reached
+	// the database again, or held up by a frozen worker holding SQLite's
+	// write lock (see availability).
 	BoundSeconds float64  `json:"bound_seconds"`
-	WithOutage   int      `json:"orphans_with_outage_allowance"`
+	WithNoWorker int      `json:"orphans_allowed_time_with_no_worker"`
 	Over         int      `json:"over_bound"`
 	Worst        string   `json:"worst,omitempty"`
 	Examples     []string `json:"examples,omitempty"`
@@ -198,8 +202,8 @@ func (r *Report) Print(w io.Writer) {
 	t.Row("late writes refused / leases lost", fmt.Sprintf("%d / %d", rf.LateWrites, rf.LeasesLost), "workers' Stats: FinishRefused / LeaseLost")
 	t.Row("jobs with overlapping live leases", itoa(l.Overlapping), fmt.Sprintf("%d attempt pairs, %d expired leases (%d with renewal evidence); %d claims timed before the previous end",
 		l.PairsChecked, l.Expired, l.Evidenced, l.Inversions))
-	t.Row("longest death-to-reclaim", fmt.Sprintf("%.3fs", rc.MaxSeconds), fmt.Sprintf("bound %.3fs (TTL + watcher + poll); %d orphaned leases of %d timed kills, %d over the bound, %d with outage allowance",
-		rc.BoundSeconds, rc.Orphans, rc.KillsTimed, rc.Over, rc.WithOutage))
+	t.Row("longest death-to-reclaim", fmt.Sprintf("%.3fs", rc.MaxSeconds), fmt.Sprintf("bound %.3fs (TTL + watcher + poll + slack); %d orphaned leases of %d timed kills, %d over the bound, %d allowed time with no worker able to claim",
+		rc.BoundSeconds, rc.Orphans, rc.KillsTimed, rc.Over, rc.WithNoWorker))
 	t.Row("faults", fmt.Sprintf("%d kills, %d freezes", len(f.Kills), effectiveFreezes(f.Freezes)), fmt.Sprintf("%d restarts, %d session terminations, %d worker processes, %d crashes%s",
 		countOutages(f.Outages, outageRestart), countOutages(f.Outages, outageTerminate), r.WorkerProcesses, len(f.Crashes), lockNote(f.Freezes)))
 	restarts := 0

@@ -136,6 +136,7 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		s, c := view.NewStatsView(client.Owner(), client.Stats()), rec.Calls()
 		out.Emit(message{Report: fleet.Report{Type: typ, Stats: &s}, Calls: &c})
 	}
+	report(fleet.TypeReport) // the first: the client has started (see availability)
 	t := time.NewTicker(o.ReportEvery)
 	defer t.Stop()
 	for ctx.Err() == nil {
