@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ type benchFlags struct {
 	hold      string
 	profile   string
 	memProf   string
+	execTrace string
 	from      string
 }
 
@@ -103,6 +105,7 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.StringVar(&f.chartPath, "chart", "", "draw throughput against worker count as a PNG in this file")
 	fl.StringVar(&f.profile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	fl.StringVar(&f.memProf, "memprofile", "", "write a Go heap profile (allocations of the whole run) to this file")
+	fl.StringVar(&f.execTrace, "trace", "", "write a Go execution trace of the whole run to this file (go tool trace: where goroutines ran, waited and blocked)")
 	fl.StringVar(&f.from, "from", "", "measure nothing: print (and chart) the figures of a JSON file written by --out")
 	return cmd
 }
@@ -137,6 +140,13 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 		stop, err := startProfile(f.profile)
 		if err != nil {
 			return cli.Failf("cpu profile: %w", err)
+		}
+		defer stop()
+	}
+	if f.execTrace != "" {
+		stop, err := startTrace(f.execTrace)
+		if err != nil {
+			return cli.Failf("execution trace: %w", err)
 		}
 		defer stop()
 	}
@@ -202,4 +212,17 @@ func startProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// startTrace starts a Go execution trace written to path; stop ends it.
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); _ = f.Close() }, nil
 }
