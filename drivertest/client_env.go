@@ -64,6 +64,7 @@ var clientTests = []struct {
 	{"PauseQueueBadName", testPauseQueueBadName},
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
+	{"RefusedOutcomeAloneGivenUp", testRefusedOutcomeAlone},
 	{"BadInputRefusedBeforeSQL", testBadInputRefused},
 	{"InsertMiddlewareInInsertingTx", testInsertMiddlewareInTx},
 	{"WorkMiddlewareWrapsHandler", testWorkMiddlewareWrapsHandler},

@@ -50,3 +50,31 @@ func testRefusedOutcomeIsolated(e *clientEnv) {
 		e.Fatalf("OutcomesDropped = %d, want 1", got)
 	}
 }
+
+// testRefusedOutcomeAlone: an outcome the database refuses every time, with
+// no other outcome to show that the database is up (the only job of the
+// client), is given up once a heartbeat has renewed its lease since it
+// first failed: its lease expires and the job runs again, instead of the
+// outcome being retried, and its lease renewed, until Stop.
+func testRefusedOutcomeAlone(e *clientEnv) {
+	f := &faultDriver{Driver: e.d}
+	armed := make(chan struct{})
+	c := e.newClient(f, e.workers(func(ctx context.Context, _ *leasehold.Job[testArgs]) error {
+		select { // until the job's first outcome is sure to be refused
+		case <-armed:
+		case <-ctx.Done():
+		}
+		return nil
+	}), nil)
+	id := e.insertOpts(c, nil)
+	f.refuse.Store(id)
+	close(armed)
+	e.waitState(id, leasehold.StateCompleted, 20*time.Second)
+	h := e.history(id)
+	if len(h) != 2 || h[0].Outcome != leasehold.OutcomeLeaseExpired || h[1].Outcome != leasehold.OutcomeCompleted {
+		e.Fatalf("refused job's history %s; want its first lease expired, its second completed", fmtHistory(h))
+	}
+	if got := c.Stats().OutcomesDropped; got != 1 {
+		e.Fatalf("OutcomesDropped = %d, want 1", got)
+	}
+}

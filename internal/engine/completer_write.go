@@ -31,9 +31,10 @@ func (k *Completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 // every time, which must not hold back the others: after splitAfter
 // failures in a row the batch is written in halves. An outcome that still
 // fails alone, when the database has accepted another write since its
-// batch first failed, is given up: its lease expires and the watcher
-// returns the job. While every write fails (the database is down), nothing
-// is given up: an outcome is dropped only when Stop gives up on it.
+// batch first failed (see acceptedSince), is given up: its lease expires
+// and the watcher returns the job. While every write fails (the database
+// is down), nothing is given up: an outcome is dropped only when Stop
+// gives up on it.
 func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, since int64) {
 	backoff := 10 * time.Millisecond
 	for failures := 1; ; failures++ {
@@ -54,7 +55,7 @@ func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, si
 			// their turn, and show which it is.
 			k.flushWaiting()
 		}
-		if failures >= splitAfter && k.lastOK.Load() > since {
+		if failures >= splitAfter && k.acceptedSince(items, since) {
 			k.drop(items[0])
 			k.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
 				"job", params[0].ID, "attempt", params[0].Attempt, "outcome", params[0].Outcome, "err", err)
@@ -70,6 +71,20 @@ func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, si
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// acceptedSince reports whether the database accepted a write of this
+// client after since (Clock): a finish statement, or, for the one outcome
+// left, a heartbeat that renewed its lease. The heartbeat matters when no
+// other outcome comes (the last job of a quiet queue): without it, an
+// outcome the database refuses every time was retried forever while its
+// lease was renewed, and the job sat in processing, out of the watcher's
+// reach, until Stop.
+func (k *Completer) acceptedSince(items []*finishItem, since int64) bool {
+	if k.lastOK.Load() > since {
+		return true
+	}
+	return len(items) == 1 && items[0].lease != nil && items[0].lease.renewedAt.Load() > since
 }
 
 // writeHalves tries each half of a failing batch once, then writes (see
