@@ -29,10 +29,16 @@ type ReconcileSummary struct {
 	// (but for those whose webhook was lost too: counted once, below).
 	Killed        []string `json:"killed_workers"`
 	KilledCharged int      `json:"charged_then_killed"`
+	// LeaseLostCharged counts the charges of workers not killed whose
+	// lease ended before they recorded them: on a loaded machine a worker
+	// whose charge stalls can fail to renew its lease in time, and its
+	// reconcile job heals the payment (webhooks lost counted below).
+	LeaseLostCharged int `json:"charged_then_lease_lost"`
 	// WebhooksLost counts charges the provider accepted without an answer.
 	WebhooksLost int `json:"webhooks_lost"`
-	// ChargedWhilePending = KilledCharged + WebhooksLost: payments the
-	// provider charged while the system showed them pending.
+	// ChargedWhilePending = KilledCharged + LeaseLostCharged +
+	// WebhooksLost: payments the provider charged while the system showed
+	// them pending.
 	ChargedWhilePending int `json:"charged_while_pending"`
 	// HealedByReconciler counts payment jobs resolved as completed by the
 	// reconcile job of their expired lease; RetriedByReconciler those sent
@@ -54,7 +60,7 @@ func (d *demo) summarizeReconcile(ctx context.Context) (*ReconcileSummary, error
 		Database: d.db.Target.String(), Queue: d.queue, ReconcileQueue: d.rec.queue, Payments: d.o.Payments,
 		Charges: ps.Charges, ChargedTwice: ps.ChargedTwice, WebhooksLost: ps.WebhooksLost,
 	}
-	completedLeases, err := d.countReconciled(ctx, s)
+	leases, err := d.countReconciled(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +71,13 @@ func (d *demo) summarizeReconcile(ctx context.Context) (*ReconcileSummary, error
 	}
 	for _, req := range d.provider.Made() {
 		lost := d.provider.WebhookLost(req.IdempotencyKey)
-		if killed[req.Owner] && !lost && !completedLeases[[2]int64{req.JobID, int64(req.Attempt)}] {
+		lease := [2]int64{req.JobID, int64(req.Attempt)}
+		switch {
+		case lost || leases.completed[lease]:
+		case killed[req.Owner]:
 			s.KilledCharged++
+		case leases.expired[lease]:
+			s.LeaseLostCharged++
 		}
 	}
 	heals, err := d.client.ListJobs(ctx, &leasehold.ListParams{Queue: d.rec.queue, Kind: payments.HealKind,
@@ -78,34 +89,42 @@ func (d *demo) summarizeReconcile(ctx context.Context) (*ReconcileSummary, error
 	if s.LedgerRows, err = d.ledger.Count(ctx, d.paymentPrefix()); err != nil {
 		return nil, err
 	}
-	s.ChargedWhilePending = s.KilledCharged + s.WebhooksLost
+	s.ChargedWhilePending = s.KilledCharged + s.LeaseLostCharged + s.WebhooksLost
 	s.Healed = s.HealedByReconciler + s.HealedByScan
 	s.Seconds = time.Since(d.start).Seconds()
 	s.check()
 	return s, nil
 }
 
+// paymentLeases are leases (job, attempt) of payment jobs by how they
+// ended: completed the payment themselves, or expired.
+type paymentLeases struct{ completed, expired map[[2]int64]bool }
+
 // countReconciled reads every payment job and its history: completed
-// jobs, and the resolutions of their reconcilers. It returns the leases
-// (job, attempt) that completed a payment themselves.
-func (d *demo) countReconciled(ctx context.Context, s *ReconcileSummary) (map[[2]int64]bool, error) {
-	done := map[[2]int64]bool{}
+// jobs, and the resolutions of their reconcilers. It returns how the
+// payments' leases ended.
+func (d *demo) countReconciled(ctx context.Context, s *ReconcileSummary) (paymentLeases, error) {
+	out := paymentLeases{completed: map[[2]int64]bool{}, expired: map[[2]int64]bool{}}
 	jobs, err := d.client.ListJobs(ctx, &leasehold.ListParams{Queue: d.queue, Limit: 10000})
 	if err != nil {
-		return nil, fmt.Errorf("list payment jobs: %w", err)
+		return out, fmt.Errorf("list payment jobs: %w", err)
 	}
 	for _, j := range jobs {
 		info, err := d.client.GetJob(ctx, j.ID)
 		if err != nil {
-			return nil, fmt.Errorf("read job %d: %w", j.ID, err)
+			return out, fmt.Errorf("read job %d: %w", j.ID, err)
 		}
 		if info.State == leasehold.StateCompleted {
 			s.Completed++
 		}
 		for _, a := range info.Attempts {
+			lease := [2]int64{j.ID, int64(a.Attempt)}
+			if a.Outcome == leasehold.OutcomeLeaseExpired {
+				out.expired[lease] = true
+			}
 			switch {
 			case a.Outcome == leasehold.OutcomeCompleted:
-				done[[2]int64{j.ID, int64(a.Attempt)}] = true
+				out.completed[lease] = true
 			case strings.HasPrefix(a.Resolution, leasehold.ResolveComplete.String()+" by"):
 				s.HealedByReconciler++
 			case strings.HasPrefix(a.Resolution, leasehold.ResolveRetry.String()+" by"):
@@ -113,7 +132,7 @@ func (d *demo) countReconciled(ctx context.Context, s *ReconcileSummary) (map[[2
 			}
 		}
 	}
-	return done, nil
+	return out, nil
 }
 
 // check sets OK and lists what does not add up.
@@ -141,8 +160,8 @@ func (s *ReconcileSummary) Print(w io.Writer) {
 	t := cli.NewTable(w)
 	t.Row("  payments completed", fmt.Sprint(s.Completed), fmt.Sprintf("(of %d)", s.Payments))
 	t.Row("  charged while pending", fmt.Sprint(s.ChargedWhilePending),
-		fmt.Sprintf("(the provider charged them, the system showed them pending: %d whose worker was SIGKILLed right after the charge (%s), %d lost webhooks)",
-			s.KilledCharged, strings.Join(s.Killed, ", "), s.WebhooksLost))
+		fmt.Sprintf("(the provider charged them, the system showed them pending: %d whose worker was SIGKILLed right after the charge (%s), %d whose worker lost its lease first, %d lost webhooks)",
+			s.KilledCharged, strings.Join(s.Killed, ", "), s.LeaseLostCharged, s.WebhooksLost))
 	t.Row("  healed", fmt.Sprint(s.Healed), fmt.Sprintf("(%d by the reconcile job of their expired lease, %d by the scan's heal jobs; each in one transaction with its fenced completion)",
 		s.HealedByReconciler, s.HealedByScan))
 	t.Row("  sent back to be charged", fmt.Sprint(s.RetriedByReconciler), "(expired leases whose charge the provider never received)")
