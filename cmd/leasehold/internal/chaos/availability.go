@@ -110,6 +110,9 @@ func (h *harness) availability() []span {
 	death := map[string]int64{}
 	for _, k := range h.sched.kills {
 		death[k.owner] = k.DeathUS
+		if k.DeathUS == 0 { // the database was down: when the kill was sent
+			death[k.owner] = db(h.start.Add(k.At))
+		}
 	}
 	var lives []workerLife
 	for _, p := range h.fleet.All() {
@@ -119,9 +122,6 @@ func (h *harness) availability() []span {
 		}
 		l := workerLife{life: span{db(ready), math.MaxInt64}}
 		if d, killed := death[p.Owner()]; killed {
-			if d == 0 {
-				continue // killed while the database was down: its end is unknown
-			}
 			l.life.to = d
 		}
 		for _, f := range h.sched.freezes {
