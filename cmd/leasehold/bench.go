@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime/pprof"
@@ -203,26 +204,24 @@ func writeHeapProfile(path string) error {
 
 // startProfile starts a CPU profile written to path; stop ends it.
 func startProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+	return startToFile(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace starts a Go execution trace written to path; stop ends it.
 func startTrace(path string) (stop func(), err error) {
+	return startToFile(path, trace.Start, trace.Stop)
+}
+
+// startToFile creates path and runs start on it; stop runs end and
+// closes the file.
+func startToFile(path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
-	return func() { trace.Stop(); _ = f.Close() }, nil
+	return func() { end(); _ = f.Close() }, nil
 }
