@@ -77,16 +77,22 @@ func insertBulk(t *testing.T, d *Driver, queue string, n int) {
 // claimOne claims one job of queue for owner and fails unless it gets one.
 func claimOne(t *testing.T, d *Driver, queue, owner string, ttl time.Duration) *leasehold.JobRow {
 	t.Helper()
+	return claimN(t, d, queue, owner, ttl, 1)[0]
+}
+
+// claimN claims exactly n jobs of kind "k" in queue for owner, or fails.
+func claimN(t *testing.T, d *Driver, queue, owner string, ttl time.Duration, n int) []*leasehold.JobRow {
+	t.Helper()
 	jobs, err := d.Claim(testCtx(t), &driver.ClaimParams{
-		Queue: queue, Kinds: []string{"k"}, Owner: owner, TTL: ttl, Limit: 1, TakeOver: true,
+		Queue: queue, Kinds: []string{"k"}, Owner: owner, TTL: ttl, Limit: n, TakeOver: true,
 	})
 	if err != nil {
 		t.Fatalf("Claim: %v", err)
 	}
-	if len(jobs) != 1 {
-		t.Fatalf("Claim: got %d jobs, want 1", len(jobs))
+	if len(jobs) != n {
+		t.Fatalf("Claim: got %d jobs, want %d", len(jobs), n)
 	}
-	return jobs[0]
+	return jobs
 }
 
 // getJob reads a job or fails.

@@ -12,18 +12,21 @@ package pgdriver
 // ended_at, outcome and error), and writes their history rows. An attempt
 // claimed before migration 008 already has its row, open: that row is
 // ended instead (keeping its owner and claim time, and its heartbeat when
-// the job row has none), so an upgrade loses no attempt. The update finds
-// rows by primary key and the insert takes the rest, so the common case is
-// one index probe and one insert per attempt, and no dead version (an
-// INSERT ... ON CONFLICT would also log the confirmation of each
-// speculative insert). Every writer of an attempt's row holds its job's
-// row lock, so no other statement writes the same row meanwhile.
+// the job row has none), so an upgrade loses no attempt. Open rows are
+// looked for once per statement, in migration 014's index of them alone
+// (anyOpenAttemptSQL, a one-time filter), and by attempt only when one
+// exists: with none, as in every database that no claim from before 008
+// touched, each attempt costs one insert and no probe (and no dead
+// version: an INSERT ... ON CONFLICT would also log the confirmation of
+// each speculative insert). Every writer of an attempt's row holds its
+// job's row lock, so no other statement writes the same row meanwhile.
 const endAttemptsSQL = `, history_ended AS (
 	UPDATE leasehold_attempts a
 	SET ended_at = e.ended_at, outcome = e.outcome, error = e.error,
 		heartbeat_at = coalesce(e.heartbeat_at, a.heartbeat_at)
 	FROM ended e
-	WHERE a.job_id = e.id AND a.attempt = e.attempt
+	WHERE a.job_id = e.id AND a.attempt = e.attempt AND a.ended_at IS NULL
+		AND ` + anyOpenAttemptSQL + `
 	RETURNING a.job_id
 ), history AS (
 	INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, outcome, error)
@@ -32,6 +35,12 @@ const endAttemptsSQL = `, history_ended AS (
 	FROM ended e
 	WHERE NOT EXISTS (SELECT 1 FROM history_ended h WHERE h.job_id = e.id)
 )`
+
+// anyOpenAttemptSQL holds when some history row is open (written by a
+// claim from before migration 008). It names no column of the statement
+// around it, so PostgreSQL evaluates it once per statement, one probe of
+// leasehold_attempts_open_idx (TestEndAttemptsProbesOnce).
+const anyOpenAttemptSQL = `EXISTS (SELECT 1 FROM leasehold_attempts o WHERE o.ended_at IS NULL)`
 
 // listAttemptsSQL reads job $1's history: its ended attempts' rows, and
 // its open attempt, from the job row while it is processing (or from the
