@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 	"time"
@@ -23,6 +24,7 @@ type benchFlags struct {
 	hold      string
 	profile   string
 	memProf   string
+	mutexProf string
 	execTrace string
 	from      string
 }
@@ -106,6 +108,7 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.StringVar(&f.chartPath, "chart", "", "draw throughput against worker count as a PNG in this file")
 	fl.StringVar(&f.profile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	fl.StringVar(&f.memProf, "memprofile", "", "write a Go heap profile (allocations of the whole run) to this file")
+	fl.StringVar(&f.mutexProf, "mutexprofile", "", "write a Go mutex profile (contention on sync.Mutex, SQLite's own mutexes among them, over the whole run) to this file")
 	fl.StringVar(&f.execTrace, "trace", "", "write a Go execution trace of the whole run to this file (go tool trace: where goroutines ran, waited and blocked)")
 	fl.StringVar(&f.from, "from", "", "measure nothing: print (and chart) the figures of a JSON file written by --out")
 	return cmd
@@ -151,13 +154,19 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 		}
 		defer stop()
 	}
+	if f.mutexProf != "" {
+		runtime.SetMutexProfileFraction(1)
+	}
 	rep, err := bench.Run(cmd.Context(), f.o)
 	if err != nil {
 		return err // a usage error (bad options) or a failure, as chaos's
 	}
-	if f.memProf != "" {
-		if err := writeHeapProfile(f.memProf); err != nil {
-			return cli.Failf("heap profile: %w", err)
+	for _, p := range []struct{ name, path string }{{"allocs", f.memProf}, {"mutex", f.mutexProf}} {
+		if p.path == "" {
+			continue
+		}
+		if err := writeProfile(p.name, p.path); err != nil {
+			return cli.Failf("%s profile: %w", p.name, err)
 		}
 	}
 	return a.benchReport(rep, f)
@@ -189,13 +198,14 @@ func (a *app) benchReport(rep *bench.Report, f *benchFlags) error {
 	return nil
 }
 
-// writeHeapProfile writes the allocations so far to path.
-func writeHeapProfile(path string) error {
+// writeProfile writes the runtime profile name ("allocs": the allocations
+// so far; "mutex": the contention so far) to path.
+func writeProfile(name, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
 		_ = f.Close()
 		return err
 	}
