@@ -82,3 +82,47 @@ func TestClaimReleasesLeasesItCannotRead(t *testing.T) {
 		t.Errorf("claimed %d jobs after the release, want 2", len(again))
 	}
 }
+
+// TestNewWithReaderReadsOnTheReader: a Driver from NewWithReader reads
+// the claimed jobs on the caller's reader, after the commit: with that
+// reader closed, the claim fails and releases its leases; with it open,
+// it returns the jobs.
+func TestNewWithReaderReadsOnTheReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	seed := openPath(t, path) // migrated; closed when t ends
+	insert(t, seed, job(`{"n":1}`))
+	db, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	reader, err := sql.Open("sqlite", ReaderDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewWithReader(testCtx(t), db, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := reader.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := &driver.ClaimParams{Queue: "q", Kinds: []string{"k"}, Owner: "w", TTL: time.Hour, Limit: 5, TakeOver: true}
+	if _, err := d.Claim(testCtx(t), p); err == nil {
+		t.Fatal("Claim with the caller's reader closed: nil error (the jobs were not read on it)")
+	}
+	reader, err = sql.Open("sqlite", ReaderDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if d, err = NewWithReader(testCtx(t), db, reader); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Claim(testCtx(t), p)
+	if err != nil || len(got) != 1 || string(got[0].Args) != `{"n":1}` || got[0].State != leasehold.StateProcessing {
+		t.Fatalf("Claim after the release: %+v, %v; want the job, processing", got, err)
+	}
+}

@@ -45,7 +45,9 @@
 // held for the claim alone, not for copying and decoding a batch of jobs.
 // If that read fails, the claim releases its leases (fenced) before it
 // returns the error. A Driver from New has only the caller's connection
-// and reads the claimed jobs inside the claim's transaction.
+// and reads the claimed jobs inside the claim's transaction; one from
+// NewWithReader reads them on the caller's read-only *sql.DB (ReaderDSN),
+// as Open's does, after checking that it is open on the writer's file.
 //
 // All times are INTEGER Unix microseconds read from SQLite's own clock
 // (unixepoch('subsec'), millisecond resolution); the driver reads the clock

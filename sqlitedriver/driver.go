@@ -107,11 +107,31 @@ func escapePath(path string) string {
 // should open it as Open does (see DSN): journal_mode WAL, synchronous FULL,
 // a busy_timeout, _txlock=immediate, and db.SetMaxOpenConns(1); mmap_size
 // is for speed only.
+//
+// A Driver from New has no reader connections: each claim reads the jobs
+// it leased inside its own write transaction, which holds the one writer
+// longer than Open's Driver does (docs/benchmarks.md, "The claim's read
+// moved off the write lock"). NewWithReader gives it some.
 func New(db *sql.DB) (*Driver, error) {
 	if db == nil {
 		return nil, errors.New("sqlitedriver: New: nil *sql.DB")
 	}
 	return &Driver{db: db}, nil
+}
+
+// NewWithReader is New with caller-owned read-only connections on the same
+// file, as Open has (see ReaderDSN and ReaderConns): a claim commits its
+// leases on db and then reads the leased jobs on reader, beside the
+// writer. Close closes neither. A reader open on another file (or in
+// memory) is refused with an error matching ErrReaderNotSameFile.
+func NewWithReader(ctx context.Context, db, reader *sql.DB) (*Driver, error) {
+	if db == nil || reader == nil {
+		return nil, errors.New("sqlitedriver: NewWithReader: nil *sql.DB")
+	}
+	if err := sameFile(ctx, db, reader); err != nil {
+		return nil, err
+	}
+	return &Driver{db: db, reader: reader}, nil
 }
 
 // DB returns the underlying database, for transactions passed to Insert and

@@ -3,6 +3,7 @@ package sqlitedriver
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -11,10 +12,15 @@ import (
 // In WAL mode they read while the writer writes.
 const ReaderConns = 2
 
-// openReader opens the read-only connections on path: Open's DSN with
-// query_only, so that no statement on them can write.
+// ReaderDSN returns the data source name of Open's read-only connections
+// on path: DSN with query_only, so that no statement on them can write.
+// A caller who opens its own databases for NewWithReader opens the reader
+// with it, with db.SetMaxOpenConns(ReaderConns).
+func ReaderDSN(path string) string { return DSN(path) + "&_pragma=query_only(1)" }
+
+// openReader opens the read-only connections on path (ReaderDSN).
 func openReader(path string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", DSN(path)+"&_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", ReaderDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: open %s for reading: %w", path, err)
 	}
@@ -35,15 +41,52 @@ func (d *Driver) readQuery(ctx context.Context, query string, args ...any) (*sql
 	return d.reader.QueryContext(ctx, query, args...)
 }
 
-// closeReader closes the reader connections and their statements, if
-// any.
+// closeReader closes the statements prepared on the reader connections,
+// if any, and the connections themselves if Open opened them.
 func (d *Driver) closeReader() error {
 	if d.reader == nil {
 		return nil
 	}
 	err := d.readStmts.closeAll()
+	if !d.owned {
+		return err
+	}
 	if cerr := d.reader.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// sameFile returns an error unless db and reader have the same main
+// database file: a reader on another file would find none of the jobs a
+// claim leased, and every claim would release its leases.
+func sameFile(ctx context.Context, db, reader *sql.DB) error {
+	a, err := mainFile(ctx, db)
+	if err != nil {
+		return err
+	}
+	b, err := mainFile(ctx, reader)
+	if err != nil {
+		return err
+	}
+	if a == "" || a != b {
+		return fmt.Errorf("%w: the reader's database file %q is not the writer's %q (an in-memory database has no file to share)",
+			ErrReaderNotSameFile, b, a)
+	}
+	return nil
+}
+
+// ErrReaderNotSameFile is returned by NewWithReader when the reader is not
+// open on the writer's database file.
+var ErrReaderNotSameFile = errors.New("sqlitedriver: NewWithReader: reader and writer on different files")
+
+// mainFile returns the file of db's main database ("" in memory).
+func mainFile(ctx context.Context, db *sql.DB) (string, error) {
+	var seq int
+	var name, file string
+	err := db.QueryRowContext(ctx, "SELECT seq, name, file FROM pragma_database_list WHERE name = 'main'").Scan(&seq, &name, &file)
+	if err != nil {
+		return "", fmt.Errorf("sqlitedriver: NewWithReader: read the database file: %w", err)
+	}
+	return file, nil
 }
