@@ -82,9 +82,8 @@ var ErrReaderNotSameFile = errors.New("sqlitedriver: NewWithReader: reader and w
 
 // mainFile returns the file of db's main database ("" in memory).
 func mainFile(ctx context.Context, db *sql.DB) (string, error) {
-	var seq int
-	var name, file string
-	err := db.QueryRowContext(ctx, "SELECT seq, name, file FROM pragma_database_list WHERE name = 'main'").Scan(&seq, &name, &file)
+	var file string
+	err := db.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file)
 	if err != nil {
 		return "", fmt.Errorf("sqlitedriver: NewWithReader: read the database file: %w", err)
 	}

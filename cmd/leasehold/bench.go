@@ -154,18 +154,21 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 		}
 		defer stop()
 	}
-	if f.mutexProf != "" {
-		runtime.SetMutexProfileFraction(1)
+	late, err := createLateProfiles(f)
+	if err != nil {
+		return err
 	}
+	defer closeLateProfiles(late)
 	rep, err := bench.Run(cmd.Context(), f.o)
 	if err != nil {
 		return err // a usage error (bad options) or a failure, as chaos's
 	}
-	for _, p := range []struct{ name, path string }{{"allocs", f.memProf}, {"mutex", f.mutexProf}} {
-		if p.path == "" {
-			continue
+	for _, p := range late {
+		err := pprof.Lookup(p.name).WriteTo(p.file, 0)
+		if cerr := p.file.Close(); err == nil {
+			err = cerr
 		}
-		if err := writeProfile(p.name, p.path); err != nil {
+		if err != nil {
 			return cli.Failf("%s profile: %w", p.name, err)
 		}
 	}
@@ -198,18 +201,41 @@ func (a *app) benchReport(rep *bench.Report, f *benchFlags) error {
 	return nil
 }
 
-// writeProfile writes the runtime profile name ("allocs": the allocations
-// so far; "mutex": the contention so far) to path.
-func writeProfile(name, path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+// lateProfile is a runtime profile written once the run has ended, to a
+// file created before it starts, so that a path that cannot be written is
+// refused before the run rather than after it.
+type lateProfile struct {
+	name string // "allocs": the allocations of the run; "mutex": its contention
+	file *os.File
+}
+
+// createLateProfiles creates the files of --memprofile and --mutexprofile
+// and, for the mutex profile, starts recording every contention.
+func createLateProfiles(f *benchFlags) ([]lateProfile, error) {
+	var late []lateProfile
+	for _, p := range []struct{ name, path string }{{"allocs", f.memProf}, {"mutex", f.mutexProf}} {
+		if p.path == "" {
+			continue
+		}
+		file, err := os.Create(p.path)
+		if err != nil {
+			closeLateProfiles(late)
+			return nil, cli.Failf("%s profile: %w", p.name, err)
+		}
+		late = append(late, lateProfile{p.name, file})
 	}
-	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
-		_ = f.Close()
-		return err
+	if f.mutexProf != "" {
+		runtime.SetMutexProfileFraction(1)
 	}
-	return f.Close()
+	return late, nil
+}
+
+// closeLateProfiles closes the files of late (again, once written: the
+// second Close of each only returns an error, which is ignored).
+func closeLateProfiles(late []lateProfile) {
+	for _, p := range late {
+		_ = p.file.Close()
+	}
 }
 
 // startProfile starts a CPU profile written to path; stop ends it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +34,19 @@ func TestBenchProfiles(t *testing.T) {
 		}
 		if !bytes.HasPrefix(b, want) {
 			t.Errorf("--%s: %d bytes starting %q, want %q", flag, len(b), b[:min(len(b), 8)], want)
+		}
+	}
+}
+
+// TestBenchProfileBadPath checks that a profile path that cannot be
+// created is refused before the run, not after it.
+func TestBenchProfileBadPath(t *testing.T) {
+	dir := t.TempDir()
+	for _, flag := range []string{"memprofile", "mutexprofile"} {
+		r := runIn(t, dir, nil, "--db", "sqlite:"+filepath.Join(dir, "b.db"), "bench", "--phases", "drain",
+			"--jobs", "200", "--workers", "20", "--"+flag, filepath.Join(dir, "missing", "p.out"))
+		if r.code == 0 || !strings.Contains(r.stderr, "profile") || strings.Contains(r.stderr, "drain:") {
+			t.Errorf("--%s to a missing directory: want a failure before the drain, got %s", flag, r)
 		}
 	}
 }
