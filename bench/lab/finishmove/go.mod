@@ -1,0 +1,20 @@
+module github.com/leasehold/leasehold/bench/lab/finishmove
+
+go 1.26.8
+
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/leasehold/leasehold v0.0.0
+	golang.org/x/sync v0.24.0
+)
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+replace github.com/leasehold/leasehold => ../../..
