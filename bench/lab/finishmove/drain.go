@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,14 +36,8 @@ func (r result) String() string {
 
 // drain inserts fresh jobs and claims and completes them all with v.
 func (l *lab) drain(ctx context.Context, v variant) (result, error) {
-	for i, q := range resetSQL {
-		var args []any
-		if i == 1 {
-			args = []any{l.opts.jobs}
-		}
-		if _, err := l.pool.Exec(ctx, q, args...); err != nil {
-			return result{}, fmt.Errorf("reset: %w", err)
-		}
+	if err := l.reset(ctx); err != nil {
+		return result{}, fmt.Errorf("reset: %w", err)
 	}
 	if l.stats != "" {
 		if _, err := l.pool.Exec(ctx, `SELECT `+l.stats+`.pg_stat_statements_reset()`); err != nil {
@@ -76,6 +69,22 @@ func (l *lab) drain(ctx context.Context, v variant) (result, error) {
 		return result{}, fmt.Errorf("completed %d of %d jobs", total, l.opts.jobs)
 	}
 	return l.figures(ctx, lsn, d)
+}
+
+// reset empties the tables, inserts fresh jobs and settles the tables.
+func (l *lab) reset(ctx context.Context) error {
+	if _, err := l.pool.Exec(ctx, truncateSQL); err != nil {
+		return err
+	}
+	if _, err := l.pool.Exec(ctx, insertSQL, l.opts.jobs); err != nil {
+		return err
+	}
+	for _, q := range settleSQL {
+		if _, err := l.pool.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // figures reads the drain's WAL and server time.
@@ -141,7 +150,7 @@ func (l *lab) claim(ctx context.Context, owner string) ([]int64, []byte, error) 
 			leases = append(leases, ',')
 		}
 		ids = append(ids, id)
-		leases = fmt.Appendf(leases, `"%s:%s":1`, strconv.FormatInt(id, 10), strconv.Itoa(int(a)))
+		leases = fmt.Appendf(leases, `"%d:%d":1`, id, a)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("claim: %w", err)

@@ -64,12 +64,16 @@ var setupSQL = []string{
 	`CREATE INDEX lab_finished_at_idx ON lab_finished (finished_at)`,
 }
 
-// resetSQL empties the tables and inserts jobs no-op jobs ($1), as the
-// bench's drain does (one UUID row each, by the insert trigger).
-var resetSQL = []string{
-	`TRUNCATE leasehold_jobs, leasehold_attempts, lab_finished`,
-	`INSERT INTO leasehold_jobs (kind, queue, max_attempts, args, uuid)
-		SELECT 'noop', 'default', 25, '{}', gen_random_uuid() FROM generate_series(1, $1::int)`,
+// insertSQL inserts $1 no-op jobs, each with a UUID, which the insert
+// trigger also writes to leasehold_job_uuids.
+const insertSQL = `INSERT INTO leasehold_jobs (kind, queue, max_attempts, args, uuid)
+SELECT 'noop', 'default', 25, '{}', gen_random_uuid() FROM generate_series(1, $1::int)`
+
+// truncateSQL empties the lab's tables before each drain; settleSQL runs
+// after the insert, as the bench's drain does before it starts.
+const truncateSQL = `TRUNCATE leasehold_jobs, leasehold_attempts, lab_finished`
+
+var settleSQL = []string{
 	`VACUUM ANALYZE leasehold_jobs`,
 	`VACUUM ANALYZE leasehold_attempts`,
 	`VACUUM ANALYZE lab_finished`,
