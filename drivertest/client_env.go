@@ -64,6 +64,7 @@ var clientTests = []struct {
 	{"PauseQueueBadName", testPauseQueueBadName},
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
+	{"LostClaimReclaimedRunsOnce", testLostClaimReclaimed},
 	{"RefusedOutcomeAloneGivenUp", testRefusedOutcomeAlone},
 	{"BadInputRefusedBeforeSQL", testBadInputRefused},
 	{"InsertMiddlewareInInsertingTx", testInsertMiddlewareInTx},

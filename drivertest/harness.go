@@ -36,6 +36,11 @@ type Harness struct {
 	// asynchronous failover lost jobs. Tests that need it are skipped when
 	// it is nil.
 	ResetIDs func(t *testing.T, d driver.Driver)
+	// LoseClaim returns job id to what it was before its last claim:
+	// pending, its attempt one less, no lease, as a standby promoted
+	// after an asynchronous failover shows a job whose claim's commit it
+	// never received. Tests that need it are skipped when it is nil.
+	LoseClaim func(t *testing.T, d driver.Driver, id int64)
 	// RecordMigration records version as applied in d's
 	// leasehold_migrations without changing the schema, as a newer
 	// leasehold would. Tests that need it are skipped when it is nil.

@@ -47,6 +47,10 @@ func pgHarness() drivertest.Harness {
 		RecordMigration: func(t *testing.T, d driver.Driver, version int) {
 			pgExec(t, d, "INSERT INTO leasehold_migrations (version) VALUES ($1)", version)
 		},
+		LoseClaim: func(t *testing.T, d driver.Driver, id int64) {
+			pgExec(t, d, `UPDATE leasehold_jobs SET status = 'pending', attempt = attempt - 1, lease_owner = NULL,
+				lease_until = NULL, claimed_at = NULL, heartbeat_at = NULL WHERE id = $1`, id)
+		},
 		TxKinds: []drivertest.TxKind{
 			{Name: "pgx.Tx", Begin: func(t *testing.T, d driver.Driver) (any, func() error, func() error) {
 				ctx := context.Background()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -72,17 +73,44 @@ func (e *Executor) Stop(ctx context.Context) error {
 func (e *Executor) Running() int64 { return e.running.Load() }
 
 // hold adds a lease claimed into q's slots, sent at the Clock reading
-// sent, to the lease set.
+// sent, to the lease set. It returns nil, and holds nothing, when the set
+// has that lease already (see reclaimed).
 func (e *Executor) hold(q *queue, row *leasetype.JobRow, sent int64) *Lease {
 	l := &Lease{Row: row, slot: q, window: e.cfg.Window}
 	l.value = leaseValue{Context: e.cfg.Base, l: l}
 	l.ctx, l.cancel = context.WithCancelCause(&l.value)
 	l.renewedAt.Store(sent)
 	l.claimSent = sent
-	e.cfg.Leases.add(l)
+	if held := e.cfg.Leases.addNew(l); held != nil {
+		l.cancel(errReclaimed)
+		e.reclaimed(held, sent)
+		return nil
+	}
 	e.running.Add(1)
 	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventClaimed, Job: row})
 	return l
+}
+
+// errReclaimed ends the context of a claimed lease the client held
+// already; no handler ever receives it.
+var errReclaimed = errors.New("leasehold: lease claimed again while held")
+
+// reclaimed handles a claim that returned a lease this client holds
+// already, with the same job and attempt: the database lost the commit of
+// the claim that gave it (an asynchronous standby promoted without it),
+// showed the job pending again, and this client claimed it once more with
+// the same fence. The handler already running keeps the job, and its
+// outcome, written under that fence, now applies; a second handler would
+// run the job twice. The claim renewed the lease, so held counts as
+// renewed from sent. If held's handler was already told its lease is lost,
+// nobody runs the job under this claim: it waits for the lease to expire
+// and for the stuck watcher, as a lost lease does.
+func (e *Executor) reclaimed(held *Lease, sent int64) {
+	if sent > held.renewedAt.Load() {
+		held.renewedAt.Store(sent) // a heartbeat storing a later reading meanwhile only shortens the window
+	}
+	e.cfg.Logger.Warn("leasehold: a claim returned a lease this client holds already; the running handler keeps it",
+		"job", held.Row.ID, "attempt", held.Row.Attempt)
 }
 
 // run hands a held lease to a goroutine of the pool.

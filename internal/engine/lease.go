@@ -165,6 +165,17 @@ func (s *Leases) add(l *Lease) {
 	s.mu.Unlock()
 }
 
+// addNew adds l unless the set holds a lease of the same job and attempt
+// already, which it then returns (and leaves in place).
+func (s *Leases) addNew(l *Lease) (held *Lease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if held = s.m[l.Ref()]; held == nil {
+		s.m[l.Ref()] = l
+	}
+	return held
+}
+
 // forget drops a lease once nothing more will be written for it: it is no
 // longer renewed.
 func (s *Leases) forget(l *Lease) {

@@ -269,6 +269,10 @@ func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full 
 	}
 	for _, row := range rows {
 		l := p.cfg.Executor.hold(q, row, sent)
+		if l == nil {
+			q.done() // held already: its slot is the running lease's
+			continue
+		}
 		if ctx.Err() != nil {
 			p.cfg.Executor.releaseNow(l)
 			continue

@@ -54,6 +54,10 @@ func Harness() drivertest.Harness {
 		RecordMigration: func(t *testing.T, d driver.Driver, version int) {
 			exec(t, d, `INSERT INTO leasehold_migrations (version, applied_at) VALUES (?, 0)`, version)
 		},
+		LoseClaim: func(t *testing.T, d driver.Driver, id int64) {
+			exec(t, d, `UPDATE leasehold_jobs SET status = 'pending', attempt = attempt - 1, lease_owner = NULL,
+				lease_until = NULL, claimed_at = NULL, heartbeat_at = NULL WHERE id = ?`, id)
+		},
 		TxKinds: []drivertest.TxKind{
 			{Name: "sql.Tx", Begin: func(t *testing.T, d driver.Driver) (any, func() error, func() error) {
 				tx, err := d.(*sqlitedriver.Driver).DB().BeginTx(t.Context(), nil)
