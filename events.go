@@ -18,6 +18,7 @@ const (
 	EventClaimed         = leasetype.EventClaimed         // a fetcher leased the job
 	EventStarted         = leasetype.EventStarted         // its handler is about to run
 	EventNotStarted      = leasetype.EventNotStarted      // claimed, but past its safe window: released unrun
+	EventClaimedAgain    = leasetype.EventClaimedAgain    // a claim returned a lease held already: its running handler keeps it
 	EventFinished        = leasetype.EventFinished        // its outcome was written (fence matched)
 	EventFenceRefused    = leasetype.EventFenceRefused    // its outcome was refused: the lease was someone else's
 	EventOutcomeDropped  = leasetype.EventOutcomeDropped  // its outcome was given up unwritten

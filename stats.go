@@ -42,6 +42,11 @@ type Stats struct {
 	// are released (fenced: refused if another worker has the job)
 	// (EventNotStarted).
 	SkippedLate int64
+	// ClaimedAgain counts claims that returned a lease this client held
+	// already, the same job and attempt, because the database had lost
+	// the claim that gave it (a standby promoted after an asynchronous
+	// failover): the running handler kept the job (EventClaimedAgain).
+	ClaimedAgain int64
 	// EventsDropped counts events a subscriber missed because its channel
 	// was full.
 	EventsDropped int64
@@ -50,7 +55,7 @@ type Stats struct {
 type stats struct {
 	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
 	leaseLost, finishRefused, heartbeatErrors, finishErrors, dropped  atomic.Int64
-	rescued, panics, skippedLate, eventsDropped                       atomic.Int64
+	rescued, panics, skippedLate, eventsDropped, claimedAgain         atomic.Int64
 }
 
 // Stats returns a snapshot of the client's counters.
@@ -62,7 +67,7 @@ func (c *Client) Stats() Stats {
 		Released: s.released.Load(), LeaseLost: s.leaseLost.Load(), FinishRefused: s.finishRefused.Load(),
 		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(),
 		OutcomesDropped: s.dropped.Load(), Rescued: s.rescued.Load(), Panics: s.panics.Load(),
-		SkippedLate: s.skippedLate.Load(), EventsDropped: s.eventsDropped.Load(),
+		SkippedLate: s.skippedLate.Load(), EventsDropped: s.eventsDropped.Load(), ClaimedAgain: s.claimedAgain.Load(),
 	}
 	c.mu.Lock()
 	if c.executor != nil {
@@ -79,6 +84,8 @@ func (s *stats) observe(ev *Event) {
 		s.claimed.Add(1)
 	case EventNotStarted:
 		s.skippedLate.Add(1)
+	case EventClaimedAgain:
+		s.claimedAgain.Add(1)
 	case EventFinished:
 		s.countApplied(ev.Outcome)
 	case EventFenceRefused:

@@ -54,7 +54,8 @@ func testLostClaimReclaimed(e *clientEnv) {
 	if len(h) != 1 || h[0].Attempt != 1 || h[0].Outcome != leasehold.OutcomeCompleted || h[0].Owner != c.Owner() {
 		e.Fatalf("history = %s; want attempt 1 completed by %q", fmtHistory(h), c.Owner())
 	}
-	if st := c.Stats(); st.Completed != 1 || st.Running != 0 {
-		e.Fatalf("stats: completed %d, running %d; want 1 and 0", st.Completed, st.Running)
+	if st := c.Stats(); st.Completed != 1 || st.Running != 0 || st.ClaimedAgain != 1 || st.Claimed != 1 {
+		e.Fatalf("stats: completed %d, running %d, claimed again %d, claimed %d; want 1, 0, 1 and 1",
+			st.Completed, st.Running, st.ClaimedAgain, st.Claimed)
 	}
 }

@@ -18,6 +18,13 @@ const (
 	// wait for a worker) or already lost; Err says which. Its lease is
 	// released.
 	EventNotStarted EventKind = "not_started"
+	// EventClaimedAgain: a claim returned a lease this client holds
+	// already, the same job and attempt: the database lost the commit of
+	// the claim that gave it (a standby promoted after an asynchronous
+	// failover) and showed the job pending again. Job is the row the
+	// client holds. The running handler keeps the job; no handler starts
+	// for this claim.
+	EventClaimedAgain EventKind = "claimed_again"
 	// EventFinished: the outcome of an attempt was written, its fence
 	// matched. Outcome is what was written; Duration is how long the
 	// handler ran (zero for a lease released unrun); Err is the handler's

@@ -26,6 +26,10 @@ type StatsView struct {
 	// SkippedLate counts claimed jobs not started because the claim's
 	// reply came too late for a safe run.
 	SkippedLate int64 `json:"skipped_late"`
+	// ClaimedAgain counts claims that returned a lease the worker held
+	// already (a database that lost the claim that gave it): the running
+	// handler kept the job.
+	ClaimedAgain int64 `json:"claimed_again"`
 	// EventsDropped counts events the client's subscribers missed because
 	// their channel was full.
 	EventsDropped int64 `json:"events_dropped"`
@@ -37,7 +41,7 @@ func NewStatsView(owner string, s leasehold.Stats) StatsView {
 		Owner: owner, Claimed: s.Claimed, Completed: s.Completed, Retried: s.Retried, Failed: s.Failed,
 		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Released: s.Released, LeaseLost: s.LeaseLost,
 		FinishRefused: s.FinishRefused, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, Panics: s.Panics,
-		SkippedLate: s.SkippedLate, EventsDropped: s.EventsDropped,
+		SkippedLate: s.SkippedLate, EventsDropped: s.EventsDropped, ClaimedAgain: s.ClaimedAgain,
 	}
 }
 

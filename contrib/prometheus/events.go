@@ -17,6 +17,7 @@ var finishOutcomes = []leasehold.Outcome{
 // consumer goroutine calls observe.
 type eventMetrics struct {
 	claimed, notStarted, finished, rescued *prometheus.CounterVec
+	claimedAgain                           *prometheus.CounterVec
 	leaseLost, refused, dropped            *prometheus.CounterVec
 	handler, claimToStart                  *prometheus.HistogramVec
 	heartbeat                              prometheus.Histogram
@@ -31,6 +32,7 @@ type seriesKey struct{ queue, kind string }
 // series are the children of one (queue, kind), resolved once.
 type series struct {
 	claimed, notStarted, leaseLost, refused, dropped prometheus.Counter
+	claimedAgain                                     prometheus.Counter
 	finished                                         map[leasehold.Outcome]prometheus.Counter
 	handler, claimToStart                            prometheus.Observer
 }
@@ -41,8 +43,9 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, labels)
 	}
 	return &eventMetrics{
-		claimed:    counter("jobs_claimed_total", "Leases taken by the client's fetchers.", qk...),
-		notStarted: counter("jobs_not_started_total", "Claimed jobs whose handler was not started: the lease was past its safe window or already lost.", qk...),
+		claimed:      counter("jobs_claimed_total", "Leases taken by the client's fetchers.", qk...),
+		notStarted:   counter("jobs_not_started_total", "Claimed jobs whose handler was not started: the lease was past its safe window or already lost.", qk...),
+		claimedAgain: counter("jobs_claimed_again_total", "Claims that returned a lease the client held already (the database had lost the claim that gave it); the running handler kept the job.", qk...),
 		finished: counter("jobs_finished_total", "Attempts whose outcome was written, fence matched, by outcome.",
 			"queue", "kind", "outcome"),
 		rescued: counter("jobs_rescued_total", "Expired leases the stuck watcher moved, by the job's new state.",
@@ -65,7 +68,7 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 }
 
 func (e *eventMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{e.claimed, e.notStarted, e.finished, e.rescued, e.leaseLost, e.refused,
+	return []prometheus.Collector{e.claimed, e.notStarted, e.claimedAgain, e.finished, e.rescued, e.leaseLost, e.refused,
 		e.dropped, e.handler, e.claimToStart, e.heartbeat, e.heartbeatFailures, e.finishFailures}
 }
 
@@ -98,6 +101,8 @@ func (e *eventMetrics) observe(ev *leasehold.Event) {
 		s.claimToStart.Observe(ev.Duration.Seconds())
 	case leasehold.EventNotStarted:
 		s.notStarted.Inc()
+	case leasehold.EventClaimedAgain:
+		s.claimedAgain.Inc()
 	case leasehold.EventFinished:
 		e.finish(s, ev)
 	case leasehold.EventFenceRefused:
@@ -139,6 +144,7 @@ func (e *eventMetrics) of(queue, kind string) *series {
 	s := &series{
 		claimed:      e.claimed.WithLabelValues(queue, kind),
 		notStarted:   e.notStarted.WithLabelValues(queue, kind),
+		claimedAgain: e.claimedAgain.WithLabelValues(queue, kind),
 		leaseLost:    e.leaseLost.WithLabelValues(queue, kind),
 		refused:      e.refused.WithLabelValues(queue, kind),
 		dropped:      e.dropped.WithLabelValues(queue, kind),

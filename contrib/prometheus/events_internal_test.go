@@ -25,6 +25,7 @@ func TestObserveEveryKind(t *testing.T) {
 		{Kind: leasehold.EventClaimed, Job: job},
 		{Kind: leasehold.EventStarted, Job: job, Duration: 3 * time.Millisecond},
 		{Kind: leasehold.EventNotStarted, Job: job, Err: boom},
+		{Kind: leasehold.EventClaimedAgain, Job: job},
 		{Kind: leasehold.EventFinished, Job: job, Outcome: leasehold.OutcomeRetried, Duration: 2 * time.Second},
 		{Kind: leasehold.EventFinished, Job: job, Outcome: leasehold.OutcomeReleased}, // released unrun: no duration
 		{Kind: leasehold.EventFenceRefused, Job: job, Outcome: leasehold.OutcomeCompleted, Duration: 20 * time.Second},
@@ -68,6 +69,9 @@ leasehold_finish_failures_total 1
 # HELP leasehold_heartbeat_failures_total Heartbeat statements that failed.
 # TYPE leasehold_heartbeat_failures_total counter
 leasehold_heartbeat_failures_total 1
+# HELP leasehold_jobs_claimed_again_total Claims that returned a lease the client held already (the database had lost the claim that gave it); the running handler kept the job.
+# TYPE leasehold_jobs_claimed_again_total counter
+leasehold_jobs_claimed_again_total{kind="k",queue="q"} 1
 # HELP leasehold_jobs_claimed_total Leases taken by the client's fetchers.
 # TYPE leasehold_jobs_claimed_total counter
 leasehold_jobs_claimed_total{kind="k",queue="q"} 1
@@ -85,7 +89,7 @@ leasehold_leases_lost_total{kind="k",queue="q"} 1
 leasehold_outcomes_dropped_total{kind="k",queue="q"} 1
 `
 	names := []string{"leasehold_claim_to_start_seconds", "leasehold_fenced_writes_refused_total",
-		"leasehold_finish_failures_total", "leasehold_heartbeat_failures_total", "leasehold_jobs_claimed_total",
+		"leasehold_finish_failures_total", "leasehold_heartbeat_failures_total", "leasehold_jobs_claimed_again_total", "leasehold_jobs_claimed_total",
 		"leasehold_jobs_not_started_total", "leasehold_jobs_rescued_total", "leasehold_leases_lost_total",
 		"leasehold_outcomes_dropped_total"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {

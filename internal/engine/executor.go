@@ -111,6 +111,7 @@ func (e *Executor) reclaimed(held *Lease, sent int64) {
 	}
 	e.cfg.Logger.Warn("leasehold: a claim returned a lease this client holds already; the running handler keeps it",
 		"job", held.Row.ID, "attempt", held.Row.Attempt)
+	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventClaimedAgain, Job: held.Row})
 }
 
 // run hands a held lease to a goroutine of the pool.

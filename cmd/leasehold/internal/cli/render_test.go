@@ -66,8 +66,8 @@ func TestReadValue(t *testing.T) {
 }
 
 func TestStatsSummary(t *testing.T) {
-	s := StatsSummary(view.StatsView{Owner: "w", Snoozed: 2, Cancelled: 3, Panics: 4}, 30*time.Second)
-	for _, want := range []string{"snoozed 2,", "cancelled 3,", "panicked 4,"} {
+	s := StatsSummary(view.StatsView{Owner: "w", Snoozed: 2, Cancelled: 3, Panics: 4, ClaimedAgain: 5}, 30*time.Second)
+	for _, want := range []string{"snoozed 2,", "cancelled 3,", "panicked 4,", "claimed again 5"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("StatsSummary lacks %q: %s", want, s)
 		}
