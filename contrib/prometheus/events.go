@@ -68,8 +68,9 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 }
 
 func (e *eventMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{e.claimed, e.notStarted, e.claimedAgain, e.finished, e.rescued, e.leaseLost, e.refused,
-		e.dropped, e.handler, e.claimToStart, e.heartbeat, e.heartbeatFailures, e.finishFailures}
+	return []prometheus.Collector{e.claimed, e.notStarted, e.claimedAgain, e.finished, e.rescued,
+		e.leaseLost, e.refused, e.dropped, e.handler, e.claimToStart, e.heartbeat, e.heartbeatFailures,
+		e.finishFailures}
 }
 
 // observe counts one event.
