@@ -81,7 +81,7 @@ func (e *Executor) hold(q *queue, row *leasetype.JobRow, sent int64) *Lease {
 	l.ctx, l.cancel = context.WithCancelCause(&l.value)
 	l.renewedAt.Store(sent)
 	l.claimSent = sent
-	if held := e.cfg.Leases.addNew(l); held != nil {
+	if held := e.cfg.Leases.add(l); held != nil {
 		l.cancel(errReclaimed)
 		e.reclaimed(held, sent)
 		return nil

@@ -159,15 +159,9 @@ type Leases struct {
 // NewLeases returns an empty set.
 func NewLeases() *Leases { return &Leases{m: map[driver.LeaseRef]*Lease{}} }
 
-func (s *Leases) add(l *Lease) {
-	s.mu.Lock()
-	s.m[l.Ref()] = l
-	s.mu.Unlock()
-}
-
-// addNew adds l unless the set holds a lease of the same job and attempt
+// add adds l unless the set holds a lease of the same job and attempt
 // already, which it then returns (and leaves in place).
-func (s *Leases) addNew(l *Lease) (held *Lease) {
+func (s *Leases) add(l *Lease) (held *Lease) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if held = s.m[l.Ref()]; held == nil {
