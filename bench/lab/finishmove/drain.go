@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 )
@@ -13,6 +16,8 @@ import (
 type lab struct {
 	pool *pgxpool.Pool
 	opts options
+	// cursor is the largest id claimed in the current drain.
+	cursor atomic.Int64
 	// stats is the schema of pg_stat_statements, "" when the server does
 	// not load it.
 	stats string
@@ -35,14 +40,25 @@ func (r result) String() string {
 }
 
 // drain inserts fresh jobs and claims and completes them all with v.
-func (l *lab) drain(ctx context.Context, v variant) (result, error) {
-	if err := l.reset(ctx); err != nil {
+func (l *lab) drain(ctx context.Context, v variant) (res result, err error) {
+	if err := l.reset(ctx, v.indexes); err != nil {
 		return result{}, fmt.Errorf("reset: %w", err)
+	}
+	if v.indexes != nil {
+		defer func() { err = errors.Join(err, l.restoreIndexes(ctx)) }()
 	}
 	if l.stats != "" {
 		if _, err := l.pool.Exec(ctx, `SELECT `+l.stats+`.pg_stat_statements_reset()`); err != nil {
 			return result{}, err
 		}
+	}
+	l.cursor.Store(0)
+	if l.opts.hold {
+		tx, err := l.hold(ctx)
+		if err != nil {
+			return result{}, err
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	}
 	var lsn string
 	if err := l.pool.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
@@ -71,17 +87,53 @@ func (l *lab) drain(ctx context.Context, v variant) (result, error) {
 	return l.figures(ctx, lsn, d)
 }
 
-// reset empties the tables, inserts fresh jobs and settles the tables.
-func (l *lab) reset(ctx context.Context) error {
+// reset empties the tables, inserts fresh jobs, replaces the hot
+// table's indexes with indexes when set, and settles the tables.
+func (l *lab) reset(ctx context.Context, indexes []string) error {
 	if _, err := l.pool.Exec(ctx, truncateSQL); err != nil {
 		return err
 	}
 	if _, err := l.pool.Exec(ctx, insertSQL, l.opts.jobs); err != nil {
 		return err
 	}
+	if indexes != nil {
+		if err := l.execAll(ctx, append(dropIndexes(), indexes...)); err != nil {
+			return err
+		}
+	}
 	for _, q := range settleSQL {
 		if _, err := l.pool.Exec(ctx, q); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// hold opens a transaction whose snapshot keeps vacuum and index scans
+// from removing any row version the drain leaves dead, as a long report
+// would.
+func (l *lab) hold(ctx context.Context) (pgx.Tx, error) {
+	tx, err := l.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		return nil, fmt.Errorf("hold: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT count(*) FROM leasehold_attempts`); err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, fmt.Errorf("hold: %w", err)
+	}
+	return tx, nil
+}
+
+// restoreIndexes drops a variant's indexes and rebuilds the ones it
+// replaced, with the tables emptied first so the rebuild is quick.
+func (l *lab) restoreIndexes(ctx context.Context) error {
+	return l.execAll(ctx, restoreSQL)
+}
+
+func (l *lab) execAll(ctx context.Context, qs []string) error {
+	for _, q := range qs {
+		if _, err := l.pool.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%.60s: %w", q, err)
 		}
 	}
 	return nil
@@ -131,7 +183,18 @@ func (l *lab) loop(ctx context.Context, owner, complete string) (int, error) {
 // claim leases a batch and returns its ids and its leases as a JSON
 // object keyed "id:attempt".
 func (l *lab) claim(ctx context.Context, owner string) ([]int64, []byte, error) {
-	rows, err := l.pool.Query(ctx, claimSQL, owner, l.opts.batch)
+	after := l.cursor.Load()
+	ids, leases, err := l.claimAfter(ctx, owner, after)
+	if err == nil && len(ids) == 0 && after > 0 {
+		return l.claimAfter(ctx, owner, 0) // nothing after the cursor: look behind it once
+	}
+	return ids, leases, err
+}
+
+// claimAfter leases a batch of jobs after id after, and moves the cursor
+// past them.
+func (l *lab) claimAfter(ctx context.Context, owner string, after int64) ([]int64, []byte, error) {
+	rows, err := l.pool.Query(ctx, claimSQL, owner, l.opts.batch, after)
 	if err != nil {
 		return nil, nil, fmt.Errorf("claim: %w", err)
 	}
@@ -154,6 +217,10 @@ func (l *lab) claim(ctx context.Context, owner string) ([]int64, []byte, error) 
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("claim: %w", err)
+	}
+	for _, id := range ids {
+		for c := l.cursor.Load(); id > c && !l.cursor.CompareAndSwap(c, id); c = l.cursor.Load() {
+		}
 	}
 	return ids, append(leases, '}'), nil
 }

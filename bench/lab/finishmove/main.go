@@ -1,17 +1,20 @@
 // Command finishmove measures, in bare SQL on one PostgreSQL server, what
 // a completed job would cost if its finish moved the job out of the hot
-// table into its final attempt's history row, against what leasehold
-// writes today and against deleting the job with no history at all.
+// table into its final attempt's history row, with the claim as today or
+// made a HOT update (no index names a column it writes), against what
+// leasehold writes today and against deleting the job with no history.
 //
-//	go run . -db 'postgres://localhost/postgres' [-jobs 100000] [-rounds 3]
+//	go run . -db 'postgres://localhost/postgres' [-jobs 100000] [-rounds 3] [-hold]
 //
 // It is a design experiment, not part of leasehold: docs/benchmarks.md
-// ("Where a faster finish would come from") says what it found. Each
-// round drains -jobs fresh jobs once per variant, in rotating order, with
-// the bench's bare-SQL claim and -loops concurrent loops of -batch jobs.
-// It works in a scratch schema migrated by pgdriver, dropped afterwards,
-// and resets pg_stat_statements (server time per job) when the server
-// loads it.
+// ("What a finish that moved the job out of the hot table would gain",
+// "A claim that writes no index entry, with the finish moved out") says
+// what it found. Each round drains -jobs fresh jobs once per variant, in
+// rotating order, with the bench's bare-SQL claim and leasehold's claim
+// cursor, in -loops concurrent loops of -batch jobs; -hold keeps a
+// repeatable-read transaction open through each drain. It works in a
+// scratch schema migrated by pgdriver, dropped afterwards, and resets
+// pg_stat_statements (server time per job) when the server loads it.
 package main
 
 import (
@@ -28,15 +31,22 @@ import (
 	"github.com/leasehold/leasehold/pgdriver"
 )
 
-// variant is one way of completing a claimed batch.
+// variant is one way of completing a claimed batch. Its indexes, when
+// set, replace the hot table's for its drain: they are built after the
+// insert and before the table is settled, and the migrated ones are
+// rebuilt after the drain.
 type variant struct {
 	name, sql string
+	indexes   []string
 }
 
 var variants = []variant{
-	{"today (update + history row)", todaySQL},
-	{"moved (delete + final history row)", movedSQL},
-	{"deleted (no history)", deletedSQL},
+	{"today (update + history row)", todaySQL, nil},
+	{"moved (delete + final history row)", movedSQL, nil},
+	{"hot claim, today's finish", todaySQL, hotTodayIndexes},
+	{"hot claim, moved", movedSQL, hotIndexes},
+	{"hot claim, moved, BRIN finished_at", movedSQL, hotBRINIndexes},
+	{"deleted (no history)", deletedSQL, nil},
 }
 
 // options are the command's flags.
@@ -44,6 +54,7 @@ type options struct {
 	url          string
 	jobs, rounds int
 	loops, batch int
+	hold         bool
 }
 
 func main() {
@@ -53,9 +64,10 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds of one drain per variant")
 	flag.IntVar(&o.loops, "loops", 2, "concurrent claim-and-complete loops")
 	flag.IntVar(&o.batch, "batch", 500, "jobs per claim")
+	flag.BoolVar(&o.hold, "hold", false, "hold a transaction open through each drain")
 	flag.Parse()
 	if o.url == "" || o.jobs < 1 || o.rounds < 1 || o.loops < 1 || o.batch < 1 {
-		fmt.Fprintln(os.Stderr, "usage: finishmove -db URL [-jobs N] [-rounds N] [-loops N] [-batch N]")
+		fmt.Fprintln(os.Stderr, "usage: finishmove -db URL [-jobs N] [-rounds N] [-loops N] [-batch N] [-hold]")
 		os.Exit(2)
 	}
 	if err := run(context.Background(), o); err != nil {
@@ -95,7 +107,7 @@ func run(ctx context.Context, o options) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", variants[i].name, err)
 			}
-			fmt.Printf("round %d: %-36s %s\n", r+1, variants[i].name, res)
+			fmt.Printf("round %d: %-38s %s\n", r+1, variants[i].name, res)
 			results[i] = append(results[i], res)
 		}
 	}
@@ -114,7 +126,7 @@ func report(results [][]result) {
 			rates[r] = res.rate
 			ratios[r] = fmt.Sprintf("%.2f", res.rate/results[0][r].rate)
 		}
-		fmt.Printf("%-36s median %6.0f jobs/s, to today by round: %v\n", v.name, median(rates), ratios)
+		fmt.Printf("%-38s median %6.0f jobs/s, to today by round: %v\n", v.name, median(rates), ratios)
 	}
 }
 
