@@ -3,6 +3,7 @@ package pgdriver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	leasehold "github.com/leasehold/leasehold"
@@ -22,6 +23,18 @@ FOR UPDATE SKIP LOCKED`
 // well, so that it writes nothing for a lease renewed since it was read.
 const rescueApplySQL = applyHead + `
 		AND j.lease_until < statement_timestamp()` + applyTail
+
+// rescueIdleTimeout bounds how long the rescue's transaction may sit
+// idle between its statements: a watcher that stops there (a paused
+// process, a network cut) holds the row locks of jobs whose lease has
+// run out, which every claim and other watcher then skips; without it the
+// server keeps them until it notices the lost connection, by default
+// hours later. Past it the server ends the session, the transaction rolls
+// back and the next watcher tick, in any process, takes the jobs.
+const rescueIdleTimeout = time.Second
+
+// setRescueIdleSQL applies rescueIdleTimeout to the rescue's transaction.
+var setRescueIdleSQL = fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", rescueIdleTimeout.Milliseconds())
 
 // RescueExpired locks up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
@@ -47,6 +60,9 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 // rescue is RescueExpired inside its transaction tx. The reconcile jobs
 // of the jobs moved to reconciling are inserted in tx too.
 func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+	if _, err := tx.Exec(ctx, setRescueIdleSQL); err != nil {
+		return nil, err
+	}
 	q := pgxQuerier{tx}
 	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit)
 	if err != nil || len(jobs) == 0 {

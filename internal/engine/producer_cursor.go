@@ -128,6 +128,13 @@ func (c *cursor) claimed(p *driver.ClaimParams, full bool, rows []*leasetype.Job
 	took := time.Duration(now - sent)
 	if full {
 		c.nextFull = sent + int64(fullClaimGap(took, c.interval))
+		if len(rows) == p.Limit && c.behind(rows) {
+			// It filled its limit and found work before the cursor (jobs
+			// the watcher returned, leases it took over): more may wait
+			// there, and the next full claim is due at once, not after
+			// the gap, which would hold back the n-th such job n gaps.
+			c.nextFull = now
+		}
 		c.slow = took > slowFullClaim && took > 2*c.lastCursor
 	} else {
 		c.lastCursor = took
@@ -148,4 +155,18 @@ func (c *cursor) claimed(p *driver.ClaimParams, full bool, rows []*leasetype.Job
 	if moved && (c.after == nil || c.after.Less(last)) {
 		c.after = &last // one allocation per claim, not one per job
 	}
+}
+
+// behind reports whether a row of rows sorts before the cursor: a job
+// only a full claim finds.
+func (c *cursor) behind(rows []*leasetype.JobRow) bool {
+	if c.after == nil {
+		return false
+	}
+	for _, row := range rows {
+		if driver.KeyOf(row).Less(*c.after) {
+			return true
+		}
+	}
+	return false
 }

@@ -78,3 +78,44 @@ func TestCursorClaims(t *testing.T) {
 	claim(4999*ms, cursorClaim)
 	claim(5000*ms, fullClaimBeside)
 }
+
+// TestCursorFullClaimBehindDueAtOnce checks that a full claim that filled
+// its limit with a job before the cursor (one the watcher returned) makes
+// the next full claim due at once, while one that did not fill its limit,
+// or found nothing before the cursor, keeps the gap: the jobs a dead
+// worker held, returned together, are claimed one full claim after the
+// other, not one gap after the other.
+func TestCursorFullClaimBehindDueAtOnce(t *testing.T) {
+	c := cursor{interval: time.Second}
+	ms := int64(time.Millisecond)
+	claim := func(now int64, want claimMode) *driver.ClaimParams {
+		t.Helper()
+		p := &driver.ClaimParams{Limit: 1, TakeOver: true}
+		if got := c.prepare(p, now); got != want {
+			t.Fatalf("claim at %d ms: mode %d, want %d", now/ms, got, want)
+		}
+		return p
+	}
+	done := func(p *driver.ClaimParams, sent, now int64, rows ...*leasetype.JobRow) {
+		c.claimed(p, true, rows, sent, now)
+		c.fullDone()
+	}
+	// A slow first claim sets the cursor at id 10; the next full claim is
+	// due 10 x 50 ms after it started.
+	done(claim(0, fullClaim), 0, 50*ms, cursorRow(10, 1))
+	claim(499*ms, cursorClaim)
+	// It fills its limit with job 3, returned by the watcher: the next is
+	// due when it ends.
+	done(claim(500*ms, fullClaimBeside), 500*ms, 550*ms, cursorRow(3, 2))
+	p := claim(550*ms, fullClaimBeside)
+	// Job 11, after the cursor: the gap again.
+	done(p, 550*ms, 600*ms, cursorRow(11, 1))
+	claim(601*ms, cursorClaim)
+	claim(1049*ms, cursorClaim)
+	// Job 4, before the cursor, with a slot to spare: the last such job.
+	p = claim(1050*ms, fullClaimBeside)
+	p.Limit = 2
+	done(p, 1050*ms, 1100*ms, cursorRow(4, 2))
+	claim(1101*ms, cursorClaim)
+	claim(1550*ms, fullClaimBeside)
+}
