@@ -33,9 +33,6 @@ const rescueApplySQL = applyHead + `
 // back and the next watcher tick, in any process, takes the jobs.
 const rescueIdleTimeout = time.Second
 
-// setRescueIdleSQL applies rescueIdleTimeout to the rescue's transaction.
-var setRescueIdleSQL = fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", rescueIdleTimeout.Milliseconds())
-
 // RescueExpired locks up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
 // each and applies them fenced, ending their history rows and inserting
@@ -60,8 +57,9 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 // rescue is RescueExpired inside its transaction tx. The reconcile jobs
 // of the jobs moved to reconciling are inserted in tx too.
 func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
-	if _, err := tx.Exec(ctx, setRescueIdleSQL); err != nil {
-		return nil, err
+	idle := fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", rescueIdleTimeout.Milliseconds())
+	if _, err := tx.Exec(ctx, idle); err != nil {
+		return nil, fmt.Errorf("set idle timeout: %w", err)
 	}
 	q := pgxQuerier{tx}
 	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit)
