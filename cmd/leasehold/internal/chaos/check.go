@@ -10,6 +10,7 @@ import (
 // report.
 func (h *harness) check(ctx context.Context) (*Report, error) {
 	o := h.o
+	h.heldSettled()
 	r := &Report{
 		Database: h.ns.describe(), Workers: o.Workers, Concurrency: o.Concurrency,
 		TTLSeconds: o.TTL.Seconds(), WatcherSeconds: o.WatcherInterval.Seconds(), PollSeconds: o.PollInterval.Seconds(),
@@ -164,7 +165,8 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 			}
 			rc.Orphans++
 			delay := x.next.claimed - k.DeathUS
-			allowed := allowedDelay(bound, ttl, k.DeathUS, x.next.claimed, avail)
+			allowed := allowedDelay(bound, ttl, k.DeathUS, x.next.claimed, avail) +
+				h.heldExtra(x.lease.job, k.DeathUS, x.next.claimed)
 			if allowed > bound {
 				rc.WithNoWorker++
 			}

@@ -38,8 +38,11 @@ type freezeEvent struct {
 	// and another is armed.
 	HeldWriteLock bool `json:"held_write_lock,omitempty"`
 	// FromUS and ToUS are the database clock around the freeze (Unix µs).
-	FromUS      int64 `json:"from_db_us"`
-	ToUS        int64 `json:"to_db_us"`
+	FromUS int64 `json:"from_db_us"`
+	ToUS   int64 `json:"to_db_us"`
+	// Held is, on PostgreSQL, what the worker's open transaction held
+	// locked as it stopped (nil: nothing).
+	Held        *heldRows `json:"held,omitempty"`
 	p           *fleet.Proc
 	since       time.Time
 	dataVersion int64
@@ -108,6 +111,9 @@ func (h *harness) freeze(ctx context.Context, req payments.ChargeRequest) {
 		// the reference once it surely has stopped.
 		time.Sleep(stopSettle)
 		f.dataVersion = h.dataVersion(ctx)
+	} else {
+		time.Sleep(stopSettle) // a statement in flight ends on the server
+		h.readHeld(ctx, f, p.Owner())
 	}
 	h.excludeFromOutages(p)
 	h.sched.frozen = f
