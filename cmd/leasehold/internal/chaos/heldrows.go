@@ -59,7 +59,7 @@ func (h *harness) readHeld(ctx context.Context, f *freezeEvent, owner string) {
 		return
 	}
 	f.Held = hr
-	h.logf("%s stopped inside a transaction holding the rows of %d jobs", f.Worker, len(hr.Jobs))
+	h.logf("%s stopped inside a transaction that holds job rows locked: %v", f.Worker, hr.Jobs)
 	go func() {
 		defer close(hr.done)
 		hr.FreeUS = waitFree(context.WithoutCancel(ctx), db, hr.Jobs, h.o.FreezeFor+5*time.Second)

@@ -12,11 +12,11 @@ import (
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
-// TestHeldRows holds two job rows in an open transaction of a session
+// TestHeldRowsPostgres holds two job rows in an open transaction of a session
 // named like a worker, as a watcher frozen inside its rescue does, and
 // checks that the harness finds exactly those rows, sees when they are
 // free, and allows their reclaim that long and no other job's.
-func TestHeldRows(t *testing.T) {
+func TestHeldRowsPostgres(t *testing.T) {
 	ctx := t.Context()
 	url := testdb.PostgresURL(t)
 	db, err := cli.Open(ctx, cli.Target{Dialect: cli.Postgres, URL: url}, cli.OpenOptions{})
