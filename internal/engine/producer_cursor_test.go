@@ -12,6 +12,22 @@ func cursorRow(id int64, attempt int) *leasetype.JobRow {
 	return &leasetype.JobRow{ID: id, Attempt: attempt, RunAt: time.Unix(1000, 0)}
 }
 
+// prepareClaim prepares a claim of up to limit jobs on c at now and
+// requires mode want: After set exactly for a cursor claim, and takeovers
+// exactly without it.
+func prepareClaim(t *testing.T, c *cursor, limit int, now int64, want claimMode) *driver.ClaimParams {
+	t.Helper()
+	ms := int64(time.Millisecond)
+	p := &driver.ClaimParams{Limit: limit, TakeOver: true}
+	if got := c.prepare(p, now); got != want {
+		t.Fatalf("claim at %d ms: mode %d, want %d", now/ms, got, want)
+	}
+	if cur := p.After != nil; cur != (want == cursorClaim) || p.TakeOver == cur {
+		t.Fatalf("claim at %d ms (mode %d): after %+v, takeover %v", now/ms, want, p.After, p.TakeOver)
+	}
+	return p
+}
+
 // TestCursorClaims checks when a queue's claims start after its cursor,
 // and where the cursor moves: a full claim in the loop while it is unset;
 // a full claim whenever the last one started fullClaimShare times its
@@ -24,14 +40,7 @@ func TestCursorClaims(t *testing.T) {
 	ms := int64(time.Millisecond)
 	claim := func(now int64, want claimMode) *driver.ClaimParams {
 		t.Helper()
-		p := &driver.ClaimParams{Limit: 3, TakeOver: true}
-		if got := c.prepare(p, now); got != want {
-			t.Fatalf("claim at %d ms: mode %d, want %d", now/ms, got, want)
-		}
-		if cur := p.After != nil; cur != (want == cursorClaim) || p.TakeOver == cur {
-			t.Fatalf("claim at %d ms (mode %d): after %+v, takeover %v", now/ms, want, p.After, p.TakeOver)
-		}
-		return p
+		return prepareClaim(t, &c, 3, now, want)
 	}
 
 	p := claim(0, fullClaim)
@@ -90,11 +99,7 @@ func TestCursorFullClaimBehindDueAtOnce(t *testing.T) {
 	ms := int64(time.Millisecond)
 	claim := func(now int64, want claimMode) *driver.ClaimParams {
 		t.Helper()
-		p := &driver.ClaimParams{Limit: 1, TakeOver: true}
-		if got := c.prepare(p, now); got != want {
-			t.Fatalf("claim at %d ms: mode %d, want %d", now/ms, got, want)
-		}
-		return p
+		return prepareClaim(t, &c, 1, now, want)
 	}
 	done := func(p *driver.ClaimParams, sent, now int64, rows ...*leasetype.JobRow) {
 		c.claimed(p, true, rows, sent, now)

@@ -46,7 +46,7 @@ type heldRows struct {
 
 // readHeld records, for the freeze f of a PostgreSQL worker, the job
 // rows its open transaction holds, and starts waiting for them to be
-// free. It does nothing when there are none or the query fails.
+// free. It does nothing when there are none, and logs a failed read.
 func (h *harness) readHeld(ctx context.Context, f *freezeEvent, owner string) {
 	db, err := h.db.SQL()
 	if err != nil {
@@ -55,7 +55,11 @@ func (h *harness) readHeld(ctx context.Context, f *freezeEvent, owner string) {
 	qctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	hr := &heldRows{done: make(chan struct{})}
-	if err := scanHeld(qctx, db, owner, hr); err != nil || len(hr.Jobs) == 0 {
+	if err := scanHeld(qctx, db, owner, hr); err != nil {
+		h.logf("chaos: cannot read the rows %s holds (no allowance for them): %v", f.Worker, err)
+		return
+	}
+	if len(hr.Jobs) == 0 {
 		return
 	}
 	f.Held = hr
