@@ -36,6 +36,7 @@ type Driver struct {
 	ownsPool  bool          // pool was opened by Open and is closed by Close
 	notes     *notifier     // coalesced insert hints
 	names     names         // interned kinds, queues, states and owners
+	heldIdle  time.Duration // heldIdleTimeout; shorter in tests
 	closeOnce sync.Once
 }
 
@@ -77,7 +78,7 @@ func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: heartbeat pool: %w", err)
 	}
-	return &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool)}, nil
+	return &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool), heldIdle: heldIdleTimeout}, nil
 }
 
 // Pool returns the driver's main pool, for the application's own queries

@@ -81,7 +81,9 @@ const maxInsertRounds = 10
 // Without tx, a batch with a scoped key runs in a transaction of its own:
 // the holder of such a key may finish between the insert and the read of
 // the holder, and the jobs inserted again then commit with the others, or
-// not at all.
+// not at all. The server ends that transaction, inserting nothing, if it
+// sits idle between statements past heldIdleTimeout, so that a client cut
+// off inside it does not keep other inserts of its keys waiting.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -98,7 +100,7 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 		res, err = d.insertRounds(ctx, q, insertQuietSQL, params)
 	} else {
 		var inner error
-		err = pgx.BeginFunc(ctx, d.pool, func(t pgx.Tx) error {
+		err = beginBounded(ctx, d.pool, d.heldIdle, func(t pgx.Tx) error {
 			res, inner = d.insertRounds(ctx, pgxQuerier{t}, insertQuietSQL, params)
 			return inner
 		})

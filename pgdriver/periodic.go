@@ -57,13 +57,15 @@ func (d *Driver) PeriodicRegister(ctx context.Context, p *driver.PeriodicRegiste
 }
 
 // PeriodicInsert claims p.Slot and inserts p.Job in one transaction when
-// the claim wins (see driver.Driver).
+// the claim wins (see driver.Driver). Other claims of the schedule wait
+// on its row until that transaction ends, so the server ends it, rolled
+// back, if it sits idle between statements past heldIdleTimeout.
 func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
 	if p.Job == nil {
 		return nil, fmt.Errorf("pgdriver: periodic insert %s: %w: no job", p.Name, leasehold.ErrInvalidArgs)
 	}
 	var out *driver.PeriodicInsertResult
-	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+	err := beginBounded(ctx, d.pool, d.heldIdle, func(tx pgx.Tx) error {
 		var err error
 		out, err = d.claimSlot(ctx, tx, p)
 		return err

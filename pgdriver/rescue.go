@@ -3,7 +3,6 @@ package pgdriver
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	leasehold "github.com/leasehold/leasehold"
@@ -24,15 +23,6 @@ FOR UPDATE SKIP LOCKED`
 const rescueApplySQL = applyHead + `
 		AND j.lease_until < statement_timestamp()` + applyTail
 
-// rescueIdleTimeout bounds how long the rescue's transaction may sit
-// idle between its statements: a watcher that stops there (a paused
-// process, a network cut) holds the row locks of jobs whose lease has
-// run out, which every claim and other watcher then skips; without it the
-// server keeps them until it notices the lost connection, by default
-// hours later. Past it the server ends the session, the transaction rolls
-// back and the next watcher tick, in any process, takes the jobs.
-const rescueIdleTimeout = time.Second
-
 // RescueExpired locks up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
 // each and applies them fenced, ending their history rows and inserting
@@ -43,7 +33,7 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 		return nil, fmt.Errorf("pgdriver: rescue expired: %w", err)
 	}
 	var out []*leasehold.RescuedJob
-	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+	err = beginBounded(ctx, d.pool, rescueIdleTimeout, func(tx pgx.Tx) error {
 		var err error
 		out, err = d.rescue(ctx, tx, limit, p.Decide)
 		return err
@@ -57,10 +47,6 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 // rescue is RescueExpired inside its transaction tx. The reconcile jobs
 // of the jobs moved to reconciling are inserted in tx too.
 func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
-	idle := fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", rescueIdleTimeout.Milliseconds())
-	if _, err := tx.Exec(ctx, idle); err != nil {
-		return nil, fmt.Errorf("set idle timeout: %w", err)
-	}
 	q := pgxQuerier{tx}
 	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit)
 	if err != nil || len(jobs) == 0 {
