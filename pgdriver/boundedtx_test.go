@@ -107,7 +107,7 @@ func TestPeriodicStalledClaimLetsGo(t *testing.T) {
 		return &driver.PeriodicInsertParams{Name: "nightly", Spec: "@every 1h", Slot: slot,
 			Next: slot.Add(time.Hour), Job: job("q")}
 	}
-	var jobs int64
+	var slotJob int64
 	stalledTx(t, periodicClaimSQL,
 		func(ctx context.Context, d *Driver) error {
 			_, err := d.PeriodicInsert(ctx, params())
@@ -115,15 +115,16 @@ func TestPeriodicStalledClaimLetsGo(t *testing.T) {
 		},
 		func(ctx context.Context, d *Driver) error {
 			res, err := d.PeriodicInsert(ctx, params())
-			if err == nil && !res.Claimed {
+			switch {
+			case err != nil:
+			case !res.Claimed || res.Job == nil:
 				t.Errorf("the other claim of the slot did not win: %+v", res)
-			}
-			if err == nil {
-				jobs = res.Job.Job.ID
+			default:
+				slotJob = res.Job.Job.ID
 			}
 			return err
 		})
-	if jobs == 0 {
+	if slotJob == 0 {
 		t.Fatal("no job inserted for the slot")
 	}
 }
