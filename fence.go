@@ -24,9 +24,12 @@ import (
 // same types as CompleteTx), and ErrNotInHandler when ctx does not come
 // from a running handler.
 //
-// The lock also holds back this client's heartbeats (which renew every
-// lease in one statement) until tx ends: call FenceTx as the last step of
-// a short transaction, right before its commit.
+// While tx holds the row, this lease cannot be renewed. On PostgreSQL
+// the client's heartbeat skips the locked row and renews its other
+// leases; on SQLite tx holds the write lock, and every write of the
+// process, heartbeats included, waits until tx ends. Call FenceTx as the
+// last step of a short transaction, right before its commit: one held
+// past the lease's safe window loses the lease.
 func FenceTx(ctx context.Context, tx any) error {
 	c, l, err := handlerLease(ctx, "FenceTx")
 	if err != nil {

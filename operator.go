@@ -16,17 +16,44 @@ type JobInfo struct {
 	Attempts []*Attempt
 }
 
+// getJobReads bounds how many times GetJob reads a job that keeps
+// changing under it.
+const getJobReads = 5
+
 // GetJob returns a job and its attempt history, or ErrJobNotFound.
+//
+// The job row and its history are two reads, and the running attempt's
+// row is built from the job row, so a heartbeat or a finish between them
+// would show the lease and the attempt disagreeing. GetJob reads the job
+// again after its history and starts over when the lease or state moved
+// in between (up to getJobReads times; then the last reads are returned).
 func (c *Client) GetJob(ctx context.Context, id int64) (*JobInfo, error) {
 	row, err := c.driver.GetJob(ctx, id)
 	if err != nil {
 		return nil, opErr(err, "get job %d", id)
 	}
-	attempts, err := c.driver.ListAttempts(ctx, id)
-	if err != nil {
-		return nil, opErr(err, "attempts of job %d", id)
+	var attempts []*Attempt
+	for range getJobReads {
+		if attempts, err = c.driver.ListAttempts(ctx, id); err != nil {
+			return nil, opErr(err, "attempts of job %d", id)
+		}
+		after, err := c.driver.GetJob(ctx, id)
+		if err != nil {
+			return nil, opErr(err, "get job %d", id)
+		}
+		if sameLease(row, after) {
+			break
+		}
+		row = after
 	}
 	return &JobInfo{JobRow: row, Attempts: attempts}, nil
+}
+
+// sameLease reports whether two reads of a job agree on its state, its
+// attempt and its lease.
+func sameLease(a, b *JobRow) bool {
+	return a.State == b.State && a.Attempt == b.Attempt && a.LeaseOwner == b.LeaseOwner &&
+		a.HeartbeatAt.Equal(b.HeartbeatAt) && a.LeaseUntil.Equal(b.LeaseUntil) && a.FinishedAt.Equal(b.FinishedAt)
 }
 
 // ListJobs returns jobs matching p (nil matches all), ordered by id

@@ -70,6 +70,10 @@ type Driver interface {
 
 	// Heartbeat renews the given leases of one owner in one statement and
 	// returns those still held. A lease missing from the result is lost.
+	// It does not wait for a lease whose job row another transaction has
+	// locked (the handler's own business transaction after FenceTx,
+	// CheckpointTx or CompleteTx): that lease is returned Locked, not
+	// renewed, and the others are renewed without it.
 	Heartbeat(ctx context.Context, p *HeartbeatParams) ([]*HeartbeatResult, error)
 
 	// Finish applies the Transition of each lease in p, fenced by (ID,
@@ -352,6 +356,10 @@ type HeartbeatParams struct {
 type HeartbeatResult struct {
 	ID              int64
 	CancelRequested bool
+	// Locked is true when the lease is held but was not renewed: another
+	// transaction had its job row locked. The lease keeps the expiry of
+	// its last renewal.
+	Locked bool
 }
 
 // FinishParams is one fenced write for a lease: the lease's fencing token

@@ -65,6 +65,8 @@ var clientTests = []struct {
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
 	{"LostClaimReclaimedRunsOnce", testLostClaimReclaimed},
+	{"HeldRowHoldsBackOnlyItsLease", testHeldRowHoldsBackOnlyItsLease},
+	{"GetJobShowsOneLease", testGetJobShowsOneLease},
 	{"RefusedOutcomeAloneGivenUp", testRefusedOutcomeAlone},
 	{"BadInputRefusedBeforeSQL", testBadInputRefused},
 	{"InsertMiddlewareInInsertingTx", testInsertMiddlewareInTx},

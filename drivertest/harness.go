@@ -41,6 +41,11 @@ type Harness struct {
 	// after an asynchronous failover shows a job whose claim's commit it
 	// never received. Tests that need it are skipped when it is nil.
 	LoseClaim func(t *testing.T, d driver.Driver, id int64)
+	// RowLocks is true when a caller transaction that writes or locks a
+	// job row holds only that row (PostgreSQL), false when it holds every
+	// write of the database (SQLite's write lock). Tests of the first
+	// behaviour are skipped when it is false.
+	RowLocks bool
 	// RecordMigration records version as applied in d's
 	// leasehold_migrations without changing the schema, as a newer
 	// leasehold would. Tests that need it are skipped when it is nil.

@@ -154,7 +154,9 @@ func (c *tc) finish(ps ...*driver.FinishParams) []int64 {
 	return ids
 }
 
-// heartbeat renews leases of owner and returns the result by id.
+// heartbeat renews leases of owner and returns the result by id (each
+// lease's CancelRequested). With no other transaction open, every lease
+// held is renewed: none comes back Locked.
 func (c *tc) heartbeat(owner string, ttl time.Duration, leases ...driver.LeaseRef) map[int64]bool {
 	c.Helper()
 	res, err := c.d.Heartbeat(c.ctx, &driver.HeartbeatParams{Owner: owner, TTL: ttl, Leases: leases})
@@ -165,6 +167,9 @@ func (c *tc) heartbeat(owner string, ttl time.Duration, leases ...driver.LeaseRe
 	for _, r := range res {
 		if _, dup := m[r.ID]; dup {
 			c.Errorf("Heartbeat returned job %d twice", r.ID)
+		}
+		if r.Locked {
+			c.Errorf("Heartbeat returned job %d locked, not renewed, with no other transaction open", r.ID)
 		}
 		m[r.ID] = r.CancelRequested
 	}

@@ -183,10 +183,13 @@ func testUniqueChurn(c *tc) {
 					return
 				}
 				// Leave SQLite's one writer to the others now and then:
-				// its lock is not fair, and four inserters with a
-				// millisecond's pause starved the completing goroutine
-				// (one completion in 11 s under the race detector).
-				time.Sleep(5 * time.Millisecond)
+				// its lock is not fair (a writer of the other driver
+				// waits in the busy handler's growing sleeps), and four
+				// inserters with a millisecond's pause starved the
+				// completing goroutine (one completion in 11 s under the
+				// race detector); with 5 ms it still got only one in
+				// 13 s on a loaded machine.
+				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}

@@ -26,7 +26,8 @@ func TestClientConformance(t *testing.T) { drivertest.RunClient(t, pgHarness()) 
 func pgHarness() drivertest.Harness {
 	urls := &drivertest.Locations{}
 	return drivertest.Harness{
-		Name: "postgres",
+		Name:     "postgres",
+		RowLocks: true,
 		Open: func(t *testing.T) driver.Driver {
 			url := testdb.PostgresURL(t)
 			d := openPG(t, url)

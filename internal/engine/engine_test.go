@@ -120,6 +120,43 @@ func TestHeartbeatCancelRequested(t *testing.T) {
 	}
 }
 
+// TestHeartbeatLockedLeaseNotRenewed: a lease the heartbeat returns
+// Locked (its row held by another transaction) is neither lost nor
+// renewed: its handler runs on until the watchdog gives the lease up at
+// its safe window, while the client's other lease stays renewed.
+func TestHeartbeatLockedLeaseNotRenewed(t *testing.T) {
+	db := newFakeDB(rows(2)...)
+	db.locked[1] = true
+	started := make(chan struct{}, 2)
+	r := newRig(t, db, rigOpts{ttl: 600 * time.Millisecond, margin: 200 * time.Millisecond, interval: 100 * time.Millisecond,
+		run: func(ctx context.Context, row *leasetype.JobRow) error {
+			started <- struct{}{}
+			if row.ID == 1 {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(1500 * time.Millisecond): // past job 1's safe window
+				return nil
+			}
+		}})
+	<-started
+	<-started
+	r.hb.Beat(context.Background())
+	if n := r.rec.count(leasetype.EventLeaseLost); n != 0 || r.leas.Len() != 2 {
+		t.Fatalf("after a heartbeat that found lease 1 locked: %d lease_lost events, %d leases; want 0 and 2", n, r.leas.Len())
+	}
+	waitFor(t, "both outcomes", func() bool { return len(db.outcomes()) == 2 })
+	if p := db.outcomes()[1]; p.Outcome != leasetype.OutcomeLeaseLost {
+		t.Fatalf("locked lease's outcome %v, want lease_lost (not renewed past its safe window)", p.Outcome)
+	}
+	if p := db.outcomes()[2]; p.Outcome != leasetype.OutcomeCompleted {
+		t.Fatalf("the other lease's outcome %v, want completed", p.Outcome)
+	}
+}
+
 func TestWatchdogGivesUpUnrenewedLease(t *testing.T) {
 	db := newFakeDB(rows(1)...)
 	db.hbErr = errDown

@@ -26,8 +26,10 @@ type fakeDB struct {
 	// claimDelay delays every Claim reply, probeDelay every
 	// ClaimableQueues reply.
 	claimDelay, probeDelay time.Duration
-	// held are the leases Heartbeat renews; hbErr fails every Heartbeat.
+	// held are the leases Heartbeat renews, except the locked ones, which
+	// it returns Locked; hbErr fails every Heartbeat.
 	held        map[int64]bool
+	locked      map[int64]bool
 	cancelAsked map[int64]bool
 	hbErr       error
 	// finished are the outcomes written; refuse ids are refused;
@@ -43,7 +45,7 @@ type fakeDB struct {
 }
 
 func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
-	db := &fakeDB{held: map[int64]bool{}, cancelAsked: map[int64]bool{}, refuse: map[int64]bool{}, poison: map[int64]bool{}}
+	db := &fakeDB{held: map[int64]bool{}, locked: map[int64]bool{}, cancelAsked: map[int64]bool{}, refuse: map[int64]bool{}, poison: map[int64]bool{}}
 	db.pending = rows
 	return db
 }
@@ -111,7 +113,7 @@ func (db *fakeDB) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*
 	var out []*driver.HeartbeatResult
 	for _, l := range p.Leases {
 		if db.held[l.ID] {
-			out = append(out, &driver.HeartbeatResult{ID: l.ID, CancelRequested: db.cancelAsked[l.ID]})
+			out = append(out, &driver.HeartbeatResult{ID: l.ID, CancelRequested: db.cancelAsked[l.ID], Locked: db.locked[l.ID]})
 		}
 	}
 	return out, nil

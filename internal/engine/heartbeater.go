@@ -12,9 +12,11 @@ import (
 
 // heartbeatChunk caps the leases renewed by one statement (one
 // transaction), which bounds how long it holds their row locks (about
-// 12 µs a lease on PostgreSQL: a quarter of a second for a full chunk).
-// Below it, a client renews all its leases with one statement per
-// interval, however many it holds.
+// 14-18 µs a lease on PostgreSQL: a third of a second for a full chunk;
+// docs/benchmarks.md). Below it, a client renews all its leases with
+// one statement per interval, however many it holds. The statement skips
+// rows another transaction holds (a handler's business transaction):
+// their leases come back Locked, not renewed.
 const heartbeatChunk = 20_000
 
 // Renewer is the part of the driver the heartbeater calls.
@@ -108,22 +110,39 @@ func (h *Heartbeater) beatChunk(ctx context.Context, leases []*Lease) {
 		newest[l.Row.ID] = max(newest[l.Row.ID], l.Row.Attempt)
 	}
 	for _, l := range leases {
+		r, ok := byID[l.Row.ID]
 		// Results carry ids only; when this client holds two attempts of
 		// one job, the older lease is lost by definition.
-		r, ok := byID[l.Row.ID]
-		switch {
-		case !ok && l.completedInTx.Load():
-			// A CompleteTx of this lease committed: the job is completed,
-			// not taken over. Nothing to renew; the watchdog still stops
-			// a handler that outlives the safe window.
-		case !ok || l.Row.Attempt < newest[l.Row.ID]:
-			h.lost(l)
-		case r.CancelRequested:
-			l.renewedAt.Store(sent)
+		h.settle(l, r, ok && l.Row.Attempt == newest[l.Row.ID], sent)
+	}
+}
+
+// settle applies one lease's heartbeat result r, sent at sent; held is
+// false when the answer left the lease out, or when the client holds a
+// newer attempt of its job.
+func (h *Heartbeater) settle(l *Lease, r *driver.HeartbeatResult, held bool, sent int64) {
+	switch {
+	case r == nil && l.completedInTx.Load():
+		// A CompleteTx of this lease committed: the job is completed,
+		// not taken over. Nothing to renew; the watchdog still stops
+		// a handler that outlives the safe window.
+	case !held:
+		h.lost(l)
+	case r.Locked:
+		// Held, but another transaction has the row (the handler's
+		// own, after FenceTx or CompleteTx): not renewed this time.
+		// The watchdog stops the handler if that outlasts the
+		// lease's safe window.
+		h.cfg.Logger.Debug("leasehold: lease not renewed: another transaction holds its job row",
+			"job", l.Row.ID, "attempt", l.Row.Attempt)
+		if r.CancelRequested {
 			l.cancel(leasetype.ErrJobCancelled)
-		default:
-			l.renewedAt.Store(sent)
 		}
+	case r.CancelRequested:
+		l.renewedAt.Store(sent)
+		l.cancel(leasetype.ErrJobCancelled)
+	default:
+		l.renewedAt.Store(sent)
 	}
 }
 

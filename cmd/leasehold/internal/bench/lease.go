@@ -142,10 +142,11 @@ func leasesLost(cs []*leasehold.Client) (n int64) {
 	return n
 }
 
-// heartbeatMillis finds the heartbeat statement among top.
+// heartbeatMillis finds the heartbeat statement among top, by the
+// opening of pgdriver's heartbeatSQL.
 func heartbeatMillis(top []Statement) float64 {
 	for _, s := range top {
-		if strings.HasPrefix(s.Query, "UPDATE leasehold_jobs j SET lease_until") {
+		if strings.HasPrefix(s.Query, "WITH renewable AS (") {
 			return s.MeanMillis
 		}
 	}

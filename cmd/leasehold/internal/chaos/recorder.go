@@ -81,7 +81,8 @@ func (r *recorder) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leaseho
 	return rows, err
 }
 
-// Heartbeat implements driver.Driver and reports the renewed leases.
+// Heartbeat implements driver.Driver and reports the renewed leases: not
+// the ones it returned Locked, which it could not renew.
 func (r *recorder) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	atLeast := r.clock.Load()
 	held, err := r.Driver.Heartbeat(ctx, p)
@@ -95,7 +96,12 @@ func (r *recorder) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]
 	}
 	leases := make([][2]int64, 0, len(held))
 	for _, h := range held {
-		leases = append(leases, [2]int64{h.ID, newest[h.ID]})
+		if !h.Locked {
+			leases = append(leases, [2]int64{h.ID, newest[h.ID]})
+		}
+	}
+	if len(leases) == 0 {
+		return held, nil
 	}
 	r.out.Emit(message{Report: fleet.Report{Type: msgRenewed}, AtLeast: atLeast, Leases: leases})
 	return held, nil
