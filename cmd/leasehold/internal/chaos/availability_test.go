@@ -71,3 +71,23 @@ func TestAllowedDelay(t *testing.T) {
 		t.Errorf("allowed %d, want %d (the bound, 500 frozen after the lease ran out, 400 with no worker)", got, want)
 	}
 }
+
+// TestStartedAfter: a lease the database stamped after its worker's death
+// (a claim or renewal the server started late) is allowed that span; one
+// stamped before the death is allowed nothing.
+func TestStartedAfter(t *testing.T) {
+	for _, c := range []struct {
+		claimed, heartbeat, death, want int64
+	}{
+		{claimed: 100, death: 500, want: 0},
+		{claimed: 100, heartbeat: 400, death: 500, want: 0},
+		{claimed: 765, death: 500, want: 265},
+		{claimed: 100, heartbeat: 600, death: 500, want: 100},
+		{claimed: 700, heartbeat: 650, death: 500, want: 200},
+	} {
+		got := startedAfter(attemptRow{claimed: c.claimed, heartbeat: c.heartbeat}, c.death)
+		if got != c.want {
+			t.Errorf("startedAfter(claimed %d, heartbeat %d, death %d) = %d, want %d", c.claimed, c.heartbeat, c.death, got, c.want)
+		}
+	}
+}
