@@ -188,10 +188,11 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 }
 
 // startedAfter is how long after the worker's death (database clock) the
-// database stamped lease's claim or last renewal: a statement the worker
-// sent before it died and the server started late, on a loaded machine.
-// The lease runs out TTL after that stamp, not after the death, so that
-// span is allowed on top of the bound.
+// database stamped the lease's claim or last renewal: a statement sent
+// before the kill that a loaded server started late, or a kill the
+// harness's clock offset timed early. The lease runs out TTL after that
+// stamp, not after the death, so that span is allowed on top of the
+// bound.
 func startedAfter(lease attemptRow, death int64) int64 {
 	return max(0, max(lease.claimed, lease.heartbeat)-death)
 }
