@@ -11,8 +11,9 @@
 //     one wins each job.
 //   - Every claim increments and persists the job's attempt, sets
 //     lease_owner to the worker instance (Client.Owner: host, pid, random
-//     suffix) and lease_until to the database's now + LeaseTTL, and writes
-//     a row of attempt history.
+//     suffix) and lease_until to the database's now + LeaseTTL. The job
+//     row holds the open attempt; its row of attempt history is written
+//     when the attempt ends, together with the state change that ends it.
 //   - (id, attempt) with the owner is the fencing token. Every write made
 //     on behalf of a lease (heartbeat, complete, retry, fail, snooze,
 //     release, and CompleteTx inside the caller's transaction) carries
@@ -22,7 +23,10 @@
 //     that took its job over.
 //   - Heartbeats renew all of a client's leases in one statement every
 //     HeartbeatInterval (default LeaseTTL/3). A renewal that finds a lease
-//     gone cancels the handler's context with cause ErrLeaseLost.
+//     gone cancels the handler's context with cause ErrLeaseLost. On
+//     PostgreSQL a lease whose row a business transaction holds locked
+//     (after FenceTx, CheckpointTx or CompleteTx) is skipped, neither
+//     renewed nor lost, until that transaction ends.
 //   - A worker that cannot renew (database unreachable, process frozen and
 //     resumed) cancels its handler once LeaseTTL - LeaseSafetyMargin has
 //     passed on its own monotonic clock since the last renewal it sent,

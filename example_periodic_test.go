@@ -55,7 +55,7 @@ func Example_periodic() {
 		Args: func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
 			return ReportArgs{Slot: slot}, &leasehold.InsertOpts{Queue: "reports"}
 		},
-		CatchUp: leasehold.CatchUpOne, // after downtime, one job for the missed slots
+		CatchUp: leasehold.CatchUpOne, // slots past Grace (1 min) when nobody ran: one job, the latest
 	}}})
 	// README:end periodic
 	if err != nil {
