@@ -229,7 +229,7 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 	completer := engine.NewCompleter(engine.CompleterConfig{
 		Finisher: c.driver, Leases: c.leases, Window: c.window,
 		Batch: DefaultCompleteBatch, Linger: driver.FinishLingerOf(c.driver), LingerFrom: DefaultCompleteLingerFrom,
-		Emit: c.events.emit, Logger: log,
+		Refused: driver.RefusedOf(c.driver), Emit: c.events.emit, Logger: log,
 	})
 	c.executor = engine.NewExecutor(engine.ExecutorConfig{
 		Owner: c.owner, Base: c.jobBase, Run: c.runHandler, Classify: c.classify,

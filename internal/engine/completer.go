@@ -45,8 +45,13 @@ type CompleterConfig struct {
 	// that load outcomes are written as they come.
 	Linger     time.Duration
 	LingerFrom int
-	Emit       Emit
-	Logger     *slog.Logger
+	// Refused reports whether a failed finish statement was refused by
+	// the database, as opposed to failing on the way (driver.Refuser); an
+	// outcome is given up only after a refusal. Nil: every error may be
+	// one.
+	Refused func(error) bool
+	Emit    Emit
+	Logger  *slog.Logger
 }
 
 // Completer batches the fenced outcomes of finished handlers: each flush

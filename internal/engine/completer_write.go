@@ -30,11 +30,13 @@ func (k *Completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 // A batch that keeps failing may hold one outcome the database refuses
 // every time, which must not hold back the others: after splitAfter
 // failures in a row the batch is written in halves. An outcome that still
-// fails alone, when the database has accepted another write since its
+// fails alone, with an error the database returned for the statement
+// (see refused), when the database has accepted another write since its
 // batch first failed (see acceptedSince), is given up: its lease expires
 // and the watcher returns the job. While every write fails (the database
-// is down), nothing is given up: an outcome is dropped only when Stop
-// gives up on it.
+// is down), or while its own fail on the way to the database (a dead
+// pooled connection after a restart, a timeout), nothing is given up: an
+// outcome is dropped only when Stop gives up on it.
 func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, since int64) {
 	backoff := 10 * time.Millisecond
 	for failures := 1; ; failures++ {
@@ -55,7 +57,7 @@ func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, si
 			// their turn, and show which it is.
 			k.flushWaiting()
 		}
-		if failures >= splitAfter && k.acceptedSince(items, since) {
+		if failures >= splitAfter && k.refused(err) && k.acceptedSince(items, since) {
 			k.drop(items[0])
 			k.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
 				"job", params[0].ID, "attempt", params[0].Attempt, "outcome", params[0].Outcome, "err", err)
@@ -71,6 +73,12 @@ func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, si
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// refused reports whether err, from a failed finish statement, is the
+// database refusing it (CompleterConfig.Refused; every error without one).
+func (k *Completer) refused(err error) bool {
+	return k.cfg.Refused == nil || k.cfg.Refused(err)
 }
 
 // acceptedSince reports whether the database accepted a write of this

@@ -303,3 +303,49 @@ func TestPoisonedOutcomeAloneDoesNotHoldBackTheQueue(t *testing.T) {
 		return len(db.outcomes()) == 5 && rec.count(leasetype.EventOutcomeDropped) == 1
 	})
 }
+
+// TestOutcomeFailingOnTheWayIsNotGivenUp: an outcome whose statements
+// keep failing with an error that is no refusal (after a server restart,
+// the pool's dead connections) while the database accepts the outcomes
+// behind it is kept and written once its statements get through, not
+// given up to run its job again.
+func TestOutcomeFailingOnTheWayIsNotGivenUp(t *testing.T) {
+	db := newFakeDB()
+	db.flaky[1] = true
+	rec := &recorder{}
+	leases := NewLeases()
+	win := &Window{TTL: time.Minute, Margin: time.Second, Clock: NewClock()}
+	k := NewCompleter(CompleterConfig{Finisher: db, Leases: leases, Window: win, Batch: 100,
+		Refused: refusedUnlessFlaky, Emit: rec.emit, Logger: discard})
+	if err := k.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop(context.Background())
+	submit := func(row *leasetype.JobRow) {
+		db.mu.Lock()
+		db.held[row.ID] = true
+		db.mu.Unlock()
+		l := &Lease{Row: row, window: win}
+		leases.add(l)
+		k.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
+	}
+	all := rows(6)
+	submit(all[0]) // alone in its batch, failing on the way
+	waitFor(t, "the outcome to fail", func() bool { return rec.count(leasetype.EventFinishFailed) >= 1 })
+	for _, row := range all[1:] {
+		submit(row) // accepted behind it
+	}
+	waitFor(t, "the five behind it written, and it retried past the give-up rule", func() bool {
+		return len(db.outcomes()) == 5 && rec.count(leasetype.EventFinishFailed) >= 2*splitAfter
+	})
+	if n := rec.count(leasetype.EventOutcomeDropped); n != 0 {
+		t.Fatalf("%d outcomes given up on an error that is no refusal", n)
+	}
+	db.mu.Lock()
+	db.flaky[1] = false
+	db.mu.Unlock()
+	waitFor(t, "the outcome written once its statements get through", func() bool {
+		_, ok := db.outcomes()[1]
+		return ok && leases.Len() == 0
+	})
+}

@@ -39,13 +39,16 @@ type fakeDB struct {
 	batches []int
 	refuse  map[int64]bool
 	poison  map[int64]bool
-	down    bool
+	// flaky ids fail every statement that holds them with errFlaky, an
+	// error that is no refusal (a dead pooled connection).
+	flaky map[int64]bool
+	down  bool
 	// claims and probes count the Claim and ClaimableQueues calls.
 	claims, probes int
 }
 
 func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
-	db := &fakeDB{held: map[int64]bool{}, locked: map[int64]bool{}, cancelAsked: map[int64]bool{}, refuse: map[int64]bool{}, poison: map[int64]bool{}}
+	db := &fakeDB{held: map[int64]bool{}, locked: map[int64]bool{}, cancelAsked: map[int64]bool{}, refuse: map[int64]bool{}, poison: map[int64]bool{}, flaky: map[int64]bool{}}
 	db.pending = rows
 	return db
 }
@@ -119,7 +122,16 @@ func (db *fakeDB) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*
 	return out, nil
 }
 
-var errDown = errors.New("database down")
+var (
+	errDown  = errors.New("database down")
+	errFlaky = errors.New("write: broken pipe")
+)
+
+// refusedUnlessFlaky is CompleterConfig.Refused for a fakeDB: every error
+// but errFlaky and errDown is the database refusing the statement.
+func refusedUnlessFlaky(err error) bool {
+	return !errors.Is(err, errFlaky) && !errors.Is(err, errDown)
+}
 
 func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	db.mu.Lock()
@@ -130,6 +142,9 @@ func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams)
 	for _, p := range ps {
 		if db.poison[p.ID] {
 			return nil, errors.New("poisoned outcome")
+		}
+		if db.flaky[p.ID] {
+			return nil, errFlaky
 		}
 	}
 	db.batches = append(db.batches, len(ps))

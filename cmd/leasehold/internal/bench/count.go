@@ -54,6 +54,9 @@ func counted(d driver.Driver, n *callCounts) driver.Driver {
 // FinishLinger forwards the wrapped driver's (driver.FinishLingerer).
 func (d countingDriver) FinishLinger() time.Duration { return driver.FinishLingerOf(d.Driver) }
 
+// Refused forwards the wrapped driver's (driver.Refuser).
+func (d countingDriver) Refused(err error) bool { return driver.IsRefused(d.Driver, err) }
+
 func (d countingDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	d.n.claim.Add(1)
 	return d.Driver.Claim(ctx, p)

@@ -54,6 +54,9 @@ func (r *notifyingRecorder) Listen(ctx context.Context, wake func(queue string))
 // FinishLinger forwards the wrapped driver's (driver.FinishLingerer).
 func (r *recorder) FinishLinger() time.Duration { return driver.FinishLingerOf(r.Driver) }
 
+// Refused forwards the wrapped driver's (driver.Refuser).
+func (r *recorder) Refused(err error) bool { return driver.IsRefused(r.Driver, err) }
+
 // count records the result of one call.
 func (r *recorder) count(ctx context.Context, err error, errs *atomic.Int64) {
 	switch {
