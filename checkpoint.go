@@ -39,7 +39,9 @@ func Checkpoint(ctx context.Context, name string, data any) (*CheckpointRow, err
 
 // CheckpointTx is Checkpoint inside the caller's transaction tx, so the
 // checkpoint commits with the business writes or not at all; like
-// FenceTx, it locks the job row until tx ends.
+// FenceTx, it locks the job row until tx ends, and refuses a nil or
+// foreign tx with ErrUnsupportedTx as FenceTx does (a foreign one before
+// a bad name or data, and only in a handler).
 func CheckpointTx(ctx context.Context, tx any, name string, data any) (*CheckpointRow, error) {
 	if err := checkCallerTx(tx); err != nil {
 		return nil, err
@@ -52,6 +54,9 @@ func checkpoint(ctx context.Context, tx any, name string, data any) (*Checkpoint
 	c, l, err := handlerLease(ctx, "Checkpoint")
 	if err != nil {
 		return nil, err
+	}
+	if err := driver.CheckTxOf(c.driver, tx); err != nil {
+		return nil, err // before the name and data: see CheckpointTx
 	}
 	b, err := checkpointData(name, data)
 	if err != nil {
