@@ -38,6 +38,8 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 	}{
 		{"no driver", Config{}, "Driver is required"},
 		{"negative ttl", Config{LeaseTTL: -time.Second}, "LeaseTTL must be positive"},
+		{"ttl of a millisecond", Config{LeaseTTL: time.Millisecond}, "below MinLeaseTTL"},
+		{"ttl just below the minimum", Config{LeaseTTL: MinLeaseTTL - time.Microsecond}, "below MinLeaseTTL"},
 		{"heartbeat not below ttl", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 10 * time.Second}, "at most half"},
 		{"heartbeat above ttl/2", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 6 * time.Second}, "at most half"},
 		{"margin eats the renewal", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 5 * time.Second, LeaseSafetyMargin: 5 * time.Second}, "below LeaseTTL - LeaseSafetyMargin"},
@@ -69,6 +71,14 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 				t.Fatalf("NewClient = %v; want ErrInvalidConfig mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConfigAcceptsMinLeaseTTL: a TTL of MinLeaseTTL, with the default
+// heartbeat and margin, is accepted.
+func TestConfigAcceptsMinLeaseTTL(t *testing.T) {
+	if _, err := NewClient(Config{Driver: nopDriver{}, LeaseTTL: MinLeaseTTL}); err != nil {
+		t.Fatalf("NewClient with LeaseTTL MinLeaseTTL = %v, want it accepted", err)
 	}
 }
 
