@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -126,6 +128,13 @@ func (c *Client) Owner() string { return c.owner }
 
 // Driver returns the client's driver.
 func (c *Client) Driver() driver.Driver { return c.driver }
+
+// Queues returns the names of the queues the client is configured to
+// work (Config.Queues, or DefaultQueue when it names none), sorted. The
+// client claims from them once it has workers and has started.
+func (c *Client) Queues() []string {
+	return slices.Sorted(maps.Keys(c.cfg.Queues))
+}
 
 // Migrate applies the driver's schema migrations. It is idempotent. It
 // refuses (ErrSchemaTooNew) a database migrated by a newer leasehold; use

@@ -2,6 +2,7 @@ package leasehold
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,26 @@ func TestExponentialBackoff(t *testing.T) {
 	for range 100 {
 		if d := j.NextRetry(&JobRow{Attempt: 3}, nil); d > 4*time.Second || d < 3200*time.Millisecond {
 			t.Fatalf("jittered delay %v outside [3.2s, 4s]", d)
+		}
+	}
+}
+
+// TestClientQueues: Queues names the configured queues, sorted, and the
+// default one when the config names none.
+func TestClientQueues(t *testing.T) {
+	for _, tc := range []struct {
+		queues map[string]QueueConfig
+		want   []string
+	}{
+		{nil, []string{DefaultQueue}},
+		{map[string]QueueConfig{"mail": {}, "billing": {MaxWorkers: 3}}, []string{"billing", "mail"}},
+	} {
+		c, err := NewClient(Config{Driver: nopDriver{}, Queues: tc.queues})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Queues(); !slices.Equal(got, tc.want) {
+			t.Errorf("Queues() of %v = %v, want %v", tc.queues, got, tc.want)
 		}
 	}
 }
