@@ -22,13 +22,26 @@ import (
 // It returns ErrNotInHandler when ctx does not come from a running
 // handler, and ErrInvalidArgs for a bad name or data that is not storable
 // JSON.
+//
+// A refused name or data is a *PermanentError wrapping an
+// *InvalidInputError (Field "checkpoint name" or "checkpoint data") that
+// matches ErrInvalidArgs: nothing reached the database, and another
+// attempt would build the same name and data and be refused again after
+// repeating the work before it (perhaps the very outside call the
+// checkpoint was to guard). A handler that returns it, or an error
+// wrapping it with %w, so fails the job at once instead of spending its
+// retry budget; one that handles it and returns another error is retried
+// as usual. Only these refusals are permanent: ErrNotInHandler,
+// ErrUnsupportedTx and ErrLeaseLost are not.
 func Checkpoint(ctx context.Context, name string, data any) (*CheckpointRow, error) {
 	return checkpoint(ctx, nil, name, data)
 }
 
 // CheckpointTx is Checkpoint inside the caller's transaction tx, so the
 // checkpoint commits with the business writes or not at all; like
-// FenceTx, it locks the job row until tx ends.
+// FenceTx, it locks the job row until tx ends, and refuses a nil or
+// foreign tx with ErrUnsupportedTx as FenceTx does (a foreign one before
+// a bad name or data, and only in a handler).
 func CheckpointTx(ctx context.Context, tx any, name string, data any) (*CheckpointRow, error) {
 	if err := checkCallerTx(tx); err != nil {
 		return nil, err
@@ -42,21 +55,36 @@ func checkpoint(ctx context.Context, tx any, name string, data any) (*Checkpoint
 	if err != nil {
 		return nil, err
 	}
-	if !validName(name) {
-		return nil, invalid(ErrInvalidArgs, "checkpoint name", "%s: %s", nameProblem(name), nameRule)
+	if err := driver.CheckTxOf(c.driver, tx); err != nil {
+		return nil, err // before the name and data: see CheckpointTx
 	}
-	b, err := json.Marshal(data)
+	b, err := checkpointData(name, data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: checkpoint %s: encode data: %w", ErrInvalidArgs, name, err)
-	}
-	if p := jsonProblem(b); p != "" {
-		return nil, invalid(ErrInvalidArgs, "checkpoint data", "%s", p)
+		return nil, Permanent(err) // the same call is refused again: see Checkpoint
 	}
 	row, err := c.driver.Checkpoint(ctx, tx, &driver.CheckpointParams{Lease: *c.fenceOf(l), Name: name, Data: b})
 	if err != nil {
 		return nil, fmt.Errorf("leasehold: checkpoint %s of job %d attempt %d: %w", name, l.Row.ID, l.Row.Attempt, err)
 	}
 	return row, nil
+}
+
+// checkpointData checks a checkpoint's name and returns its data encoded,
+// or the *InvalidInputError refusing either.
+func checkpointData(name string, data any) ([]byte, error) {
+	if !validName(name) {
+		return nil, invalid(ErrInvalidArgs, "checkpoint name", "%s: %s", nameProblem(name), nameRule)
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		bad := invalid(ErrInvalidArgs, "checkpoint data", "checkpoint %s: cannot encode", name)
+		bad.Cause = err
+		return nil, bad
+	}
+	if p := jsonProblem(b); p != "" {
+		return nil, invalid(ErrInvalidArgs, "checkpoint data", "checkpoint %s: %s", name, p)
+	}
+	return b, nil
 }
 
 // Checkpoints returns the checkpoints recorded for job jobID, by every

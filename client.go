@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -127,6 +129,13 @@ func (c *Client) Owner() string { return c.owner }
 // Driver returns the client's driver.
 func (c *Client) Driver() driver.Driver { return c.driver }
 
+// Queues returns the names of the queues the client is configured to
+// work (Config.Queues, or DefaultQueue when it names none), sorted. The
+// client claims from them once it has workers and has started.
+func (c *Client) Queues() []string {
+	return slices.Sorted(maps.Keys(c.cfg.Queues))
+}
+
 // Migrate applies the driver's schema migrations. It is idempotent. It
 // refuses (ErrSchemaTooNew) a database migrated by a newer leasehold; use
 // Driver().Migrate to learn the versions before and after.
@@ -211,10 +220,25 @@ func (c *Client) launch() {
 	kinds := c.cfg.Workers.freeze() // AddWorker refuses from now on
 	c.state = stateRunning
 	c.services = c.buildServices(kinds)
+	for _, s := range c.enqueuer.Schedules() {
+		c.warnUnworked(s)
+	}
 	// Start in reverse stop order: what others depend on runs first.
 	for i := len(c.services) - 1; i >= 0; i-- {
 		_ = c.services[i].Start(context.Background()) // new services: cannot fail
 	}
+}
+
+// warnUnworked logs a warning when periodic job s inserts into a queue
+// this running client does not claim from (not in Config.Queues, or no
+// workers registered): its jobs wait for another process that works the
+// queue, which may be intended, so it is not refused. c.mu is held.
+func (c *Client) warnUnworked(s *maintenance.Schedule) {
+	if _, ok := c.cfg.Queues[s.Queue]; ok && c.producer.Load() != nil {
+		return
+	}
+	c.cfg.Logger.Warn("leasehold: periodic job inserts into a queue this client does not work: its jobs wait until another process works it",
+		"periodic", s.Name, "queue", s.Queue, "kind", s.Kind, "client_queues", c.Queues())
 }
 
 // buildServices returns the client's background parts in the order Stop

@@ -40,6 +40,15 @@ const (
 	DefaultCompleteLingerFrom = 100
 	// MaxMaxWorkers bounds QueueConfig.MaxWorkers.
 	MaxMaxWorkers = 100_000
+	// MinLeaseTTL is the shortest LeaseTTL a Config may set. A lease is
+	// renewed every HeartbeatInterval (default LeaseTTL/3) and its handler
+	// cancelled LeaseSafetyMargin (default LeaseTTL/6) before it could
+	// expire, so a shorter TTL leaves a margin below a database commit or
+	// a pause of the process, and leases are lost without any fault. It
+	// is a floor, not advice: the command-line tool asks for 500 ms or
+	// more, and a TTL of seconds (the default 30 s) rides out a slow
+	// database.
+	MinLeaseTTL = 100 * time.Millisecond
 )
 
 // ThroughputInterval is how often a client adds the attempts it ended to
@@ -62,7 +71,7 @@ type Config struct {
 	Queues map[string]QueueConfig
 
 	// LeaseTTL is how long a claim or heartbeat holds a job (database
-	// clock). Default 30 s.
+	// clock). Default 30 s; at least MinLeaseTTL.
 	LeaseTTL time.Duration
 
 	// HeartbeatInterval is how often the leases of running jobs are renewed,
@@ -230,6 +239,10 @@ func (c Config) validate() error {
 		if f.d <= 0 {
 			return fmt.Errorf("%w: %s must be positive, got %v", ErrInvalidConfig, f.name, f.d)
 		}
+	}
+	if c.LeaseTTL < MinLeaseTTL {
+		return fmt.Errorf("%w: LeaseTTL %v is below MinLeaseTTL %v: heartbeats every TTL/3 and a safety margin of TTL/6 leave no time for a database round trip",
+			ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL)
 	}
 	if c.HeartbeatInterval > c.LeaseTTL/2 {
 		return fmt.Errorf("%w: HeartbeatInterval %v must be at most half of LeaseTTL %v (default TTL/3)",

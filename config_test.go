@@ -2,6 +2,7 @@ package leasehold
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 	}{
 		{"no driver", Config{}, "Driver is required"},
 		{"negative ttl", Config{LeaseTTL: -time.Second}, "LeaseTTL must be positive"},
+		{"ttl of a millisecond", Config{LeaseTTL: time.Millisecond}, "below MinLeaseTTL"},
+		{"ttl just below the minimum", Config{LeaseTTL: MinLeaseTTL - time.Microsecond}, "below MinLeaseTTL"},
 		{"heartbeat not below ttl", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 10 * time.Second}, "at most half"},
 		{"heartbeat above ttl/2", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 6 * time.Second}, "at most half"},
 		{"margin eats the renewal", Config{LeaseTTL: 10 * time.Second, HeartbeatInterval: 5 * time.Second, LeaseSafetyMargin: 5 * time.Second}, "below LeaseTTL - LeaseSafetyMargin"},
@@ -69,6 +72,14 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 				t.Fatalf("NewClient = %v; want ErrInvalidConfig mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConfigAcceptsMinLeaseTTL: a TTL of MinLeaseTTL, with the default
+// heartbeat and margin, is accepted.
+func TestConfigAcceptsMinLeaseTTL(t *testing.T) {
+	if _, err := NewClient(Config{Driver: nopDriver{}, LeaseTTL: MinLeaseTTL}); err != nil {
+		t.Fatalf("NewClient with LeaseTTL MinLeaseTTL = %v, want it accepted", err)
 	}
 }
 
@@ -137,6 +148,26 @@ func TestExponentialBackoff(t *testing.T) {
 	for range 100 {
 		if d := j.NextRetry(&JobRow{Attempt: 3}, nil); d > 4*time.Second || d < 3200*time.Millisecond {
 			t.Fatalf("jittered delay %v outside [3.2s, 4s]", d)
+		}
+	}
+}
+
+// TestClientQueues: Queues names the configured queues, sorted, and the
+// default one when the config names none.
+func TestClientQueues(t *testing.T) {
+	for _, tc := range []struct {
+		queues map[string]QueueConfig
+		want   []string
+	}{
+		{nil, []string{DefaultQueue}},
+		{map[string]QueueConfig{"mail": {}, "billing": {MaxWorkers: 3}}, []string{"billing", "mail"}},
+	} {
+		c, err := NewClient(Config{Driver: nopDriver{}, Queues: tc.queues})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Queues(); !slices.Equal(got, tc.want) {
+			t.Errorf("Queues() of %v = %v, want %v", tc.queues, got, tc.want)
 		}
 	}
 }

@@ -58,11 +58,14 @@ var (
 	// ErrInvalidQueue reports an empty or malformed queue name.
 	ErrInvalidQueue = errors.New("leasehold: invalid queue name")
 
-	// ErrInvalidArgs reports job arguments or metadata that are not a JSON
-	// object every driver can store, a unique key that is not storable
-	// text, insert options out of range, or a ListJobs filter no job can
-	// match.
-	ErrInvalidArgs = errors.New("leasehold: invalid job arguments")
+	// ErrInvalidArgs reports an argument of an API call that the library
+	// refuses: job arguments or metadata that are not a JSON object every
+	// driver can store, a unique key that is not storable text, insert
+	// options out of range, a ListJobs filter no job can match, a
+	// checkpoint's name or data, a reconcile resolution. Most of these are
+	// not a job's arguments, so its text says "invalid arguments"; the
+	// error wrapping it names the refused input.
+	ErrInvalidArgs = errors.New("leasehold: invalid arguments")
 
 	// ErrPayloadTooLarge reports encoded job arguments larger than
 	// Config.MaxPayloadBytes.

@@ -22,7 +22,9 @@ import (
 // over, finished or has expired: roll tx back then. It returns
 // ErrUnsupportedTx for a nil tx or one the driver does not accept (the
 // same types as CompleteTx), and ErrNotInHandler when ctx does not come
-// from a running handler.
+// from a running handler. A nil tx is reported first; whether the driver
+// accepts tx's type is known only from a handler's ctx, which names the
+// client, so outside a handler a foreign tx gets ErrNotInHandler.
 //
 // While tx holds the row, this lease cannot be renewed. On PostgreSQL
 // the client's heartbeat skips the locked row and renews its other
@@ -31,11 +33,11 @@ import (
 // last step of a short transaction, right before its commit: one held
 // past the lease's safe window loses the lease.
 func FenceTx(ctx context.Context, tx any) error {
-	c, l, err := handlerLease(ctx, "FenceTx")
-	if err != nil {
+	if err := checkCallerTx(tx); err != nil {
 		return err
 	}
-	if err := checkCallerTx(tx); err != nil {
+	c, l, err := handlerLease(ctx, "FenceTx")
+	if err != nil {
 		return err
 	}
 	err = c.driver.FenceTx(ctx, tx, c.fenceOf(l))

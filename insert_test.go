@@ -98,7 +98,7 @@ func checkRefusal(t *testing.T, err error, field string, index int, is error, wa
 func TestInvalidInputErrorFormat(t *testing.T) {
 	cause := errors.New("boom")
 	e := &InvalidInputError{Field: "args", Index: 3, Reason: "kind k: cannot encode", Err: ErrInvalidArgs, Cause: cause}
-	if got, want := e.Error(), "leasehold: invalid job arguments: job 3: args: kind k: cannot encode: boom"; got != want {
+	if got, want := e.Error(), "leasehold: invalid arguments: job 3: args: kind k: cannot encode: boom"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	if !errors.Is(e, ErrInvalidArgs) || !errors.Is(e, cause) || errors.Is(e, ErrInvalidKind) {

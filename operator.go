@@ -171,8 +171,9 @@ func (c *Client) Throughput(ctx context.Context, since time.Duration) ([]*Throug
 // It returns ErrLeaseLost when the lease is no longer this client's (the
 // job was taken over): roll back then. It returns ErrUnsupportedTx for a
 // nil transaction (a nil *sql.Tx or pgx.Tx included) or one the driver
-// does not accept, and ErrAlreadyCompleted when this lease was already
-// completed in the same transaction.
+// does not accept (checked first, in or outside a handler), ErrNotInHandler
+// when job is not a lease this client is running, and ErrAlreadyCompleted
+// when this lease was already completed in the same transaction.
 //
 // If tx rolls back after a successful CompleteTx and the handler returns
 // nil, the attempt counts as failed: it is charged to the retry budget and
@@ -181,7 +182,7 @@ func (c *Client) Throughput(ctx context.Context, since time.Duration) ([]*Throug
 // tx commits and the handler then returns an error, the job stays
 // completed.
 func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
-	if err := checkCallerTx(tx); err != nil {
+	if err := c.checkTx(tx); err != nil {
 		return err
 	}
 	l := c.leases.Lookup(job.ID, job.Attempt)

@@ -64,7 +64,11 @@ func PeriodicUniqueKey(name string, slot time.Time) string {
 }
 
 // AddPeriodic adds a periodic job to the client: before Start, or while
-// it runs (the job's slots start at once). It returns an error matching
+// it runs (the job's slots start at once). A job whose queue the client
+// does not work (not in Config.Queues, or no workers registered) is
+// accepted, since another process may work it, but logged as a warning
+// (Config.Logger) when the client starts, or when it is added to a
+// running client. It returns an error matching
 // ErrInvalidSchedule or ErrInvalidPeriodic for a job that cannot run,
 // ErrPeriodicExists when the client has a periodic job of that name, and
 // ErrClientStopped after Stop.
@@ -80,6 +84,9 @@ func (c *Client) AddPeriodic(job PeriodicJob) error {
 	}
 	if !c.enqueuer.Add(s) {
 		return fmt.Errorf("%w: %s", ErrPeriodicExists, job.Name)
+	}
+	if c.state == stateRunning {
+		c.warnUnworked(s) // Start warned of the others
 	}
 	return nil
 }

@@ -1,7 +1,13 @@
 package leasehold_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"log/slog"
+	"maps"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,4 +151,105 @@ func TestAddPeriodicErrors(t *testing.T) {
 	if !errors.Is(err, leasehold.ErrInvalidConfig) || !errors.Is(err, leasehold.ErrPeriodicExists) {
 		t.Errorf("NewClient with a periodic job twice = %v, want ErrInvalidConfig and ErrPeriodicExists", err)
 	}
+}
+
+// TestPeriodicUnworkedQueueWarned: a periodic job whose queue the client
+// does not work is accepted, and logged once as a warning naming the
+// schedule and the queue: at Start for one added before, when added for
+// one added to a running client; a job of a worked queue is not. A client
+// with no workers works no queue.
+func TestPeriodicUnworkedQueueWarned(t *testing.T) {
+	ws := leasehold.NewWorkers()
+	if err := leasehold.AddWorker(ws, leasehold.WorkFunc[tickArgs](func(context.Context, *leasehold.Job[tickArgs]) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	d := sqlitetest.Open(t)
+	var logs lockedLog
+	c := startedWithPeriodic(t, leasehold.Config{Driver: d, Workers: ws, Logger: logs.logger()},
+		periodicIn("worked", ""), periodicIn("elsewhere", "reports"))
+	if err := c.AddPeriodic(periodicIn("later", "audit")); err != nil {
+		t.Fatal(err)
+	}
+	logs.check(t, map[string]string{"elsewhere": "reports", "later": "audit"})
+
+	var idle lockedLog
+	startedWithPeriodic(t, leasehold.Config{Driver: d, Logger: idle.logger()}, periodicIn("worked", ""))
+	idle.check(t, map[string]string{"worked": leasehold.DefaultQueue})
+}
+
+// periodicIn is an hourly periodic job name inserting into queue ("": the
+// default one).
+func periodicIn(name, queue string) leasehold.PeriodicJob {
+	return leasehold.PeriodicJob{Name: name, Schedule: leasehold.Every(time.Hour),
+		Args: func(time.Time) (leasehold.Args, *leasehold.InsertOpts) {
+			return tickArgs{}, &leasehold.InsertOpts{Queue: queue}
+		}}
+}
+
+// startedWithPeriodic returns a client of cfg, started with jobs added
+// before Start, and stopped at cleanup.
+func startedWithPeriodic(t *testing.T, cfg leasehold.Config, jobs ...leasehold.PeriodicJob) *leasehold.Client {
+	t.Helper()
+	c, err := leasehold.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := c.AddPeriodic(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	return c
+}
+
+// lockedLog collects a client's log lines; the client logs from several
+// goroutines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// check fails t unless the log warns of exactly the schedules of want,
+// once each, with their queue.
+func (l *lockedLog) check(t *testing.T, want map[string]string) {
+	t.Helper()
+	l.mu.Lock()
+	text := l.buf.String()
+	l.mu.Unlock()
+	got := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, "does not work") {
+			continue
+		}
+		name, queue := logValue(line, "periodic"), logValue(line, "queue")
+		if _, dup := got[name]; dup || !strings.Contains(line, "level=WARN") {
+			t.Errorf("a second warning, or not a warning, for %s: %s", name, line)
+		}
+		got[name] = queue
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("warned of periodic jobs (name: queue) %v, want %v; log:\n%s", got, want, text)
+	}
+}
+
+// logValue returns the value of key in a text log line.
+func logValue(line, key string) string {
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

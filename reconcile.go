@@ -98,11 +98,12 @@ func (c *Client) ResolveReconcile(ctx context.Context, job *JobRow, r Resolution
 // decide. Either way nothing is written. The job's history keeps the
 // expired attempt's lease_expired and records the resolution on it.
 //
-// It returns ErrUnsupportedTx for a nil or foreign tx, ErrNotInHandler
+// It returns ErrUnsupportedTx for a nil or foreign tx (checked first),
+// ErrNotInHandler
 // when job is not a lease this client is running, and ErrInvalidArgs when
 // job's args are not ReconcileArgs or r is not a known action.
 func (c *Client) ResolveReconcileTx(ctx context.Context, tx any, job *JobRow, r Resolution) error {
-	if err := checkCallerTx(tx); err != nil {
+	if err := c.checkTx(tx); err != nil {
 		return err
 	}
 	return c.resolve(ctx, tx, job, r)

@@ -3,6 +3,8 @@ package leasehold
 import (
 	"fmt"
 	"reflect"
+
+	"github.com/leasehold/leasehold/driver"
 )
 
 // checkCallerTx refuses a caller's transaction that is nil, or a typed nil
@@ -18,6 +20,19 @@ func checkCallerTx(tx any) error {
 		return fmt.Errorf("%w: nil %T: begin the transaction before passing it", ErrUnsupportedTx, tx)
 	}
 	return nil
+}
+
+// checkTx is checkCallerTx, then the driver's own check of tx's type
+// (driver.TxChecker): a transaction the driver cannot use is refused with
+// ErrUnsupportedTx before any other check of the call, such as whether
+// the job runs in this client. FenceTx and CheckpointTx find the client,
+// and so the driver, in the handler's context: outside a handler they
+// can check only for a nil tx before reporting ErrNotInHandler.
+func (c *Client) checkTx(tx any) error {
+	if err := checkCallerTx(tx); err != nil {
+		return err
+	}
+	return driver.CheckTxOf(c.driver, tx)
 }
 
 // isNilTx reports whether tx is nil or holds a nil pointer, map, slice,

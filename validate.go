@@ -29,7 +29,8 @@ type InvalidInputError struct {
 	// tool call it: "kind", "queue", "args", "metadata", "unique_key",
 	// "unique_scope", "unique_window", "priority", "max_attempts",
 	// "run_at" or "jobs" (an empty batch) for inserts; "kind", "queue", "owner", "search", "state" or "limit" for
-	// ListJobs.
+	// ListJobs; "checkpoint name" or "checkpoint data" for Checkpoint and
+	// CheckpointTx (which return it inside a *PermanentError).
 	Field string
 	// Index is the position of the refused job in the slice passed to
 	// InsertMany or InsertBulk (nothing of the batch is inserted), and -1

@@ -257,6 +257,29 @@ func FinishLingerOf(d Driver) time.Duration {
 	return 0
 }
 
+// TxChecker is implemented by drivers that can tell, without a round
+// trip, whether they accept a caller's transaction value: CheckTx returns
+// an error wrapping ErrUnsupportedTx for a value of a type the driver
+// does not accept, or a nil one of a type it does (a nil *sql.Tx), and
+// nil for one it accepts. The client checks a caller's transaction with
+// it before the other checks of a call (CompleteTx outside a handler
+// reports the foreign transaction, not the missing handler); without it,
+// a foreign transaction is refused when the driver comes to use it. A
+// driver that wraps another implements it by forwarding CheckTxOf of the
+// wrapped one.
+type TxChecker interface {
+	CheckTx(tx any) error
+}
+
+// CheckTxOf returns d's CheckTx of tx, or nil when d does not implement
+// TxChecker.
+func CheckTxOf(d Driver, tx any) error {
+	if c, ok := d.(TxChecker); ok {
+		return c.CheckTx(tx)
+	}
+	return nil
+}
+
 // InsertParams is one job to insert.
 type InsertParams struct {
 	Kind        string

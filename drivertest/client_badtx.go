@@ -84,6 +84,64 @@ func (e *clientEnv) completeNilTxs(ctx context.Context, c *leasehold.Client, job
 	return nil
 }
 
+// testForeignTxRefused: a transaction of a type the driver does not
+// accept is refused with ErrUnsupportedTx before any other check:
+// CompleteTx and ResolveReconcileTx report it for a job not running in
+// the client (where a transaction it accepts gets ErrNotInHandler), and
+// CheckpointTx in a handler reports it before a bad name (which is not
+// made permanent then). FenceTx reports a nil transaction outside a
+// handler too.
+func testForeignTxRefused(e *clientEnv) {
+	checked := make(chan error, 1)
+	c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+		checked <- foreignTxInHandler(ctx)
+		return nil
+	}), nil)
+	res, err := c.Insert(e.ctx, testArgs{N: 1}, &leasehold.InsertOpts{Queue: "not-worked"})
+	if err != nil {
+		e.Fatalf("Insert: %v", err)
+	}
+	job := res.Job
+	for _, tx := range []any{"nope", struct{}{}} {
+		if err := c.CompleteTx(e.ctx, tx, job); !errors.Is(err, leasehold.ErrUnsupportedTx) || errors.Is(err, leasehold.ErrNotInHandler) {
+			e.Errorf("CompleteTx(%T) outside a handler = %v, want ErrUnsupportedTx", tx, err)
+		}
+		r := leasehold.Resolution{Action: leasehold.ResolveComplete}
+		if err := c.ResolveReconcileTx(e.ctx, tx, job, r); !errors.Is(err, leasehold.ErrUnsupportedTx) || errors.Is(err, leasehold.ErrNotInHandler) {
+			e.Errorf("ResolveReconcileTx(%T) outside a handler = %v, want ErrUnsupportedTx", tx, err)
+		}
+	}
+	if err := leasehold.FenceTx(e.ctx, nil); !errors.Is(err, leasehold.ErrUnsupportedTx) {
+		e.Errorf("FenceTx(nil) outside a handler = %v, want ErrUnsupportedTx", err)
+	}
+	tx, _, rollback := e.h.TxKinds[0].Begin(e.T, e.d)
+	err = c.CompleteTx(e.ctx, tx, job)
+	if rbErr := rollback(); rbErr != nil {
+		e.Fatalf("rollback: %v", rbErr)
+	}
+	if !errors.Is(err, leasehold.ErrNotInHandler) {
+		e.Errorf("CompleteTx(%T) of a job not running = %v, want ErrNotInHandler", tx, err)
+	}
+	id := e.insertOpts(c, nil)
+	e.handlerCheck(checked)
+	e.waitState(id, leasehold.StateCompleted, 30*time.Second)
+}
+
+// foreignTxInHandler checks, in a handler, that CheckpointTx and FenceTx
+// refuse a foreign transaction with ErrUnsupportedTx, the checkpoint's
+// before its bad name.
+func foreignTxInHandler(ctx context.Context) error {
+	_, err := leasehold.CheckpointTx(ctx, "nope", "bad name", nil)
+	var perm *leasehold.PermanentError
+	if !errors.Is(err, leasehold.ErrUnsupportedTx) || errors.Is(err, leasehold.ErrInvalidArgs) || errors.As(err, &perm) {
+		return fmt.Errorf("CheckpointTx(string) with a bad name = %v, want ErrUnsupportedTx alone", err)
+	}
+	if err := leasehold.FenceTx(ctx, "nope"); !errors.Is(err, leasehold.ErrUnsupportedTx) {
+		return fmt.Errorf("FenceTx(string) = %v, want ErrUnsupportedTx", err)
+	}
+	return nil
+}
+
 // testSecondCompleteTxSameTx: a second CompleteTx of one lease in the same
 // transaction is ErrAlreadyCompleted, not ErrLeaseLost, and neither loses
 // the lease nor counts a refused write; after that transaction rolls back,

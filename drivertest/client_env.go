@@ -46,6 +46,7 @@ var clientTests = []struct {
 	{"CompleteTxCommitsWithBusinessWrite", testCompleteTx},
 	{"RolledBackCompleteTxChargesBudget", testRolledBackCompleteTxChargesBudget},
 	{"NilTxRefused", testNilTxRefused},
+	{"ForeignTxRefusedFirst", testForeignTxRefused},
 	{"SecondCompleteTxSameTx", testSecondCompleteTxSameTx},
 	{"CompletedTxThenHandlerError", testCompletedTxThenHandlerError},
 	{"TypedCompleteTxNeedsNoClient", testTypedCompleteTx},

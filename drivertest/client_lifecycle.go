@@ -3,6 +3,7 @@ package drivertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -102,7 +103,9 @@ var unstorableError = "bad \x00 bytes \xff and " + strings.Repeat("x", 100_000)
 
 // testHandlerOutcomes: what a handler returns decides the job's fate. An
 // error text the database cannot store as is (case 6) is made storable
-// rather than blocking the outcome.
+// rather than blocking the outcome. A handler error wrapping a
+// checkpoint refused for its name or data (cases 7, 8) fails the job at
+// its first attempt.
 func testHandlerOutcomes(e *clientEnv) {
 	c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
 		switch job.Args.N {
@@ -118,6 +121,12 @@ func testHandlerOutcomes(e *clientEnv) {
 			panic("handler bug")
 		case 6:
 			return leasehold.Permanent(errors.New(unstorableError))
+		case 7:
+			_, err := leasehold.Checkpoint(ctx, "about to charge", nil)
+			return fmt.Errorf("charge: %w", err)
+		case 8:
+			_, err := leasehold.Checkpoint(ctx, "charge-sent", map[string]string{"answer": "a\x00b"})
+			return fmt.Errorf("charge: %w", err)
 		}
 		return nil
 	}), func(c *leasehold.Config) { c.RetryPolicy = fixedRetry(0) })
@@ -136,6 +145,10 @@ func testHandlerOutcomes(e *clientEnv) {
 		{4, 2, leasehold.StateFailed, 2, leasehold.OutcomeFailed, "provider timeout", 0},
 		{5, 1, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "goroutine", 0},
 		{6, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "bad \uFFFD bytes \uFFFD and xxx", 0},
+		// A checkpoint refused for its name or data fails the job at once:
+		// another attempt would be refused the same way.
+		{7, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "leasehold: invalid arguments: checkpoint name", 0},
+		{8, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "leasehold: invalid arguments: checkpoint data", 0},
 	}
 	for _, tc := range cases {
 		res, err := c.Insert(e.ctx, testArgs{N: tc.n}, &leasehold.InsertOpts{MaxAttempts: tc.max})

@@ -92,6 +92,14 @@ func (d *Driver) querierFor(tx any) (querier, error) {
 	}
 }
 
+// CheckTx implements driver.TxChecker: it refuses, with
+// leasehold.ErrUnsupportedTx, a tx that is neither a pgx.Tx nor a
+// *sql.Tx, or a nil one of either type.
+func (d *Driver) CheckTx(tx any) error {
+	_, err := d.querierFor(tx)
+	return err
+}
+
 // nilPointer reports whether v holds a nil pointer (or another nil
 // reference), such as a *pgxpool.Tx declared but never begun.
 func nilPointer(v any) bool {

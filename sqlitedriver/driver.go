@@ -180,6 +180,13 @@ const nowSQL = `SELECT ` + nowExpr
 // run more than once, so it must not keep state between runs.
 type txFunc func(ctx context.Context, tx *sql.Tx, now int64) error
 
+// CheckTx implements driver.TxChecker: it refuses, with
+// leasehold.ErrUnsupportedTx, a tx that is not a *sql.Tx, or a nil one.
+func (d *Driver) CheckTx(tx any) error {
+	_, err := asTx(tx)
+	return err
+}
+
 // asTx returns the *sql.Tx in tx, nil for no transaction, or
 // ErrUnsupportedTx. A nil *sql.Tx is refused, not taken for no
 // transaction: the write would then commit on its own, whatever becomes

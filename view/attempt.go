@@ -18,6 +18,10 @@ type AttemptView struct {
 	// OutcomeName).
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
+	// Resolution is a reconciler's decision on an attempt whose lease
+	// expired in a reconciling queue, as recorded on it ("completed by
+	// reconcile job 125 (attempt 1): provider charged"); empty otherwise.
+	Resolution string `json:"resolution,omitempty"`
 }
 
 // JobInfoView is a job with its attempt history, oldest attempt first.
@@ -35,7 +39,7 @@ func NewJobInfoView(info *leasehold.JobInfo, now time.Time) JobInfoView {
 		v.Attempts = append(v.Attempts, AttemptView{
 			Attempt: a.Attempt, Owner: a.Owner, ClaimedAt: a.ClaimedAt,
 			HeartbeatAt: timePtr(AttemptHeartbeat(info.JobRow, a)), EndedAt: timePtr(a.EndedAt),
-			Outcome: OutcomeName(a.Outcome), Error: a.Error,
+			Outcome: OutcomeName(a.Outcome), Error: a.Error, Resolution: a.Resolution,
 		})
 	}
 	return v

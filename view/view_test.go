@@ -75,13 +75,16 @@ func TestJobViewFinished(t *testing.T) {
 		"finished_at": "2025-03-01T12:00:01Z", "cancel_requested": true}`)
 }
 
+// TestJobInfoView: the history keeps every attempt's fields, a
+// reconciler's resolution included (left out when there is none).
 func TestJobInfoView(t *testing.T) {
 	j := processing()
 	info := &leasehold.JobInfo{JobRow: j, Attempts: []*leasehold.Attempt{
 		{JobID: 7, Attempt: 2, Owner: "host-2-cd", ClaimedAt: t0.Add(-50 * time.Second),
 			HeartbeatAt: t0.Add(-45 * time.Second), EndedAt: t0.Add(-40 * time.Second),
-			Outcome: leasehold.OutcomeLeaseExpired},
-		// The running attempt: its heartbeat is on the job row.
+			Outcome: leasehold.OutcomeLeaseExpired, Resolution: "retried by reconcile job 12 (attempt 1): no charge"},
+		// The running attempt: its heartbeat is on the job row; it has no
+		// resolution, which the JSON leaves out.
 		{JobID: 7, Attempt: 3, Owner: "host-1-ab", ClaimedAt: t0.Add(-30 * time.Second)},
 	}}
 	v := view.NewJobInfoView(info, t0)
@@ -90,7 +93,8 @@ func TestJobInfoView(t *testing.T) {
 	}
 	jsonEqual(t, v.Attempts, `[
 		{"attempt": 2, "owner": "host-2-cd", "claimed_at": "2025-03-01T11:59:10Z",
-		 "heartbeat_at": "2025-03-01T11:59:15Z", "ended_at": "2025-03-01T11:59:20Z", "outcome": "lease_expired"},
+		 "heartbeat_at": "2025-03-01T11:59:15Z", "ended_at": "2025-03-01T11:59:20Z", "outcome": "lease_expired",
+		 "resolution": "retried by reconcile job 12 (attempt 1): no charge"},
 		{"attempt": 3, "owner": "host-1-ab", "claimed_at": "2025-03-01T11:59:30Z",
 		 "heartbeat_at": "2025-03-01T11:59:59.5Z", "outcome": "running"}]`)
 	unclaimed := view.NewJobInfoView(&leasehold.JobInfo{JobRow: &leasehold.JobRow{ID: 9}}, t0)

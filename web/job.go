@@ -18,6 +18,9 @@ type jobData struct {
 	CanRetry, CanCancel, CanDelete bool
 	// Notice is the outcome of the action that led here, if any.
 	Notice string
+	// Resolved is set when an attempt has a reconciler's resolution: the
+	// history then has a column for it.
+	Resolved bool
 }
 
 // job shows one job: arguments, metadata, errors and its lease timeline.
@@ -45,9 +48,20 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	d := jobData{
 		Job: v, Timeline: newTimeline(v, now), Notice: noticeText(r.URL.Query().Get("done")),
 		CanRetry: info.State != leasehold.StateProcessing, CanCancel: !info.State.Finished(),
-		CanDelete: info.State.Finished(),
+		CanDelete: info.State.Finished(), Resolved: resolved(v.Attempts),
 	}
 	h.render(w, r, "job", "Job "+strconv.FormatInt(id, 10), d)
+}
+
+// resolved reports whether an attempt of as records a reconciler's
+// resolution.
+func resolved(as []view.AttemptView) bool {
+	for _, a := range as {
+		if a.Resolution != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // jobID parses the {id} of the path, answering 400 when it is not one.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,12 +61,10 @@ var errBadQuery = errors.New("bad query")
 func parseFilter(q url.Values) (filter, error) {
 	f := filter{Queue: strings.TrimSpace(q.Get("queue")), Kind: strings.TrimSpace(q.Get("kind")),
 		Owner: strings.TrimSpace(q.Get("owner")), Search: q.Get("search"), Oldest: q.Get("order") == "oldest"}
-	for _, s := range q["state"] {
-		if s = strings.TrimSpace(s); s != "" {
-			f.States = append(f.States, s)
-		}
-	}
 	var err error
+	if f.States, err = parseStates(q); err != nil {
+		return f, err
+	}
 	if f.Before, err = optionalID(q, "before"); err != nil {
 		return f, err
 	}
@@ -76,6 +75,26 @@ func parseFilter(q url.Values) (filter, error) {
 		return f, err
 	}
 	return f, nil
+}
+
+// parseStates reads the state filter: the state parameters and, as the
+// job's JSON calls it, status ones (a hand-written /jobs?status=failed
+// filters as state=failed would, rather than being ignored). An unknown
+// state is refused, so that a typo is not taken for no filter.
+func parseStates(q url.Values) ([]string, error) {
+	var states []string
+	for _, s := range append(q["state"], q["status"]...) {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+			continue
+		case !slices.Contains(leasehold.AllStates, leasehold.JobState(s)):
+			return nil, fmt.Errorf("%w: unknown state %q: want one of %s", errBadQuery, s, strings.Join(stateNames(), ", "))
+		case !slices.Contains(states, s):
+			states = append(states, s)
+		}
+	}
+	return states, nil
 }
 
 // optionalID parses the job id parameter name, 0 when absent.

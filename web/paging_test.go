@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"slices"
 	"strconv"
@@ -102,21 +103,60 @@ func TestAttentionListsReconciling(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
 		e := newEnv(t, d, web.Options{Token: testToken})
 		e.login()
-		j := e.insert("recq", "payment.charge", `{}`)
-		e.claim(j.ID, "gone", time.Millisecond, false)
-		time.Sleep(20 * time.Millisecond)
-		target := statemachine.ReconcileTarget{Kind: "leasehold.reconcile", Queue: "reconcile", MaxAttempts: 5}
-		decide := func(j *leasehold.JobRow) driver.Transition { return statemachine.Reconcile(j, target) }
-		if _, err := d.RescueExpired(t.Context(), &driver.RescueParams{Decide: decide}); err != nil {
-			t.Fatalf("RescueExpired: %v", err)
-		}
-		if s := e.state(j.ID); s != leasehold.StateReconciling {
-			t.Fatalf("job is %s, want reconciling", s)
-		}
+		j, _ := e.reconciling()
 		body := e.mustGet("/attention")
 		section := body[strings.Index(body, "Reconciling jobs"):]
 		if !strings.Contains(section, "/jobs/"+strconv.FormatInt(j.ID, 10)+`"`) || !strings.Contains(section, "Retry") {
 			t.Errorf("the attention page does not list the reconciling job %d with its actions:\n%s", j.ID, body)
+		}
+	})
+}
+
+// reconciling returns a job whose lease expired in a reconciling queue,
+// now reconciling, and the id of its reconcile job.
+func (e *env) reconciling() (*leasehold.JobRow, int64) {
+	e.t.Helper()
+	j := e.insert("recq", "payment.charge", `{}`)
+	j = e.claim(j.ID, "gone", time.Millisecond, false)
+	time.Sleep(20 * time.Millisecond)
+	target := statemachine.ReconcileTarget{Kind: "leasehold.reconcile", Queue: "reconcile", MaxAttempts: 5}
+	decide := func(j *leasehold.JobRow) driver.Transition { return statemachine.Reconcile(j, target) }
+	res, err := e.d.RescueExpired(e.t.Context(), &driver.RescueParams{Decide: decide})
+	if err != nil || len(res) != 1 || res[0].ReconcileJobID == 0 {
+		e.t.Fatalf("RescueExpired = %+v, %v; want job %d reconciling with a reconcile job", res, err, j.ID)
+	}
+	if s := e.state(j.ID); s != leasehold.StateReconciling {
+		e.t.Fatalf("job is %s, want reconciling", s)
+	}
+	return j, res[0].ReconcileJobID
+}
+
+// TestJobPageShowsResolution: the job page's history shows the
+// reconciler's decision recorded on the expired attempt.
+func TestJobPageShowsResolution(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		j, recID := e.reconciling()
+		rec := e.claim(recID, "reconciler", time.Minute, false)
+		tr, err := statemachine.Resolve(statemachine.ResolveComplete, 0, "provider charged")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := fmt.Sprintf("completed by reconcile job %d (attempt 1): provider charged", recID)
+		err = d.Resolve(t.Context(), nil, &driver.ResolveParams{ID: rec.ID, Owner: "reconciler", LeaseAttempt: rec.Attempt,
+			JobID: j.ID, Attempt: j.Attempt, Transition: tr, Resolution: text})
+		if err != nil {
+			t.Fatalf("Resolve: %v", err)
+		}
+		body := e.mustGet("/jobs/" + strconv.FormatInt(j.ID, 10))
+		table := body[strings.Index(body, `id="attempts"`):]
+		if !strings.Contains(table, "<th>resolution</th>") || !strings.Contains(table, `<td class="resolution">`+text+"</td>") {
+			t.Errorf("the job page's history does not show the resolution %q:\n%s", text, table)
+		}
+		plain := e.mustGet("/jobs/" + strconv.FormatInt(rec.ID, 10))
+		if strings.Contains(plain, "<th>resolution</th>") {
+			t.Error("the page of a job with no resolution has a resolution column")
 		}
 	})
 }

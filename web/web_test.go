@@ -49,6 +49,28 @@ func TestPagesRender(t *testing.T) {
 	})
 }
 
+// TestUnknownStateRefused: every page that filters by state answers 400
+// naming an unknown state, given as state or as status (the job's JSON
+// name), instead of listing every job; status filters as state does.
+func TestUnknownStateRefused(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{})
+		pending := e.insert("default", "email.send", `{}`)
+		done := e.claim(e.insert("default", "email.send", `{}`).ID, "w", time.Minute, false)
+		e.finish(done, leasehold.OutcomeCompleted, "")
+		for _, path := range []string{"/jobs?state=bogus", "/jobs?status=bogus", "/jobs?state=pending&status=bogus",
+			"/bulk?action=retry&status=bogus", "/bulk?action=cancel&state=bogus"} {
+			status, body := e.get(path)
+			if status != http.StatusBadRequest || !strings.Contains(body, `unknown state &#34;bogus&#34;: want one of pending,`) {
+				t.Errorf("GET %s = %d, want 400 naming the unknown state:\n%s", path, status, body)
+			}
+		}
+		if ids := jobIDs(e.mustGet("/jobs?status=completed")); !slices.Equal(ids, []string{strconv.FormatInt(done.ID, 10)}) {
+			t.Errorf("/jobs?status=completed lists %v, want only job %d (not %d)", ids, done.ID, pending.ID)
+		}
+	})
+}
+
 // TestOverviewCounts: the overview counts a queue's jobs by state and its
 // live and expired leases.
 func TestOverviewCounts(t *testing.T) {

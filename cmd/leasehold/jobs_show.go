@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,10 +31,37 @@ func (a *app) jobsShowCommand() *cobra.Command {
 				}
 				return func(now time.Time) error {
 					return a.print(view.NewJobInfoView(info, now), func(w io.Writer) error {
-						return cli.RenderJob(w, info, now)
+						if err := cli.RenderJob(w, info, now); err != nil {
+							return err
+						}
+						return renderResolutions(w, info.Attempts)
 					})
 				}, nil
 			})
 		}),
 	}
+}
+
+// renderResolutions prints, below the attempt history, the reconciler's
+// decision recorded on each attempt that has one (an attempt whose lease
+// expired in a reconciling queue), whole: the history's table has no room
+// for it. It prints nothing when no attempt has one.
+func renderResolutions(w io.Writer, attempts []*leasehold.Attempt) error {
+	var t *cli.Table
+	for _, a := range attempts {
+		if a.Resolution == "" {
+			continue
+		}
+		if t == nil {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return fmt.Errorf("write: %w", err)
+			}
+			t = cli.NewTable(w, "ATTEMPT", "RESOLUTION")
+		}
+		t.Row(strconv.Itoa(a.Attempt), a.Resolution)
+	}
+	if t == nil {
+		return nil
+	}
+	return t.Flush()
 }

@@ -59,6 +59,9 @@
 // last ANALYZE): a scrape reuses the last reading until it is
 // Options.QueueStatsInterval old, so however often Prometheus scrapes,
 // the database answers that query at most once per interval per process.
+// A queue the client is configured to work (Client.Queues), and one an
+// earlier reading reported, has its series at 0 while it has no
+// unfinished job, rather than none.
 // In a fleet of workers, one process reading them is enough: set a
 // negative interval in the others.
 //

@@ -24,9 +24,11 @@ type clientCollector struct {
 	mu     sync.Mutex // serialises readings, so concurrent scrapes share one
 	readAt time.Time  // when the last reading was tried; zero before the first
 	last   []*leasehold.QueueStats
-	// known holds every queue an earlier reading reported, so that its
-	// series drop to 0 rather than vanish when its last unfinished job
-	// finishes.
+	// known holds every queue an earlier reading reported and every
+	// queue the client is configured to work, so that their series show
+	// 0 rather than vanish (or never appear) while they have no
+	// unfinished job: a dashboard shows an empty queue as 0, and an
+	// absent() alert fires only when the metrics stop.
 	known map[string]bool
 }
 
@@ -107,17 +109,21 @@ func (q *clientCollector) queueStats(c *leasehold.Client) []*leasehold.QueueStat
 		q.failures.Inc()
 		qs = nil
 	} else {
-		qs = q.withKnown(qs)
+		qs = q.withKnown(qs, c.Queues())
 	}
 	q.last = qs
 	return qs
 }
 
 // withKnown returns qs with an empty entry for each known queue it lacks,
-// and adds its queues to the known ones. q.mu is held.
-func (q *clientCollector) withKnown(qs []*leasehold.QueueStats) []*leasehold.QueueStats {
+// after adding its queues and configured (the client's) to the known
+// ones. q.mu is held.
+func (q *clientCollector) withKnown(qs []*leasehold.QueueStats, configured []string) []*leasehold.QueueStats {
 	if q.known == nil {
 		q.known = map[string]bool{}
+	}
+	for _, name := range configured {
+		q.known[name] = true
 	}
 	seen := make(map[string]bool, len(qs))
 	for _, s := range qs {

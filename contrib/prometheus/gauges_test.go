@@ -115,6 +115,24 @@ func TestQueueGauges(t *testing.T) {
 	}
 }
 
+// TestQueueGaugesConfiguredQueues: every queue the client is configured
+// to work has its series at 0 from the first reading, before it ever had
+// a job, as an empty queue that was seen once keeps them.
+func TestQueueGaugesConfiguredQueues(t *testing.T) {
+	cfg := leasehold.Config{Driver: sqlitetest.Open(t), Queues: map[string]leasehold.QueueConfig{"idle": {}, "mail": {}}}
+	_, reg, _ := metricsClient(t, cfg, leaseholdprom.Options{})
+	checkSeries(t, reg, "leasehold_queue_jobs", []string{"queue", "state"}, `{queue=idle,state=pending} 0
+{queue=idle,state=processing} 0
+{queue=idle,state=reconciling} 0
+{queue=idle,state=stuck} 0
+{queue=mail,state=pending} 0
+{queue=mail,state=processing} 0
+{queue=mail,state=reconciling} 0
+{queue=mail,state=stuck} 0`)
+	checkSeries(t, reg, "leasehold_queue_oldest_due_seconds", []string{"queue"}, `{queue=idle} 0
+{queue=mail} 0`)
+}
+
 // TestQueueGaugesOff: a negative interval reads nothing.
 func TestQueueGaugesOff(t *testing.T) {
 	drv := &countingDriver{Driver: sqlitetest.Open(t)}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,6 +140,18 @@ func (e *Enqueuer) Names() []string {
 		names = append(names, n)
 	}
 	return names
+}
+
+// Schedules returns the schedules, by name.
+func (e *Enqueuer) Schedules() []*Schedule {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*Schedule, 0, len(e.schedules))
+	for _, r := range e.schedules {
+		out = append(out, r.s)
+	}
+	slices.SortFunc(out, func(a, b *Schedule) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // Start launches every schedule added so far.
