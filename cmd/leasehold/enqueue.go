@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -26,17 +28,18 @@ func (a *app) enqueueCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "enqueue KIND",
 		Short: "Add a job of kind KIND",
-		Long: `Add a job. KIND names the worker that runs it (e.g. payment.charge or sleep
-for ` + "`leasehold work`" + `); --args is its JSON object. With --unique-key the insert is
-idempotent: an existing job of the same kind that holds that key is returned
-instead (exit code 0); --unique-while-unfinished and --unique-window say which
+		Long: `Add a job. KIND names the worker that runs it: one of your application's
+kinds, or one built into ` + "`leasehold work`" + ` (` + strings.Join(jobkinds.Kinds(), ", ") + `);
+--args is its JSON object. With --unique-key the insert is idempotent: an
+existing job of the same kind that holds that key is returned instead (exit
+code 0); --unique-while-unfinished and --unique-window say which
 jobs hold it.
 --args @FILE reads the JSON object from FILE, and --args - from standard
 input, for arguments too long for a command line (--metadata likewise).`,
-		Example: `  leasehold enqueue payment.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1
-  leasehold enqueue sleep --args '{"duration":"2s"}' --queue slow --run-at 10m
-  leasehold enqueue payment.charge --args @payment.json
-  generate-args | leasehold enqueue payment.charge --args -`,
+		Example: `  leasehold enqueue leasehold.demo.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1
+  leasehold enqueue leasehold.sleep --args '{"duration":"2s"}' --queue slow --run-at 10m
+  leasehold enqueue email.send --args @email.json
+  generate-args | leasehold enqueue email.send --args -`,
 		Args: argNames("KIND"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			return a.enqueue(cmd, args[0], &f)

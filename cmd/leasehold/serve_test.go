@@ -48,7 +48,7 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 // it, on a public address too; SIGTERM stops it cleanly.
 func TestServe(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1s"}`)
+		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1s"}`)
 		for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
 			s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", addr, "--prefix", "/queue")
 			base := strings.Replace(s.url, "0.0.0.0", "127.0.0.1", 1)
@@ -73,7 +73,7 @@ func TestServe(t *testing.T) {
 		}
 		s.stop(t)
 
-		enqueueID(t, db, "sleep", "--args", `{"duration":"1s"}`)
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1s"}`)
 		open := startServe(t, db, nil)
 		if !strings.Contains(open.bg.stderr.String(), "read-only: no authentication configured") {
 			t.Errorf("serve without authentication does not say it is read-only: %s", open.bg.stderr.String())
