@@ -134,10 +134,10 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 // checkListen refuses a non-loopback address unless authentication is
 // configured: the dashboard shows every job's arguments.
 func checkListen(addr string, authenticated bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return cli.Usagef("--addr %q: want host:port (%v)", addr, err)
+	if err := cli.CheckAddr("--addr", addr); err != nil {
+		return err
 	}
+	host, _, _ := net.SplitHostPort(addr) // checked
 	if authenticated || isLoopback(host) {
 		return nil
 	}

@@ -33,6 +33,7 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"read-only is no authentication", nil, []string{"--addr", "0.0.0.0:0", "--read-only"}, "without authentication"},
 		{"half the basic credentials", []string{envWebUser + "=ops"}, []string{"--addr", "0.0.0.0:0"}, "both a user and a password"},
 		{"a bad address", nil, []string{"--addr", "nowhere"}, "want host:port"},
+		{"a port out of range", nil, []string{"--addr", "127.0.0.1:99999"}, "want host:port with a port from 0 to 65535"},
 		{"a bad prefix", nil, []string{"--prefix", "queue"}, "must start with /"},
 	}
 	for _, c := range cases {

@@ -97,7 +97,7 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	}
 	for _, q := range f.o.Queues {
 		if err := leasehold.ValidateQueue(q); err != nil {
-			return cli.UsageError(fmt.Errorf("--queue: %w", err))
+			return cli.FlagError("--queue", err)
 		}
 		if q == f.o.ReconcileInto {
 			return cli.Usagef("--reconcile-into %s: the reconcile queue must not be one of --queue", q)
@@ -105,7 +105,12 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	}
 	if f.o.ReconcileInto != "" {
 		if err := leasehold.ValidateQueue(f.o.ReconcileInto); err != nil {
-			return cli.UsageError(fmt.Errorf("--reconcile-into: %w", err))
+			return cli.FlagError("--reconcile-into", err)
+		}
+	}
+	if f.o.MetricsAddr != "" {
+		if err := cli.CheckAddr("--metrics-addr", f.o.MetricsAddr); err != nil {
+			return err
 		}
 	}
 	queue := leasehold.DefaultQueue
@@ -115,7 +120,7 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	for _, p := range f.periodic {
 		job, err := work.ParsePeriodic(p, queue)
 		if err != nil {
-			return cli.UsageError(fmt.Errorf("--periodic: %w", err))
+			return cli.FlagError("--periodic", err)
 		}
 		f.o.Periodic = append(f.o.Periodic, job)
 	}

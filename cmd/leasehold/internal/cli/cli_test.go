@@ -161,7 +161,7 @@ func TestExitCodeAndMessage(t *testing.T) {
 		msg  string
 	}{
 		{nil, ExitOK, ""},
-		{fmt.Errorf("leasehold: get job 4: %w", leasehold.ErrJobNotFound), ExitNotFound, "leasehold: get job 4: leasehold: job not found"},
+		{fmt.Errorf("leasehold: get job 4: %w", leasehold.ErrJobNotFound), ExitNotFound, "leasehold: get job 4: job not found"},
 		{fmt.Errorf("leasehold: insert: %w", leasehold.ErrInvalidArgs), ExitUsage, ""},
 		{Usagef("bad\nflag"), ExitUsage, "leasehold: bad flag"},
 		{errors.New("sqlitedriver: list jobs: no such table: leasehold_jobs"), ExitFailure, "run `leasehold migrate` first"},
@@ -173,6 +173,43 @@ func TestExitCodeAndMessage(t *testing.T) {
 		}
 		if c.err != nil && c.msg != "" && !strings.Contains(Message(c.err), c.msg) {
 			t.Errorf("Message(%v) = %q, want it to contain %q", c.err, Message(c.err), c.msg)
+		}
+	}
+}
+
+// TestFlagError: a library refusal of a flag's value reads as the flag and
+// the reason, with one "leasehold: " prefix, and is still the library's
+// error for errors.Is; other errors keep their text after the flag.
+func TestFlagError(t *testing.T) {
+	err := FlagError("--queue", leasehold.ValidateQueue("a b"))
+	msg := Message(err)
+	if ExitCode(err) != ExitUsage || !errors.Is(err, leasehold.ErrInvalidQueue) ||
+		!strings.HasPrefix(msg, `leasehold: --queue: "a b": ' ' at byte 1 (want`) || strings.Count(msg, "leasehold: ") != 1 {
+		t.Errorf("FlagError(--queue, a b) = %q (exit %d)", msg, ExitCode(err))
+	}
+	if err := FlagError("--kind", errors.New("not built in")); Message(err) != "leasehold: --kind: not built in" {
+		t.Errorf("FlagError(--kind) = %q", Message(err))
+	}
+	fields := FieldFlags{"queue": "--queue"}
+	if err := fields.Restate(leasehold.ValidateQueue("")); !strings.HasPrefix(Message(err), "leasehold: --queue: ") {
+		t.Errorf("FieldFlags.Restate(queue) = %q", Message(err))
+	}
+	if err := fields.Restate(leasehold.ValidateKind("")); strings.Contains(Message(err), "--queue") {
+		t.Errorf("FieldFlags.Restate(kind) = %q, want the library's message", Message(err))
+	}
+}
+
+// TestCheckAddr: an address to listen on is host:port with a port number
+// in range (or a service name); anything else is a usage error.
+func TestCheckAddr(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", ":8080", "[::1]:65535", "localhost:http"} {
+		if err := CheckAddr("--addr", addr); err != nil {
+			t.Errorf("CheckAddr(%q) = %v", addr, err)
+		}
+	}
+	for _, addr := range []string{"nope", "127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1:nosuchservice"} {
+		if err := CheckAddr("--addr", addr); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--addr") {
+			t.Errorf("CheckAddr(%q) = %v, want a usage error naming --addr", addr, err)
 		}
 	}
 }
