@@ -9,7 +9,7 @@ import (
 // TestInputNoDatabaseStores: text and JSON that PostgreSQL cannot store
 // (a command line cannot carry a NUL byte, but JSON can escape one) are
 // refused the same way on both databases: exit code 2, one line naming the
-// flag (or the field of a jobs list filter), no SQL error, nothing enqueued.
+// flag, no SQL error, nothing enqueued.
 func TestInputNoDatabaseStores(t *testing.T) {
 	cases := []struct {
 		name string
@@ -22,7 +22,7 @@ func TestInputNoDatabaseStores(t *testing.T) {
 		{"invalid UTF-8 in unique key", []string{"enqueue", "leasehold.sleep", "--unique-key", "k\xff"}, `--unique-key: "k\xff": invalid UTF-8 at byte 1`},
 		{"escape sequence in unique key", []string{"enqueue", "leasehold.sleep", "--unique-key", "k\x1b[31m"}, "--unique-key: \"k\\x1b[31m\": control character U+001B"},
 		{"invalid UTF-8 in queue", []string{"enqueue", "leasehold.sleep", "--queue", "q\xff"}, `--queue: "q\xff": invalid UTF-8`},
-		{"invalid UTF-8 owner filter", []string{"jobs", "list", "--owner", "w\xff"}, `owner: "w\xff": invalid UTF-8`},
+		{"invalid UTF-8 owner filter", []string{"jobs", "list", "--owner", "w\xff"}, `--owner: "w\xff": invalid UTF-8`},
 	}
 	forEachDB(t, func(t *testing.T, db string) {
 		for _, c := range cases {
