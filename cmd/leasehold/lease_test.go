@@ -182,7 +182,8 @@ func waitStatus(t *testing.T, db string, id int64, status string) view.JobInfoVi
 
 // TestWatchReconcile: `watch --reconcile QUEUE=INTO` sends a dead
 // worker's expired lease to reconciling with one reconcile job in INTO,
-// and refuses a policy the client refuses.
+// and refuses a policy the client refuses; jobs delete leaves the
+// reconciling job alone and jobs cancel cancels it at once.
 func TestWatchReconcile(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
 		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "pay")
@@ -206,6 +207,13 @@ func TestWatchReconcile(t *testing.T) {
 		okJSON(t, db, &recs, "jobs", "list", "--queue", "rec")
 		if len(recs) != 1 || recs[0].Kind != "leasehold.reconcile" || recs[0].Status != "pending" {
 			t.Errorf("reconcile jobs = %+v, want one pending leasehold.reconcile", recs)
+		}
+		// As jobs delete --help and jobs cancel --help say of a reconciling job.
+		if r := lh(t, db, "jobs", "delete", fmt.Sprint(id)); r.code != 1 || !strings.Contains(r.stderr, "cancel it first") {
+			t.Errorf("jobs delete of a reconciling job: %s; want exit 1, cancel it first", r)
+		}
+		if out := ok(t, db, "jobs", "cancel", fmt.Sprint(id)); !strings.Contains(out, fmt.Sprintf("job %d cancelled", id)) {
+			t.Errorf("jobs cancel of a reconciling job printed %q, want it cancelled at once", out)
 		}
 		if r := lh(t, db, "watch", "--once", "--reconcile", "pay=pay"); r.code != 2 {
 			t.Errorf("watch --reconcile pay=pay: %s; want a usage error", r)

@@ -53,6 +53,12 @@ func TestServe(t *testing.T) {
 		for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
 			s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", addr, "--prefix", "/queue")
 			base := strings.Replace(s.url, "0.0.0.0", "127.0.0.1", 1)
+			if msg := s.bg.stderr.String(); !strings.Contains(msg, "(every page and change needs the token)") {
+				t.Errorf("serve with a token does not say every page needs it: %s", msg)
+			}
+			if status, _ := fetch(t, http.MethodGet, base+"jobs", ""); status == http.StatusOK {
+				t.Errorf("GET jobs without the token = %d, want it refused", status)
+			}
 			status, body := fetch(t, http.MethodGet, base+"jobs", "tok")
 			if status != http.StatusOK || !strings.Contains(body, "/queue/jobs/") {
 				t.Fatalf("GET jobs with the token = %d:\n%s", status, body)
