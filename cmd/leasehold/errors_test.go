@@ -2,12 +2,14 @@ package main
 
 import (
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/testdb"
 )
 
 // TestBadInput: bad input gets one line on stderr, "leasehold: ...", the
@@ -117,5 +119,33 @@ func checkOneLineError(t *testing.T, name string, r result, code int, want strin
 		t.Errorf("%s: stderr shows a stack, a panic or a password: %q", name, r.stderr)
 	case r.stdout != "":
 		t.Errorf("%s: stdout is not empty: %q", name, r.stdout)
+	}
+}
+
+// TestServerRefused: a PostgreSQL server that was reached and refused the
+// session is not reported as unreachable: the missing database or role is
+// named, the exit code stays 1 and the password stays masked.
+func TestServerRefused(t *testing.T) {
+	base, err := url.Parse(testdb.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDB := *base
+	noDB.Path = "/leasehold_nosuchdb"
+	noRole := *base
+	noRole.User = url.UserPassword("leasehold_nosuchrole", "s3cret")
+	for _, c := range []struct {
+		name string
+		u    *url.URL
+		want string
+	}{
+		{"unknown database", &noDB, `database "leasehold_nosuchdb" does not exist on the server of postgres://`},
+		{"unknown role", &noRole, `role "leasehold_nosuchrole" does not exist on the server of postgres://leasehold_nosuchrole:xxxxx@`},
+	} {
+		r := runIn(t, "", nil, "--db", c.u.String(), "queues")
+		checkOneLineError(t, c.name, r, cli.ExitFailure, c.want)
+		if strings.Contains(r.stderr, "cannot reach") {
+			t.Errorf("%s: a server that answered is called unreachable: %s", c.name, r.stderr)
+		}
 	}
 }

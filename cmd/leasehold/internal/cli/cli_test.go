@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/leasehold/leasehold"
 )
 
@@ -211,5 +213,33 @@ func TestCheckAddr(t *testing.T) {
 		if err := CheckAddr("--addr", addr); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--addr") {
 			t.Errorf("CheckAddr(%q) = %v, want a usage error naming --addr", addr, err)
 		}
+	}
+}
+
+// TestServerRefused: each refusal of a PostgreSQL server that answered
+// says what the server said, not that it could not be reached; other
+// errors are left to the caller.
+func TestServerRefused(t *testing.T) {
+	tg := Target{Dialect: Postgres, URL: "postgres://app:hunter2@db:5432/app"}
+	connect := func(code, msg string) error {
+		return fmt.Errorf("pgdriver: now: failed to connect: %w", &pgconn.PgError{Severity: "FATAL", Code: code, Message: msg})
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{connect("3D000", `database "app" does not exist`), `database "app" does not exist on the server of postgres://app:xxxxx@db:5432/app (SQLSTATE 3D000)`},
+		{connect("28000", `role "app" does not exist`), `role "app" does not exist on the server of postgres://app:xxxxx@db:5432/app (SQLSTATE 28000)`},
+		{connect("28P01", `password authentication failed for user "app"`),
+			`the server of postgres://app:xxxxx@db:5432/app refused the login: password authentication failed for user "app" (SQLSTATE 28P01)`},
+		{connect("53300", "sorry, too many clients already"), "answered with an error: sorry, too many clients already (SQLSTATE 53300)"},
+	} {
+		err := serverRefused(tg, c.err)
+		if err == nil || ExitCode(err) != ExitFailure || !strings.Contains(Message(err), c.want) || strings.Contains(Message(err), "hunter2") {
+			t.Errorf("serverRefused(%v) = %v, want exit 1 and %q", c.err, err, c.want)
+		}
+	}
+	if err := serverRefused(tg, errors.New("dial tcp: connection refused")); err != nil {
+		t.Errorf("serverRefused(a dial error) = %v, want nil", err)
 	}
 }
