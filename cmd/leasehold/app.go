@@ -37,7 +37,8 @@ The database comes from --db, else $LEASEHOLD_DATABASE_URL, else the SQLite
 file ./leasehold.db. Accepted forms: postgres://… or postgresql://… URLs,
 sqlite:PATH, file:PATH, or a plain file path.
 
-Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 job not found.`
+Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found (job id or
+periodic schedule).`
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{

@@ -316,15 +316,15 @@ func seed(t *testing.T, db string) seeded {
 	}
 	s.pending = insert("default", "email.send", `{"to":"later@example.com"}`).ID
 	for i := range 3 {
-		j := insert("payments", "payment.charge", fmt.Sprintf(`{"payment_id":"pay-%d","amount_cents":%d}`, i, 1200+i))
+		j := insert("payments", "leasehold.demo.charge", fmt.Sprintf(`{"payment_id":"pay-%d","amount_cents":%d}`, i, 1200+i))
 		claim(j.ID, []string{"pay-7-a1b2", "pay-7-a1b2", "pay-9-c3d4"}[i], 10*time.Minute, false)
 		s.processing++
 	}
-	expired := insert("payments", "payment.charge", `{"payment_id":"pay-x","amount_cents":990}`)
+	expired := insert("payments", "leasehold.demo.charge", `{"payment_id":"pay-x","amount_cents":990}`)
 	claim(expired.ID, "pay-3-dead", 200*time.Millisecond, false)
 	s.processing++
 
-	j := insert("payments", "payment.charge", `{"payment_id":"pay-42","amount_cents":4200}`)
+	j := insert("payments", "leasehold.demo.charge", `{"payment_id":"pay-42","amount_cents":4200}`)
 	a := claim(j.ID, "pay-3-dead", 600*time.Millisecond, false)
 	time.Sleep(300 * time.Millisecond)
 	if hb, err := d.Heartbeat(ctx, &driver.HeartbeatParams{Owner: a.LeaseOwner, TTL: 600 * time.Millisecond,

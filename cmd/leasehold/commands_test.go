@@ -14,18 +14,18 @@ import (
 
 func TestEnqueueListShow(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		id := enqueueID(t, db, "payment.charge", "--args", `{"payment_id":"p-1","amount_cents":1200}`,
+		id := enqueueID(t, db, "leasehold.demo.charge", "--args", `{"payment_id":"p-1","amount_cents":1200}`,
 			"--queue", "payments", "--priority", "5", "--run-at", "1h", "--max-attempts", "7",
 			"--unique-key", "p-1", "--metadata", `{"shop":"north"}`)
 		var dup struct {
 			ID        int64 `json:"id"`
 			Duplicate bool  `json:"duplicate"`
 		}
-		okJSON(t, db, &dup, "enqueue", "payment.charge", "--unique-key", "p-1", "--queue", "payments")
+		okJSON(t, db, &dup, "enqueue", "leasehold.demo.charge", "--unique-key", "p-1", "--queue", "payments")
 		if !dup.Duplicate || dup.ID != id {
 			t.Fatalf("second enqueue with the same unique key = %+v, want duplicate of %d", dup, id)
 		}
-		if out := ok(t, db, "enqueue", "payment.charge", "--unique-key", "p-1"); !strings.Contains(out, "nothing enqueued") {
+		if out := ok(t, db, "enqueue", "leasehold.demo.charge", "--unique-key", "p-1"); !strings.Contains(out, "nothing enqueued") {
 			t.Errorf("duplicate enqueue said %q", out)
 		}
 		j := showJob(t, db, id)
@@ -39,14 +39,14 @@ func TestEnqueueListShow(t *testing.T) {
 		if d := j.RunAt.Sub(j.CreatedAt); d < 59*60e9 || d > 61*60e9 {
 			t.Errorf("run_at - created_at = %v, want about 1h", d)
 		}
-		other := enqueueID(t, db, "sleep", "--args", `{"duration":"1s"}`, "--run-at", "2030-01-02T15:04:05Z")
+		other := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1s"}`, "--run-at", "2030-01-02T15:04:05Z")
 		checkList(t, db, []int64{id}, "--status", "pending", "--queue", "payments")
-		checkList(t, db, []int64{other}, "--kind", "sleep")
+		checkList(t, db, []int64{other}, "--kind", "leasehold.sleep")
 		checkList(t, db, []int64{id, other}, "--status", "pending,stuck")
 		checkList(t, db, nil, "--status", "completed")
 		checkList(t, db, []int64{other}, "--after", fmt.Sprint(id))
 		text := ok(t, db, "jobs", "list")
-		for _, want := range []string{"ID", "KIND", "payment.charge", "sleep", "in 1h"} {
+		for _, want := range []string{"ID", "KIND", "leasehold.demo.charge", "leasehold.sleep", "in 1h"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("jobs list output lacks %q:\n%s", want, text)
 			}
@@ -76,9 +76,9 @@ func checkList(t *testing.T, db string, want []int64, flags ...string) {
 
 func TestQueuesRetryCancelPurge(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		a := enqueueID(t, db, "sleep", "--queue", "q1")
-		b := enqueueID(t, db, "sleep", "--queue", "q1")
-		enqueueID(t, db, "sleep", "--queue", "q2", "--run-at", "10m")
+		a := enqueueID(t, db, "leasehold.sleep", "--queue", "q1")
+		b := enqueueID(t, db, "leasehold.sleep", "--queue", "q1")
+		enqueueID(t, db, "leasehold.sleep", "--queue", "q2", "--run-at", "10m")
 		var qs []view.QueueView
 		okJSON(t, db, &qs, "queues")
 		if len(qs) != 2 || qs[0].Queue != "q1" || qs[0].Counts["pending"] != 2 || qs[1].Counts["pending"] != 1 {
@@ -108,7 +108,7 @@ func TestQueuesRetryCancelPurge(t *testing.T) {
 		if r := lh(t, db, "jobs", "show", fmt.Sprint(b)); r.code != cli.ExitNotFound {
 			t.Errorf("jobs show of a deleted job: %s", r)
 		}
-		b = enqueueID(t, db, "sleep", "--queue", "q1", "--args", `{"duration":"1ms","note":"Needle"}`)
+		b = enqueueID(t, db, "leasehold.sleep", "--queue", "q1", "--args", `{"duration":"1ms","note":"Needle"}`)
 		var found []view.JobView
 		okJSON(t, db, &found, "jobs", "list", "--search", "needle")
 		if len(found) != 1 || found[0].ID != b {
@@ -143,7 +143,7 @@ func TestDatabaseSelection(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, cli.DefaultPath)); err != nil {
 		t.Fatalf("default database not created: %v", err)
 	}
-	runIn(t, dir, nil, "enqueue", "sleep")
+	runIn(t, dir, nil, "enqueue", "leasehold.sleep")
 	envDB := filepath.Join(dir, "env.db")
 	env := []string{cli.EnvDatabaseURL + "=sqlite:" + envDB}
 	if r := runIn(t, dir, env, "migrate"); r.code != 0 || !strings.Contains(r.stdout, envDB) {
@@ -154,7 +154,7 @@ func TestDatabaseSelection(t *testing.T) {
 		t.Errorf("jobs list on the env database = %s, want no jobs", r)
 	}
 	r = runIn(t, dir, env, "--db", "leasehold.db", "--json", "jobs", "list")
-	if r.code != 0 || !strings.Contains(r.stdout, `"sleep"`) {
+	if r.code != 0 || !strings.Contains(r.stdout, `"leasehold.sleep"`) {
 		t.Errorf("jobs list with --db overriding the env = %s", r)
 	}
 }

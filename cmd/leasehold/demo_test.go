@@ -22,7 +22,7 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("demo: %s", r)
 		}
 		for _, want := range []string{"sqlite:" + demo.DefaultPath, "SIGKILL w", "jobs rescued",
-			"late completions refused", "charges recorded", "OK: 8 payments, 8 charges, 8 ledger rows"} {
+			"late writes refused", "charges recorded", "OK: 8 payments, 8 charges, 8 ledger rows"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
 			}

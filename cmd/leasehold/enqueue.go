@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -21,22 +23,32 @@ type enqueueFlags struct {
 	uniqueWindow          time.Duration
 }
 
+// maxUniqueWindow bounds --unique-window.
+const maxUniqueWindow = 3650 * cli.Day
+
+// enqueueFields names the flag of each insert option the library may
+// refuse.
+var enqueueFields = cli.FieldFlags{"queue": "--queue", "args": "--args", "metadata": "--metadata",
+	"unique_key": "--unique-key", "unique_scope": "--unique-while-unfinished", "unique_window": "--unique-window",
+	"priority": "--priority", "max_attempts": "--max-attempts", "run_at": "--run-at"}
+
 func (a *app) enqueueCommand() *cobra.Command {
 	var f enqueueFlags
 	cmd := &cobra.Command{
 		Use:   "enqueue KIND",
 		Short: "Add a job of kind KIND",
-		Long: `Add a job. KIND names the worker that runs it (e.g. payment.charge or sleep
-for ` + "`leasehold work`" + `); --args is its JSON object. With --unique-key the insert is
-idempotent: an existing job of the same kind that holds that key is returned
-instead (exit code 0); --unique-while-unfinished and --unique-window say which
+		Long: `Add a job. KIND names the worker that runs it: one of your application's
+kinds, or one built into ` + "`leasehold work`" + ` (` + strings.Join(jobkinds.Kinds(), ", ") + `);
+--args is its JSON object. With --unique-key the insert is idempotent: an
+existing job of the same kind that holds that key is returned instead (exit
+code 0); --unique-while-unfinished and --unique-window say which
 jobs hold it.
 --args @FILE reads the JSON object from FILE, and --args - from standard
 input, for arguments too long for a command line (--metadata likewise).`,
-		Example: `  leasehold enqueue payment.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1
-  leasehold enqueue sleep --args '{"duration":"2s"}' --queue slow --run-at 10m
-  leasehold enqueue payment.charge --args @payment.json
-  generate-args | leasehold enqueue payment.charge --args -`,
+		Example: `  leasehold enqueue leasehold.demo.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1
+  leasehold enqueue leasehold.sleep --args '{"duration":"2s"}' --queue slow --run-at 10m
+  leasehold enqueue email.send --args @email.json
+  generate-args | leasehold enqueue email.send --args -`,
 		Args: argNames("KIND"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			return a.enqueue(cmd, args[0], &f)
@@ -52,8 +64,8 @@ input, for arguments too long for a command line (--metadata likewise).`,
 	fl.StringVar(&f.uniqueKey, "unique-key", "", "idempotency key of the insert")
 	fl.BoolVar(&f.uniqueWhileUnfinished, "unique-while-unfinished", false,
 		"the unique key is held only until its job is completed, failed or cancelled")
-	fl.DurationVar(&f.uniqueWindow, "unique-window", 0,
-		"the unique key is held only within windows of this length of the database clock (e.g. 1h, 24h)")
+	fl.Var(cli.NewDurationValue(&f.uniqueWindow, 0, 0, maxUniqueWindow), "unique-window",
+		"the unique key is held only within windows of this length of the database clock (e.g. 1h, 24h, 7d)")
 	return cmd
 }
 
@@ -80,7 +92,10 @@ func (f *enqueueFlags) insertOpts(kind string, stdin io.Reader) (leasehold.RawAr
 		opts.UniqueScope = leasehold.UniqueWhileUnfinished
 	}
 	if err := leasehold.ValidateQueue(f.queue); err != nil {
-		return leasehold.RawArgs{}, nil, cli.UsageError(err)
+		return leasehold.RawArgs{}, nil, cli.FlagError("--queue", err)
+	}
+	if err := f.checkUnique(); err != nil {
+		return leasehold.RawArgs{}, nil, err
 	}
 	if f.priority < 0 || f.priority > leasehold.MaxPriority {
 		return leasehold.RawArgs{}, nil, cli.Usagef("--priority %d is out of range 0..%d", f.priority, leasehold.MaxPriority)
@@ -105,6 +120,24 @@ func (f *enqueueFlags) insertOpts(kind string, stdin io.Reader) (leasehold.RawAr
 	return leasehold.RawArgs{KindName: kind, JSON: args}, opts, nil
 }
 
+// checkUnique checks the unique flags together, as flags: a scope or a
+// window needs a key, and a window is at least leasehold.MinUniqueWindow,
+// in whole microseconds.
+func (f *enqueueFlags) checkUnique() error {
+	w := f.uniqueWindow
+	switch {
+	case w > 0 && w < leasehold.MinUniqueWindow:
+		return cli.Usagef("--unique-window %s is too short (minimum %s; 0s for no window)", w, leasehold.MinUniqueWindow)
+	case w%time.Microsecond != 0:
+		return cli.Usagef("--unique-window %s is not a whole number of microseconds", w)
+	case f.uniqueKey == "" && w > 0:
+		return cli.Usagef("--unique-window needs --unique-key")
+	case f.uniqueKey == "" && f.uniqueWhileUnfinished:
+		return cli.Usagef("--unique-while-unfinished needs --unique-key")
+	}
+	return nil
+}
+
 func (a *app) enqueue(cmd *cobra.Command, kind string, f *enqueueFlags) error {
 	args, opts, err := f.insertOpts(kind, a.stdin)
 	if err != nil {
@@ -113,7 +146,7 @@ func (a *app) enqueue(cmd *cobra.Command, kind string, f *enqueueFlags) error {
 	return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 		res, err := c.Insert(ctx, args, opts)
 		if err != nil {
-			return nil, err
+			return nil, enqueueFields.Restate(err)
 		}
 		return func(now time.Time) error { return a.printEnqueued(res, now) }, nil
 	})

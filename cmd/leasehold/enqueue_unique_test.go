@@ -8,11 +8,11 @@ import (
 
 // TestEnqueueUniqueScope: with --unique-while-unfinished a key is held
 // while its job is pending and free once it was cancelled; with
-// --unique-window the same key in a window is another key; a window that
-// is no whole number of microseconds is refused.
+// --unique-window (a duration in days too) the same key in a window is
+// another key; a window shorter than a millisecond is refused.
 func TestEnqueueUniqueScope(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		scoped := []string{"sleep", "--unique-key", "k", "--unique-while-unfinished"}
+		scoped := []string{"leasehold.sleep", "--unique-key", "k", "--unique-while-unfinished"}
 		id := enqueueID(t, db, scoped...)
 		if out := ok(t, db, append([]string{"enqueue"}, scoped...)...); !strings.Contains(out, "nothing enqueued") {
 			t.Errorf("second enqueue while the job is pending said %q, want \"nothing enqueued\"", out)
@@ -21,14 +21,18 @@ func TestEnqueueUniqueScope(t *testing.T) {
 		if again := enqueueID(t, db, scoped...); again == id {
 			t.Errorf("enqueue after the job was cancelled returned job %d again, want a new job", id)
 		}
-		windowed := []string{"sleep", "--unique-key", "k", "--unique-window", "24h"}
+		windowed := []string{"leasehold.sleep", "--unique-key", "k", "--unique-window", "24h"}
 		first := enqueueID(t, db, windowed...)
 		if second := enqueueID(t, db, windowed...); second != first {
 			t.Errorf("second enqueue in the window = job %d, want job %d", second, first)
 		}
-		r := lh(t, db, "enqueue", "sleep", "--unique-key", "k", "--unique-window", "1500ns")
-		if r.code == 0 || !strings.Contains(r.stderr, "unique_window") {
-			t.Errorf("enqueue with a 1500ns window: %s\nwant a refusal naming unique_window", r)
+		inDays := []string{"leasehold.sleep", "--unique-key", "d", "--unique-window", "1.5d"}
+		if first, second := enqueueID(t, db, inDays...), enqueueID(t, db, inDays...); second != first {
+			t.Errorf("second enqueue in a 1.5d window = job %d, want job %d", second, first)
+		}
+		r := lh(t, db, "enqueue", "leasehold.sleep", "--unique-key", "k", "--unique-window", "1500ns")
+		if r.code != 2 || !strings.Contains(r.stderr, "--unique-window 1.5µs is too short") {
+			t.Errorf("enqueue with a 1500ns window: %s\nwant a refusal naming --unique-window", r)
 		}
 	})
 }

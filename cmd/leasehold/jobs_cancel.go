@@ -18,10 +18,11 @@ func (a *app) jobsCancelCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a job (a processing one at its next heartbeat)",
-		Long: `Cancel a pending or stuck job at once. A processing job is marked: its
-handler is cancelled at the next heartbeat and the job ends cancelled (if its
-worker died, the watcher cancels it when the lease expires). A finished job is
-left alone (exit code 1).`,
+		Long: `Cancel a pending, stuck or reconciling job at once (a reconciling job's
+reconcile job then finds nothing left to decide). A processing job is marked:
+its handler is cancelled at the next heartbeat and the job ends cancelled (if
+its worker died, the watcher cancels it when the lease expires). A finished job
+is left alone (exit code 1).`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])

@@ -19,8 +19,8 @@ func (a *app) jobsDeleteCommand() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Delete a finished job and its attempt history",
 		Long: `Delete one completed, failed or cancelled job, with its attempt history, and
-print it as it was. A pending, processing or stuck job is left alone (exit
-code 1): cancel it first.`,
+print it as it was. A pending, processing, stuck or reconciling job is left
+alone (exit code 1): cancel it first (a reconciling job is cancelled at once).`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])

@@ -70,6 +70,10 @@ budget.`,
 	return cmd
 }
 
+// listFields names the flag of each list filter the library may refuse.
+var listFields = cli.FieldFlags{"kind": "--kind", "queue": "--queue", "owner": "--owner", "search": "--search",
+	"state": "--status", "limit": "--limit"}
+
 // listPage lists one page of p.Limit jobs and reports whether more match:
 // it asks for one job more than it prints.
 func listPage(ctx context.Context, c *leasehold.Client, p leasehold.ListParams) ([]*leasehold.JobRow, bool, error) {
@@ -77,7 +81,7 @@ func listPage(ctx context.Context, c *leasehold.Client, p leasehold.ListParams) 
 	p.Limit++
 	jobs, err := c.ListJobs(ctx, &p)
 	if err != nil {
-		return nil, false, err
+		return nil, false, listFields.Restate(err)
 	}
 	if len(jobs) > limit {
 		return jobs[:limit], true, nil

@@ -18,9 +18,10 @@ func (a *app) jobsRetryCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "retry ID",
 		Short: "Make a job that is not processing pending now, with a fresh retry budget",
-		Long: `Make a pending, stuck, failed, cancelled or completed job pending now, with
-a fresh retry budget. A processing job is refused (exit code 1): cancel it
-first, or wait for its lease to end.`,
+		Long: `Make a pending, stuck, reconciling, failed, cancelled or completed job
+pending now, with a fresh retry budget (a reconciling job's reconcile job then
+finds nothing left to decide). A processing job is refused (exit code 1):
+cancel it first, or wait for its lease to end.`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])

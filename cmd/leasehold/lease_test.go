@@ -17,11 +17,11 @@ func TestWorkUntilIdle(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
 		var ids []int64
 		for i := 1; i <= 3; i++ {
-			ids = append(ids, enqueueID(t, db, "payment.charge", "--args",
+			ids = append(ids, enqueueID(t, db, "leasehold.demo.charge", "--args",
 				fmt.Sprintf(`{"payment_id":"p-%d","amount_cents":%d}`, i, 100*i)))
 		}
-		ids = append(ids, enqueueID(t, db, "sleep", "--args", `{"duration":"10ms"}`))
-		failing := enqueueID(t, db, "sleep", "--args", `{"fail":"boom"}`, "--max-attempts", "1")
+		ids = append(ids, enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"10ms"}`))
+		failing := enqueueID(t, db, "leasehold.sleep", "--args", `{"fail":"boom"}`, "--max-attempts", "1")
 		other := enqueueID(t, db, "email.send") // no worker for this kind: left alone
 		var stats view.StatsView
 		okJSON(t, db, &stats, "work", "--until-idle", "--poll-interval", "50ms", "--log-level", "error")
@@ -53,7 +53,7 @@ func TestWorkUntilIdle(t *testing.T) {
 // on stdout: what the demo follows its workers by.
 func TestWorkReportLines(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		enqueueID(t, db, "sleep", "--args", `{"duration":"300ms"}`)
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"300ms"}`)
 		out := ok(t, db, "work", "--until-idle", "--report-every", "20ms", "--poll-interval", "50ms", "--log-level", "error")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		var last fleet.Report
@@ -78,7 +78,7 @@ func TestWorkReportLines(t *testing.T) {
 // releases its leases at once.
 func TestLiveLease(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`)
+		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
 		w := start(t, db, "work", "--ttl", "3s", "--poll-interval", "50ms", "--owner", "tw-1",
 			"--shutdown-timeout", "100ms", "--json", "--log-level", "error")
 		j := waitStatus(t, db, id, "processing")
@@ -100,7 +100,7 @@ func TestLiveLease(t *testing.T) {
 		if n := len(j.Attempts); n != 1 || j.Attempts[0].Outcome != "cancelled" {
 			t.Errorf("attempts of the cancelled job = %+v", j.Attempts)
 		}
-		second := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`)
+		second := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
 		waitStatus(t, db, second, "processing")
 		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -122,8 +122,8 @@ func TestLiveLease(t *testing.T) {
 // they expire; `watch` returns them to their queue or flags them stuck.
 func TestStuckAndWatch(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		plain := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`, "--queue", "plain")
-		flagged := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`, "--queue", "flagged")
+		plain := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "plain")
+		flagged := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "flagged")
 		w := start(t, db, "work", "--queue", "plain,flagged", "--ttl", "1s", "--no-watcher",
 			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
 		waitStatus(t, db, plain, "processing")
@@ -182,10 +182,11 @@ func waitStatus(t *testing.T, db string, id int64, status string) view.JobInfoVi
 
 // TestWatchReconcile: `watch --reconcile QUEUE=INTO` sends a dead
 // worker's expired lease to reconciling with one reconcile job in INTO,
-// and refuses a policy the client refuses.
+// and refuses a policy the client refuses; jobs delete leaves the
+// reconciling job alone and jobs cancel cancels it at once.
 func TestWatchReconcile(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`, "--queue", "pay")
+		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "pay")
 		w := start(t, db, "work", "--queue", "pay", "--ttl", "1s", "--no-watcher",
 			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
 		waitStatus(t, db, id, "processing")
@@ -206,6 +207,13 @@ func TestWatchReconcile(t *testing.T) {
 		okJSON(t, db, &recs, "jobs", "list", "--queue", "rec")
 		if len(recs) != 1 || recs[0].Kind != "leasehold.reconcile" || recs[0].Status != "pending" {
 			t.Errorf("reconcile jobs = %+v, want one pending leasehold.reconcile", recs)
+		}
+		// As jobs delete --help and jobs cancel --help say of a reconciling job.
+		if r := lh(t, db, "jobs", "delete", fmt.Sprint(id)); r.code != 1 || !strings.Contains(r.stderr, "cancel it first") {
+			t.Errorf("jobs delete of a reconciling job: %s; want exit 1, cancel it first", r)
+		}
+		if out := ok(t, db, "jobs", "cancel", fmt.Sprint(id)); !strings.Contains(out, fmt.Sprintf("job %d cancelled", id)) {
+			t.Errorf("jobs cancel of a reconciling job printed %q, want it cancelled at once", out)
 		}
 		if r := lh(t, db, "watch", "--once", "--reconcile", "pay=pay"); r.code != 2 {
 			t.Errorf("watch --reconcile pay=pay: %s; want a usage error", r)

@@ -2,7 +2,8 @@
 // `leasehold --help` and the README's "Command-line tool" section.
 //
 // Exit codes: 0 success, 1 runtime failure, 2 usage error (bad flag,
-// argument, JSON, duration or status), 3 unknown job id.
+// argument, JSON, duration or status), 3 unknown job id or periodic
+// schedule.
 package main
 
 import (
@@ -36,14 +37,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := a.rootCommand()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return cli.ExitOK
 	}
 	if !a.ran {
-		// cobra rejected the command line before any command ran.
+		// cobra rejected the command line before any command ran: point at
+		// the help of the command it chose (the root's for an unknown one).
 		if !strings.Contains(err.Error(), "--help") {
-			err = fmt.Errorf("%w (see leasehold --help)", err)
+			err = fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
 		}
 		err = cli.UsageError(err)
 	}

@@ -18,7 +18,7 @@ var metricsURL = regexp.MustCompile(`msg="serving metrics" url=(http://\S+/metri
 // ran, its queues, and the Go runtime's.
 func TestWorkMetrics(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		w := start(t, db, "work", "--kind", "sleep", "--metrics-addr", "127.0.0.1:0", "--poll-interval", "50ms")
+		w := start(t, db, "work", "--kind", "leasehold.sleep", "--metrics-addr", "127.0.0.1:0", "--poll-interval", "50ms")
 		var url string
 		waitFor(t, time.Minute, "the metrics URL in the log", func() bool {
 			m := metricsURL.FindStringSubmatch(w.stderr.String())
@@ -27,11 +27,11 @@ func TestWorkMetrics(t *testing.T) {
 			}
 			return m != nil
 		})
-		enqueueID(t, db, "sleep", "--args", `{"duration":"1ms"}`)
-		enqueueID(t, db, "sleep", "--run-at", "1h") // pending: the queue gauges show it
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1ms"}`)
+		enqueueID(t, db, "leasehold.sleep", "--run-at", "1h") // pending: the queue gauges show it
 		want := []string{
-			`leasehold_jobs_finished_total{kind="sleep",outcome="completed",queue="default"} 1`,
-			`leasehold_jobs_claimed_total{kind="sleep",queue="default"} 1`,
+			`leasehold_jobs_finished_total{kind="leasehold.sleep",outcome="completed",queue="default"} 1`,
+			`leasehold_jobs_claimed_total{kind="leasehold.sleep",queue="default"} 1`,
 			`leasehold_queue_jobs{queue="default",state="pending"} 1`,
 			"leasehold_jobs_running 0",
 			"go_goroutines ",

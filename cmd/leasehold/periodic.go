@@ -55,7 +55,8 @@ probably because none runs the schedule any more.`,
 	}
 }
 
-// periodicForgetResult is what `periodic forget --json` prints.
+// periodicForgetResult is what `periodic forget --json` prints. Forgotten
+// is always true: an unknown schedule is an error (exit code 3).
 type periodicForgetResult struct {
 	Name      string `json:"name"`
 	Forgotten bool   `json:"forgotten"`
@@ -67,7 +68,8 @@ func (a *app) periodicForgetCommand() *cobra.Command {
 		Short: "Delete the record of a schedule no process runs any more",
 		Long: `Delete the database record of schedule NAME, so that ` + "`periodic list`" + ` no longer
 shows it. Its jobs are kept. A process still running the schedule records it
-again, and goes on with the next slot due.`,
+again, and goes on with the next slot due. A NAME with no record exits with
+code 3 (not found), as an unknown job id does.`,
 		Args: argNames("NAME"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			return a.withClient(cmd, func(ctx context.Context, c *leasehold.Client) error {
@@ -75,12 +77,11 @@ again, and goes on with the next slot due.`,
 				if err != nil {
 					return err
 				}
-				return a.print(periodicForgetResult{Name: args[0], Forgotten: ok}, func(w io.Writer) error {
-					msg := "schedule %s forgotten\n"
-					if !ok {
-						msg = "no schedule %s recorded\n"
-					}
-					_, err := fmt.Fprintf(w, msg, cli.Truncate(args[0], 80))
+				if !ok {
+					return &cli.Error{Code: cli.ExitNotFound, Err: fmt.Errorf("no schedule %s recorded", cli.Truncate(args[0], 80))}
+				}
+				return a.print(periodicForgetResult{Name: args[0], Forgotten: true}, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "schedule %s forgotten\n", cli.Truncate(args[0], 80))
 					return err
 				})
 			})

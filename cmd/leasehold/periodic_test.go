@@ -30,7 +30,7 @@ func TestPeriodicFleetOneJobPerSlot(t *testing.T) {
 		for i := range 3 {
 			p, err := f.Start(fleet.Spec{
 				Name: fmt.Sprintf("w%d", i+1), Owner: fmt.Sprintf("periodic-w%d", i+1), Executable: binary, DB: db,
-				Args: []string{"work", "--kind", "sleep", "--periodic", "tick=@every 1s:sleep",
+				Args: []string{"work", "--kind", "leasehold.sleep", "--periodic", "tick=@every 1s:leasehold.sleep",
 					"--poll-interval", "100ms", "--shutdown-timeout", "2s", "--log-level", "warn"},
 			})
 			if err != nil {
@@ -93,7 +93,7 @@ func TestPeriodicFleetOneJobPerSlot(t *testing.T) {
 func periodicSlots(t *testing.T, db string) map[time.Time]int {
 	t.Helper()
 	var jobs []view.JobView
-	okJSON(t, db, &jobs, "jobs", "list", "--kind", "sleep", "--limit", "10000")
+	okJSON(t, db, &jobs, "jobs", "list", "--kind", "leasehold.sleep", "--limit", "10000")
 	out := map[time.Time]int{}
 	for _, j := range jobs {
 		var md work.PeriodicMetadata
@@ -112,7 +112,7 @@ func TestWorkPeriodicFlagRefusesBadSchedules(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "p.db")
 	for _, c := range []struct{ flag, want string }{
 		{"tick", "want NAME=SPEC:KIND"},
-		{"tick=61 * * * *:sleep", "invalid schedule"},
+		{"tick=61 * * * *:leasehold.sleep", "invalid schedule"},
 	} {
 		checkOneLineError(t, c.flag, lh(t, db, "work", "--periodic", c.flag), cli.ExitUsage, c.want)
 	}

@@ -24,11 +24,11 @@ func TestQueuesPauseResume(t *testing.T) {
 			t.Errorf("queues pause --json of a paused queue = %+v, want it paused", empty)
 		}
 
-		running := enqueueID(t, db, "sleep", "--queue", "q1", "--args", `{"duration":"1500ms"}`)
+		running := enqueueID(t, db, "leasehold.sleep", "--queue", "q1", "--args", `{"duration":"1500ms"}`)
 		start(t, db, "work", "--queue", "q1", "--poll-interval", "50ms")
 		waitFor(t, 30*time.Second, "the first job to run", func() bool { return showJob(t, db, running).Status == "processing" })
 		ok(t, db, "queues", "pause", "q1")
-		waiting := enqueueID(t, db, "sleep", "--queue", "q1", "--args", `{"duration":"0s"}`)
+		waiting := enqueueID(t, db, "leasehold.sleep", "--queue", "q1", "--args", `{"duration":"0s"}`)
 		waitFor(t, 30*time.Second, "the running job to complete", func() bool { return showJob(t, db, running).Status == "completed" })
 		time.Sleep(500 * time.Millisecond) // ten poll intervals
 		if got := showJob(t, db, waiting); got.Status != "pending" || got.Attempt != 0 {

@@ -43,15 +43,17 @@ func (a *app) serveCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the web dashboard: queues, jobs, workers, lease timelines, retry and cancel",
-		Long: `Serve the web dashboard on --addr until interrupted. Changes (retry, cancel,
-bulk actions) need authentication: a token ($` + envWebToken + ` or --token;
-browsers log in with it once, scripts send "Authorization: Bearer TOKEN") or
-basic-auth credentials ($` + envWebUser + ` and $` + envWebPassword + `, or
---basic-user and --basic-password). With neither, the dashboard is read-only,
-and it is served only on a loopback address: serve refuses any other address
-without authentication. --read-only refuses changes even to authenticated
-operators. Put a TLS-terminating proxy in front of it for anything but
-localhost: credentials travel in every request.`,
+		Long: `Serve the web dashboard on --addr until interrupted. With authentication
+configured, every page needs it (the login page and the stylesheet aside): a
+token ($` + envWebToken + ` or --token; browsers log in with it once, scripts send
+"Authorization: Bearer TOKEN") or basic-auth credentials ($` + envWebUser + ` and
+$` + envWebPassword + `, or --basic-user and --basic-password). With neither, every
+page is open to whoever reaches the address, and the dashboard is read-only;
+it is then served only on a loopback address: serve refuses any other address
+without authentication. --read-only refuses changes (retry, cancel, bulk
+actions) even to authenticated operators. Put a TLS-terminating proxy in front
+of it for anything but localhost: credentials travel in every request. The
+Prometheus metrics at /metrics need no authentication (they hold no job data).`,
 		Example: `  leasehold serve --db postgres://localhost/app
   LEASEHOLD_WEB_TOKEN=$(openssl rand -hex 16) leasehold serve --addr :8080
   leasehold serve --read-only --prefix /queue`,
@@ -90,13 +92,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", f.addr, err)
 		}
-		mode := "changes need the token or credentials"
-		switch {
-		case f.opts.ReadOnly:
-			mode = "read-only"
-		case f.opts.Token == "" && f.opts.BasicUser == "":
-			mode = "read-only: no authentication configured"
-		}
+		mode := serveMode(f.opts)
 		metrics, err := serveMetrics(c)
 		if err != nil {
 			_ = ln.Close()
@@ -109,6 +105,26 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		mux.Handle("GET /metrics", metrics.handler)
 		return runServer(cmd.Context(), ln, mux)
 	})
+}
+
+// serveMode says, for the line that tells where the dashboard is, who may
+// see its pages and who may change jobs.
+func serveMode(o web.Options) string {
+	var auth string
+	switch {
+	case o.Token != "" && o.BasicUser != "":
+		auth = "the token or the basic-auth credentials"
+	case o.Token != "":
+		auth = "the token"
+	case o.BasicUser != "":
+		auth = "the basic-auth credentials"
+	default:
+		return "read-only: no authentication configured, every page open to whoever reaches this address"
+	}
+	if o.ReadOnly {
+		return "every page needs " + auth + "; read-only: changes refused to everyone"
+	}
+	return "every page and change needs " + auth
 }
 
 // resolve fills the credentials from the environment where no flag gave
@@ -134,10 +150,10 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 // checkListen refuses a non-loopback address unless authentication is
 // configured: the dashboard shows every job's arguments.
 func checkListen(addr string, authenticated bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return cli.Usagef("--addr %q: want host:port (%v)", addr, err)
+	if err := cli.CheckAddr("--addr", addr); err != nil {
+		return err
 	}
+	host, _, _ := net.SplitHostPort(addr) // checked
 	if authenticated || isLoopback(host) {
 		return nil
 	}

@@ -33,6 +33,7 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"read-only is no authentication", nil, []string{"--addr", "0.0.0.0:0", "--read-only"}, "without authentication"},
 		{"half the basic credentials", []string{envWebUser + "=ops"}, []string{"--addr", "0.0.0.0:0"}, "both a user and a password"},
 		{"a bad address", nil, []string{"--addr", "nowhere"}, "want host:port"},
+		{"a port out of range", nil, []string{"--addr", "127.0.0.1:99999"}, "want host:port with a port from 0 to 65535"},
 		{"a bad prefix", nil, []string{"--prefix", "queue"}, "must start with /"},
 	}
 	for _, c := range cases {
@@ -48,10 +49,16 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 // it, on a public address too; SIGTERM stops it cleanly.
 func TestServe(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1s"}`)
+		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1s"}`)
 		for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
 			s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", addr, "--prefix", "/queue")
 			base := strings.Replace(s.url, "0.0.0.0", "127.0.0.1", 1)
+			if msg := s.bg.stderr.String(); !strings.Contains(msg, "(every page and change needs the token)") {
+				t.Errorf("serve with a token does not say every page needs it: %s", msg)
+			}
+			if status, _ := fetch(t, http.MethodGet, base+"jobs", ""); status == http.StatusOK {
+				t.Errorf("GET jobs without the token = %d, want it refused", status)
+			}
 			status, body := fetch(t, http.MethodGet, base+"jobs", "tok")
 			if status != http.StatusOK || !strings.Contains(body, "/queue/jobs/") {
 				t.Fatalf("GET jobs with the token = %d:\n%s", status, body)
@@ -73,7 +80,7 @@ func TestServe(t *testing.T) {
 		}
 		s.stop(t)
 
-		enqueueID(t, db, "sleep", "--args", `{"duration":"1s"}`)
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1s"}`)
 		open := startServe(t, db, nil)
 		if !strings.Contains(open.bg.stderr.String(), "read-only: no authentication configured") {
 			t.Errorf("serve without authentication does not say it is read-only: %s", open.bg.stderr.String())

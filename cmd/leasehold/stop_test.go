@@ -55,8 +55,8 @@ func TestStopWithDatabaseDown(t *testing.T) {
 // stopDuringOutage runs a worker on queue with one long job, causes the
 // outage, and checks how SIGTERM ends the worker.
 func stopDuringOutage(t *testing.T, db, queue string, outage func()) {
-	id := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`, "--queue", queue)
-	w := start(t, db, "work", "--kind", "sleep", "--queue", queue, "--concurrency", "4",
+	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", queue)
+	w := start(t, db, "work", "--kind", "leasehold.sleep", "--queue", queue, "--concurrency", "4",
 		"--ttl", downTTL.String(), "--shutdown-timeout", downShutdown.String(), "--poll-interval", "50ms",
 		"--log-level", "warn")
 	waitStatus(t, db, id, "processing")

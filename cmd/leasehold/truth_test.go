@@ -25,7 +25,7 @@ import (
 // stop summary counts cancelled jobs.
 func TestShowAndListTellTheTruth(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		id := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`)
+		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
 		w := start(t, db, "work", "--ttl", "1500ms", "--poll-interval", "50ms", "--owner", "tt-1",
 			"--shutdown-timeout", "100ms", "--log-level", "error")
 		var j view.JobInfoView
@@ -44,7 +44,7 @@ func TestShowAndListTellTheTruth(t *testing.T) {
 			t.Errorf("jobs show of a cancelled job says its cancel is pending:\n%s", out)
 		}
 
-		second := enqueueID(t, db, "sleep", "--args", `{"duration":"1m"}`)
+		second := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
 		waitStatus(t, db, second, "processing")
 		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -109,16 +109,16 @@ func listRows(t *testing.T, out string) (string, map[int64]string) {
 }
 
 // TestWorkSummaryAndKinds: the summary counts snoozed, cancelled and
-// panicked jobs; --kind sleep does not create the payments ledger; the
+// panicked jobs; --kind leasehold.sleep does not create the payments ledger; the
 // payment kind creates it once and says so.
 func TestWorkSummaryAndKinds(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		enqueueID(t, db, "sleep", "--args", `{"snooze":"10ms"}`)
-		enqueueID(t, db, "sleep", "--args", `{"cancel":"not needed"}`)
-		enqueueID(t, db, "sleep", "--args", `{"panic":"boom"}`, "--max-attempts", "1")
-		r := lh(t, db, "work", "--kind", "sleep", "--until-idle", "--poll-interval", "50ms")
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"snooze":"10ms"}`)
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"cancel":"not needed"}`)
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"panic":"boom"}`, "--max-attempts", "1")
+		r := lh(t, db, "work", "--kind", "leasehold.sleep", "--until-idle", "--poll-interval", "50ms")
 		if r.code != 0 {
-			t.Fatalf("work --kind sleep: %s", r)
+			t.Fatalf("work --kind leasehold.sleep: %s", r)
 		}
 		for _, want := range []string{"snoozed 1,", "cancelled 1,", "panicked 1,", "completed 1,", "failed 1,"} {
 			if !strings.Contains(r.stdout, want) {
@@ -126,12 +126,12 @@ func TestWorkSummaryAndKinds(t *testing.T) {
 			}
 		}
 		if strings.Contains(r.stderr, "ledger") {
-			t.Errorf("work --kind sleep mentions the payments ledger:\n%s", r.stderr)
+			t.Errorf("work --kind leasehold.sleep mentions the payments ledger:\n%s", r.stderr)
 		}
 		if ledgerExists(t, db) {
-			t.Errorf("work --kind sleep created the payments ledger table")
+			t.Errorf("work --kind leasehold.sleep created the payments ledger table")
 		}
-		enqueueID(t, db, "payment.charge", "--args", `{"payment_id":"p-1","amount_cents":100}`)
+		enqueueID(t, db, "leasehold.demo.charge", "--args", `{"payment_id":"p-1","amount_cents":100}`)
 		r = lh(t, db, "work", "--until-idle", "--poll-interval", "50ms")
 		if r.code != 0 || !strings.Contains(r.stderr, "created payments ledger table payments_ledger") {
 			t.Errorf("work with the payment kind does not say it created the ledger: %s", r)
@@ -147,6 +147,38 @@ func TestWorkSummaryAndKinds(t *testing.T) {
 			t.Errorf("work --kind email.send: %s", r)
 		}
 	})
+}
+
+// TestWorkLeavesApplicationKinds: the kinds built into `leasehold work`
+// are named in the project's namespace, so work run on an application's
+// database leaves the application's payment.charge, sleep and
+// payment.heal jobs alone (it once claimed and failed them), and its help
+// says it never runs them.
+func TestWorkLeavesApplicationKinds(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		app := []int64{
+			enqueueID(t, db, "payment.charge", "--args", `{"order":"o-1"}`),
+			enqueueID(t, db, "sleep", "--args", `{"duration":"forever"}`),
+			enqueueID(t, db, "payment.heal", "--queue", "rec", "--args", `{"order":"o-1"}`),
+		}
+		own := enqueueID(t, db, "leasehold.sleep")
+		r := lh(t, db, "work", "--reconcile-into", "rec", "--until-idle", "--poll-interval", "50ms")
+		if r.code != 0 {
+			t.Fatalf("work: %s", r)
+		}
+		for _, id := range app {
+			if j := showJob(t, db, id); j.Status != "pending" || j.Attempt != 0 {
+				t.Errorf("application job %d (%s) is %s after %d attempts, want pending and never claimed", id, j.Kind, j.Status, j.Attempt)
+			}
+		}
+		if j := showJob(t, db, own); j.Status != "completed" {
+			t.Errorf("built-in job %d is %s, want completed", own, j.Status)
+		}
+	})
+	help := strings.Join(strings.Fields(ok(t, "sqlite:"+t.TempDir()+"/lh.db", "work", "--help")), " ")
+	if !strings.Contains(help, "built into this binary, and only those") || !strings.Contains(help, "An application's own kinds are never run") {
+		t.Errorf("work --help does not say it runs only its built-in kinds:\n%s", help)
+	}
 }
 
 // ledgerExists reports whether db has the payments ledger table.
@@ -175,7 +207,7 @@ func TestListPaging(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
 		var ids []int64
 		for range 5 {
-			ids = append(ids, enqueueID(t, db, "sleep"))
+			ids = append(ids, enqueueID(t, db, "leasehold.sleep"))
 		}
 		out := ok(t, db, "jobs", "list", "--limit", "2")
 		if want := fmt.Sprintf("--after %d", ids[1]); !strings.Contains(out, want) {
@@ -238,8 +270,8 @@ func TestArgsFromFileAndStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	forEachDB(t, func(t *testing.T, db string) {
-		fromFile := enqueueID(t, db, "sleep", "--args", "@"+file)
-		r := runStdin(t, payload, "--db", db, "--json", "enqueue", "sleep", "--args", "-", "--metadata", `{"from":"stdin"}`)
+		fromFile := enqueueID(t, db, "leasehold.sleep", "--args", "@"+file)
+		r := runStdin(t, payload, "--db", db, "--json", "enqueue", "leasehold.sleep", "--args", "-", "--metadata", `{"from":"stdin"}`)
 		if r.code != 0 {
 			t.Fatalf("enqueue --args -: %s", r)
 		}
@@ -254,7 +286,7 @@ func TestArgsFromFileAndStdin(t *testing.T) {
 				t.Errorf("job %d args have %d bytes, want the %d-byte payload", id, len(j.Args), len(payload))
 			}
 		}
-		missing := lh(t, db, "enqueue", "sleep", "--args", "@"+file+".missing")
+		missing := lh(t, db, "enqueue", "leasehold.sleep", "--args", "@"+file+".missing")
 		checkOneLineError(t, "--args @missing", missing, cli.ExitUsage, "cannot read")
 	})
 }

@@ -55,7 +55,7 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 	queues := map[string]leasehold.QueueConfig{}
 	for _, q := range f.flagStuck {
 		if err := leasehold.ValidateQueue(q); err != nil {
-			return cli.UsageError(fmt.Errorf("--flag-stuck: %w", err))
+			return cli.FlagError("--flag-stuck", err)
 		}
 		queues[q] = leasehold.QueueConfig{FlagStuck: true}
 	}

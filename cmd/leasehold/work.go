@@ -13,6 +13,7 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
 )
 
@@ -30,16 +31,21 @@ func (a *app) workCommand() *cobra.Command {
 	var f workFlags
 	cmd := &cobra.Command{
 		Use:   "work",
-		Short: "Run workers for the job kinds built into this binary (" + strings.Join(jobkinds.Kinds(), ", ") + ")",
-		Long: `Run workers until interrupted (SIGINT/SIGTERM stop them gracefully: running
-jobs get --shutdown-timeout to finish, then their leases are released).
-Kinds built in (--kind selects some): payment.charge (args {"payment_id",
+		Short: "Run workers for the job kinds built into this binary (" + strings.Join(jobkinds.Kinds(), ", ") + "), never an application's",
+		Long: `Run workers for the job kinds built into this binary, and only those: they
+are for the demo and for trying the queue by hand. An application's own kinds
+are never run (their jobs are left alone, whatever their queue): an
+application runs its own workers with the library.
+Runs until interrupted (SIGINT/SIGTERM stop it gracefully: running jobs get
+--shutdown-timeout to finish, then their leases are released).
+Kinds built in (--kind selects some): ` + payments.Kind + ` (args {"payment_id",
 "amount_cents","currency"}; charges through --provider, or an in-process
 provider stand-in, and records each charge in the payments_ledger table, which
-it creates when missing and says so) and sleep (args {"duration":"2s"}, plus
-optionally "snooze":"1s" to snooze the first attempt, then "panic", "cancel"
-or "fail" with a message). Jobs of other kinds are left alone (` + "`leasehold queues`" + `
-points at kinds no worker claims). Applies the schema migrations first.
+it creates when missing and says so) and ` + jobkinds.SleepKind + ` (args {"duration":"2s"},
+plus optionally "snooze":"1s" to snooze the first attempt, then "panic",
+"cancel" or "fail" with a message). Jobs of other kinds are left alone
+(` + "`leasehold queues`" + ` points at kinds no worker claims). Applies the schema
+migrations first.
 Prints the worker's counters when it stops, and how many leases it could not
 release (the database unreachable): those come back when their TTL runs out.
 With --metrics-addr it serves Prometheus metrics at /metrics while it runs.
@@ -48,11 +54,12 @@ empty args, in the first --queue at each slot of the cron expression SPEC (UTC,
 or CRON_TZ=Zone first; @every 10s for an interval): every process given the same
 schedule shares its slots, one job per slot (` + "`leasehold periodic list`" + `).
 With --reconcile-into and --scan-every it also enqueues, on that interval, a
-payment.scan job in the reconcile queue (schedule payment.scan:QUEUE, shared
-by every worker with the same --reconcile-into) that inserts one payment.heal
-job per payment of the --queue queues whose charge job completed more than
---scan-pending-after ago without a ledger row (its webhook lost): unique per
-payment while unfinished, so a payment has at most one heal job at a time.`,
+` + payments.ScanKind + ` job in the reconcile queue (schedule ` + payments.ScanKind + `:QUEUE,
+shared by every worker with the same --reconcile-into) that inserts one
+` + payments.HealKind + ` job per payment of the --queue queues whose charge job
+completed more than --scan-pending-after ago without a ledger row (its webhook
+lost): unique per payment while unfinished, so a payment has at most one heal
+job at a time.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.work(cmd, &f) }),
 	}
@@ -70,7 +77,7 @@ payment while unfinished, so a payment has at most one heal job at a time.`,
 	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
-	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:sleep' or 'nightly=0 3 * * *:sleep' (repeatable)")
+	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:leasehold.sleep' or 'nightly=0 3 * * *:leasehold.sleep' (repeatable)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanEvery, 0, 10*time.Millisecond, 24*time.Hour), "scan-every",
 		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (0s: no scan)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanPendingAfter, time.Minute, time.Millisecond, 30*24*time.Hour), "scan-pending-after",
@@ -90,7 +97,7 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	}
 	for _, q := range f.o.Queues {
 		if err := leasehold.ValidateQueue(q); err != nil {
-			return cli.UsageError(fmt.Errorf("--queue: %w", err))
+			return cli.FlagError("--queue", err)
 		}
 		if q == f.o.ReconcileInto {
 			return cli.Usagef("--reconcile-into %s: the reconcile queue must not be one of --queue", q)
@@ -98,7 +105,12 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	}
 	if f.o.ReconcileInto != "" {
 		if err := leasehold.ValidateQueue(f.o.ReconcileInto); err != nil {
-			return cli.UsageError(fmt.Errorf("--reconcile-into: %w", err))
+			return cli.FlagError("--reconcile-into", err)
+		}
+	}
+	if f.o.MetricsAddr != "" {
+		if err := cli.CheckAddr("--metrics-addr", f.o.MetricsAddr); err != nil {
+			return err
 		}
 	}
 	queue := leasehold.DefaultQueue
@@ -108,7 +120,7 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	for _, p := range f.periodic {
 		job, err := work.ParsePeriodic(p, queue)
 		if err != nil {
-			return cli.UsageError(fmt.Errorf("--periodic: %w", err))
+			return cli.FlagError("--periodic", err)
 		}
 		f.o.Periodic = append(f.o.Periodic, job)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/leasehold/leasehold"
 )
 
@@ -161,7 +163,7 @@ func TestExitCodeAndMessage(t *testing.T) {
 		msg  string
 	}{
 		{nil, ExitOK, ""},
-		{fmt.Errorf("leasehold: get job 4: %w", leasehold.ErrJobNotFound), ExitNotFound, "leasehold: get job 4: leasehold: job not found"},
+		{fmt.Errorf("leasehold: get job 4: %w", leasehold.ErrJobNotFound), ExitNotFound, "leasehold: get job 4: job not found"},
 		{fmt.Errorf("leasehold: insert: %w", leasehold.ErrInvalidArgs), ExitUsage, ""},
 		{Usagef("bad\nflag"), ExitUsage, "leasehold: bad flag"},
 		{errors.New("sqlitedriver: list jobs: no such table: leasehold_jobs"), ExitFailure, "run `leasehold migrate` first"},
@@ -174,5 +176,70 @@ func TestExitCodeAndMessage(t *testing.T) {
 		if c.err != nil && c.msg != "" && !strings.Contains(Message(c.err), c.msg) {
 			t.Errorf("Message(%v) = %q, want it to contain %q", c.err, Message(c.err), c.msg)
 		}
+	}
+}
+
+// TestFlagError: a library refusal of a flag's value reads as the flag and
+// the reason, with one "leasehold: " prefix, and is still the library's
+// error for errors.Is; other errors keep their text after the flag.
+func TestFlagError(t *testing.T) {
+	err := FlagError("--queue", leasehold.ValidateQueue("a b"))
+	msg := Message(err)
+	if ExitCode(err) != ExitUsage || !errors.Is(err, leasehold.ErrInvalidQueue) ||
+		!strings.HasPrefix(msg, `leasehold: --queue: "a b": ' ' at byte 1 (want`) || strings.Count(msg, "leasehold: ") != 1 {
+		t.Errorf("FlagError(--queue, a b) = %q (exit %d)", msg, ExitCode(err))
+	}
+	if err := FlagError("--kind", errors.New("not built in")); Message(err) != "leasehold: --kind: not built in" {
+		t.Errorf("FlagError(--kind) = %q", Message(err))
+	}
+	fields := FieldFlags{"queue": "--queue"}
+	if err := fields.Restate(leasehold.ValidateQueue("")); !strings.HasPrefix(Message(err), "leasehold: --queue: ") {
+		t.Errorf("FieldFlags.Restate(queue) = %q", Message(err))
+	}
+	if err := fields.Restate(leasehold.ValidateKind("")); strings.Contains(Message(err), "--queue") {
+		t.Errorf("FieldFlags.Restate(kind) = %q, want the library's message", Message(err))
+	}
+}
+
+// TestCheckAddr: an address to listen on is host:port with a port number
+// in range (or a service name); anything else is a usage error.
+func TestCheckAddr(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", ":8080", "[::1]:65535", "localhost:http"} {
+		if err := CheckAddr("--addr", addr); err != nil {
+			t.Errorf("CheckAddr(%q) = %v", addr, err)
+		}
+	}
+	for _, addr := range []string{"nope", "127.0.0.1:99999", "127.0.0.1:-1", "127.0.0.1:nosuchservice"} {
+		if err := CheckAddr("--addr", addr); ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--addr") {
+			t.Errorf("CheckAddr(%q) = %v, want a usage error naming --addr", addr, err)
+		}
+	}
+}
+
+// TestServerRefused: each refusal of a PostgreSQL server that answered
+// says what the server said, not that it could not be reached; other
+// errors are left to the caller.
+func TestServerRefused(t *testing.T) {
+	tg := Target{Dialect: Postgres, URL: "postgres://app:hunter2@db:5432/app"}
+	connect := func(code, msg string) error {
+		return fmt.Errorf("pgdriver: now: failed to connect: %w", &pgconn.PgError{Severity: "FATAL", Code: code, Message: msg})
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{connect("3D000", `database "app" does not exist`), `database "app" does not exist on the server of postgres://app:xxxxx@db:5432/app (SQLSTATE 3D000)`},
+		{connect("28000", `role "app" does not exist`), `role "app" does not exist on the server of postgres://app:xxxxx@db:5432/app (SQLSTATE 28000)`},
+		{connect("28P01", `password authentication failed for user "app"`),
+			`the server of postgres://app:xxxxx@db:5432/app refused the login: password authentication failed for user "app" (SQLSTATE 28P01)`},
+		{connect("53300", "sorry, too many clients already"), "answered with an error: sorry, too many clients already (SQLSTATE 53300)"},
+	} {
+		err := serverRefused(tg, c.err)
+		if err == nil || ExitCode(err) != ExitFailure || !strings.Contains(Message(err), c.want) || strings.Contains(Message(err), "hunter2") {
+			t.Errorf("serverRefused(%v) = %v, want exit 1 and %q", c.err, err, c.want)
+		}
+	}
+	if err := serverRefused(tg, errors.New("dial tcp: connection refused")); err != nil {
+		t.Errorf("serverRefused(a dial error) = %v, want nil", err)
 	}
 }

@@ -131,10 +131,15 @@ func (v *DurationValue) Set(s string) error {
 	return nil
 }
 
-// String returns the current value.
+// String returns the current value; zero is "0", so that help output
+// shows no "(default 0s)", as for pflag's own duration flags (a zero
+// default is "none", or the flag is required).
 func (v *DurationValue) String() string {
 	if v.p == nil {
 		return ""
+	}
+	if *v.p == 0 {
+		return "0"
 	}
 	return FormatDuration(*v.p)
 }

@@ -14,7 +14,7 @@ const (
 	ExitOK       = 0 // success
 	ExitFailure  = 1 // runtime failure: database unreachable, demo check failed...
 	ExitUsage    = 2 // bad flag, argument, JSON, duration or status
-	ExitNotFound = 3 // unknown job id
+	ExitNotFound = 3 // unknown job id or periodic schedule
 )
 
 // Error is an error that carries the exit code the command ends with.
@@ -69,8 +69,9 @@ func ExitCode(err error) int {
 }
 
 // Message renders err as the single line the command prints on stderr:
-// "leasehold: ..." without repeated prefixes or line breaks, with a hint
-// when the database has no leasehold schema yet.
+// "leasehold: ..." without repeated prefixes (also inside, where a flag's
+// name came before a library error) or line breaks, with a hint when the
+// database has no leasehold schema yet.
 func Message(err error) string {
 	msg := err.Error()
 	for {
@@ -80,6 +81,7 @@ func Message(err error) string {
 		}
 		msg = trimmed
 	}
+	msg = strings.ReplaceAll(msg, ": leasehold: ", ": ")
 	msg = strings.Join(strings.Fields(msg), " ")
 	if IsNoSchema(err) {
 		msg += " (the database has no leasehold schema: run `leasehold migrate` first)"

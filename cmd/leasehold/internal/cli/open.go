@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/leasehold/leasehold/driver"
@@ -65,9 +67,33 @@ func Open(ctx context.Context, t Target, opts OpenOptions) (*DB, error) {
 	defer cancel()
 	if _, err := drv.Now(pctx); err != nil {
 		_ = drv.Close()
+		if refused := serverRefused(t, err); refused != nil {
+			return nil, refused
+		}
 		return nil, Failf("cannot reach database %s: %w", t, err)
 	}
 	return &DB{Target: t, Driver: drv}, nil
+}
+
+// serverRefused restates err when it is the answer of a PostgreSQL server
+// that was reached and refused the session (no such database or role, a
+// wrong password...), as a runtime failure (exit code 1); it returns nil
+// for any other error, such as a server that could not be reached.
+func serverRefused(t Target, err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return nil
+	}
+	var msg string
+	switch {
+	case (pgErr.Code == "3D000" || pgErr.Code == "28000") && strings.HasSuffix(pgErr.Message, "does not exist"):
+		msg = fmt.Sprintf("%s on the server of %s", pgErr.Message, t) // database "x" (or role "x") does not exist
+	case pgErr.Code == "28P01" || pgErr.Code == "28000":
+		msg = fmt.Sprintf("the server of %s refused the login: %s", t, pgErr.Message)
+	default:
+		msg = fmt.Sprintf("the server of %s answered with an error: %s", t, pgErr.Message)
+	}
+	return &Error{Code: ExitFailure, Err: Restate(err, "%s (SQLSTATE %s)", msg, pgErr.Code)}
 }
 
 // withConnectTimeout adds connect_timeout to a URL that has none.

@@ -87,13 +87,31 @@ func RenderJob(w io.Writer, info *leasehold.JobInfo, now time.Time) error {
 		kv.Row("  cancel", c)
 	}
 	if j.LastError != "" {
-		kv.Row("  last error", Truncate(j.LastError, 200))
+		label, text := lastError(j, info.Attempts)
+		kv.Row(label, Truncate(text, 200))
 	}
 	if err := kv.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	return renderAttempts(w, j, info.Attempts)
+}
+
+// lastError labels the job's last error. A completed job's last error is
+// an earlier attempt's, which was retried: it is shown as that, with the
+// attempt it came from, so that it does not read as the job's problem.
+func lastError(j *leasehold.JobRow, attempts []*leasehold.Attempt) (label, text string) {
+	if j.State != leasehold.StateCompleted {
+		return "  last error", j.LastError
+	}
+	from := "an earlier attempt"
+	for i := len(attempts) - 1; i >= 0; i-- {
+		if a := attempts[i]; a.Error != "" && a.Attempt != j.Attempt {
+			from = "attempt " + strconv.Itoa(a.Attempt)
+			break
+		}
+	}
+	return "  earlier error", fmt.Sprintf("%s (%s; attempt %d completed)", j.LastError, from, j.Attempt)
 }
 
 func leaseDetail(j *leasehold.JobRow, now time.Time) string {

@@ -47,6 +47,33 @@ func TestCancelNote(t *testing.T) {
 	}
 }
 
+// TestRenderJobLastError: a completed job's last error is shown as an
+// earlier attempt's, naming it; an unfinished or failed job's as its last
+// error.
+func TestRenderJobLastError(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	attempts := []*leasehold.Attempt{
+		{Attempt: 1, Outcome: leasehold.OutcomeRetried, Error: "provider timeout", ClaimedAt: now, EndedAt: now},
+		{Attempt: 2, Outcome: leasehold.OutcomeCompleted, ClaimedAt: now, EndedAt: now},
+	}
+	render := func(state leasehold.JobState) string {
+		j := &leasehold.JobRow{ID: 7, Kind: "k", Queue: "q", State: state, Attempt: 2, MaxAttempts: 3,
+			LastError: "provider timeout", CreatedAt: now, RunAt: now, FinishedAt: now}
+		var b strings.Builder
+		if err := RenderJob(&b, &leasehold.JobInfo{JobRow: j, Attempts: attempts}, now); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(b.String()), " ")
+	}
+	if out := render(leasehold.StateCompleted); strings.Contains(out, "last error") ||
+		!strings.Contains(out, "earlier error provider timeout (attempt 1; attempt 2 completed)") {
+		t.Errorf("completed job:\n%s\nwant its error shown as attempt 1's, not as its last error", out)
+	}
+	if out := render(leasehold.StateFailed); !strings.Contains(out, "last error provider timeout") {
+		t.Errorf("failed job:\n%s\nwant its last error", out)
+	}
+}
+
 func TestReadValue(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "v.json")
 	if err := os.WriteFile(file, []byte("  {\"a\":1}\n"), 0o600); err != nil {

@@ -23,7 +23,7 @@ import (
 // answers 202, the result never comes). Both leave payments charged at
 // the provider while the system shows them pending. The watcher sends the
 // killed workers' jobs to reconciling, and their reconcile jobs heal them;
-// a scan the workers run as a periodic job (payment.scan, every
+// a scan the workers run as a periodic job (leasehold.demo.scan, every
 // scanEvery) finds the payments pending too long and inserts one heal job
 // per payment. Every heal asks the provider by idempotency key
 // and records the charge in one transaction with its fenced completion.

@@ -26,8 +26,10 @@ type Summary struct {
 	// Rescued counts attempts that ended lease_expired: the lease ran out
 	// and the watcher or a new claim took the job back.
 	Rescued int `json:"rescued"`
-	// LateRefused counts fenced writes that the database refused because
-	// the lease had been taken over (sum of the workers' FinishRefused).
+	// LateRefused counts fenced outcome writes (completions, retries,
+	// releases at shutdown...) that the database refused because the lease
+	// had been taken over (sum of the workers' FinishRefused). Its JSON
+	// name, from when the summary called them late completions, is kept.
 	LateRefused int64 `json:"late_completions_refused"`
 	// LeasesLost counts handlers cancelled because their lease was gone.
 	LeasesLost int64 `json:"leases_lost"`
@@ -159,7 +161,7 @@ func (s *Summary) Print(w io.Writer) {
 	t.Row("  payments completed", fmt.Sprintf("%d", s.Completed), fmt.Sprintf("(of %d)", s.Payments))
 	t.Row("  attempts", fmt.Sprint(s.Attempts), fmt.Sprintf("(%d beyond one per payment)", s.Attempts-s.Payments))
 	t.Row("  jobs rescued", fmt.Sprint(s.Rescued), "(leases that expired and were taken back: attempt ended lease_expired)")
-	t.Row("  late completions refused", fmt.Sprint(s.LateRefused), "(fenced writes refused: the lease had been taken over)")
+	t.Row("  late writes refused", fmt.Sprint(s.LateRefused), "(completions, retries or releases of a lease already taken over, refused by its fence)")
 	t.Row("  late handlers stopped", fmt.Sprint(s.LeasesLost), "(cancelled by their worker on finding the lease gone or not renewed in time)")
 	t.Row("  charges recorded", fmt.Sprint(s.Charges), fmt.Sprintf("(by the provider; %d repeated idempotency keys got the original charge)", s.Replays))
 	t.Row("  ledger rows", fmt.Sprint(s.LedgerRows), "(written in the same transaction as each fenced completion)")

@@ -1,7 +1,9 @@
 // Package jobkinds registers the job kinds the leasehold binary can run
-// with `leasehold work`: payment.charge (the demo's payments) and sleep (a
-// job that waits, and optionally fails, snoozes, cancels itself or
-// panics, for trying the queue by hand).
+// with `leasehold work`: leasehold.demo.charge (the demo's payments) and
+// leasehold.sleep (a job that waits, and optionally fails, snoozes,
+// cancels itself or panics, for trying the queue by hand). Their names are
+// in the project's own namespace, so that `leasehold work` on an
+// application's database never claims the application's own kinds.
 package jobkinds
 
 import (
@@ -17,7 +19,7 @@ import (
 )
 
 // SleepKind is the kind of SleepArgs.
-const SleepKind = "sleep"
+const SleepKind = "leasehold.sleep"
 
 // MaxSleep bounds SleepArgs.Duration.
 const MaxSleep = 24 * time.Hour

@@ -15,7 +15,7 @@ import (
 )
 
 // Kind is the job kind of a payment charge.
-const Kind = "payment.charge"
+const Kind = "leasehold.demo.charge"
 
 // ChargeArgs are the arguments of a payment job.
 type ChargeArgs struct {

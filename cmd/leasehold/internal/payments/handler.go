@@ -30,7 +30,7 @@ type handler struct {
 
 // NewClient returns a leasehold client that runs the payment worker:
 // cfg.Workers (created when nil; kinds already registered are kept) gets
-// the payment.charge handler, which charges through the provider at
+// the charge handler (kind Kind), which charges through the provider at
 // providerURL and records each charge in ledger with CompleteTx, on the
 // client it runs in (leasehold.ClientFromContext), and with
 // Options.Reconcile the reconciler of payments whose lease expired, the

@@ -11,7 +11,7 @@ import (
 
 // HealKind is the kind of the jobs that heal a payment a scan found
 // pending too long (its webhook lost, say): one per payment.
-const HealKind = "payment.heal"
+const HealKind = "leasehold.demo.heal"
 
 // HealArgs name a payment to heal: the payment, the idempotency key its
 // charge job passed to the provider, and that job.

@@ -12,7 +12,7 @@ import (
 // ScanKind is the kind of the jobs that scan for payments pending too
 // long, usually inserted by a periodic job: each inserts one heal job
 // (HealArgs) per such payment.
-const ScanKind = "payment.scan"
+const ScanKind = "leasehold.demo.scan"
 
 // ScanLimit bounds the charge jobs one scan reads per queue: the ones
 // that finished last before the threshold.

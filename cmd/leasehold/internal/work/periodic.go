@@ -26,7 +26,7 @@ func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
 	name, rest, ok := strings.Cut(s, "=")
 	spec, kind, ok2 := strings.Cut(rest, ":")
 	if !ok || !ok2 || name == "" || spec == "" || kind == "" {
-		return leasehold.PeriodicJob{}, fmt.Errorf("%q: want NAME=SPEC:KIND, such as tick=@every 1s:sleep", s)
+		return leasehold.PeriodicJob{}, fmt.Errorf("%q: want NAME=SPEC:KIND, such as tick=@every 1s:leasehold.sleep", s)
 	}
 	sched, err := leasehold.Cron(spec, nil)
 	if err != nil {

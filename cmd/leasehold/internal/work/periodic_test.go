@@ -10,7 +10,7 @@ import (
 )
 
 func TestParsePeriodic(t *testing.T) {
-	job, err := ParsePeriodic("nightly=CRON_TZ=Europe/Paris 0 3 * * *:sleep", "jobs")
+	job, err := ParsePeriodic("nightly=CRON_TZ=Europe/Paris 0 3 * * *:leasehold.sleep", "jobs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,15 +23,15 @@ func TestParsePeriodic(t *testing.T) {
 	if err := json.Unmarshal(opts.Metadata, &md); err != nil || md.Periodic != "nightly" || !md.Slot.Equal(slot) {
 		t.Fatalf("metadata %s (%v), want the name and the slot", opts.Metadata, err)
 	}
-	if args.Kind() != "sleep" || opts.Queue != "jobs" {
+	if args.Kind() != "leasehold.sleep" || opts.Queue != "jobs" {
 		t.Fatalf("job of kind %s in queue %s, want sleep in jobs", args.Kind(), opts.Queue)
 	}
-	for _, bad := range []string{"", "tick", "tick=@every 1s", "=@every 1s:sleep", "tick=:sleep", "tick=@every 1s:"} {
+	for _, bad := range []string{"", "tick", "tick=@every 1s", "=@every 1s:leasehold.sleep", "tick=:leasehold.sleep", "tick=@every 1s:"} {
 		if _, err := ParsePeriodic(bad, "q"); err == nil {
 			t.Errorf("ParsePeriodic(%q) succeeded, want an error", bad)
 		}
 	}
-	if _, err := ParsePeriodic("tick=61 * * * *:sleep", "q"); !errors.Is(err, leasehold.ErrInvalidSchedule) {
+	if _, err := ParsePeriodic("tick=61 * * * *:leasehold.sleep", "q"); !errors.Is(err, leasehold.ErrInvalidSchedule) {
 		t.Errorf("a bad cron expression: %v, want ErrInvalidSchedule", err)
 	}
 }

@@ -36,7 +36,7 @@ func periodic(o Options) []leasehold.PeriodicJob {
 	return append(slices.Clone(o.Periodic), scanPeriodic(o))
 }
 
-// scanPeriodic is the scan of o: every ScanEvery, a payment.scan job in
+// scanPeriodic is the scan of o: every ScanEvery, a leasehold.demo.scan job in
 // the reconcile queue that heals, with heal jobs in that queue, the
 // payments of o.Queues pending longer than ScanPendingAfter.
 func scanPeriodic(o Options) leasehold.PeriodicJob {

@@ -80,7 +80,7 @@ type Options struct {
 func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	kinds, err := jobkinds.Select(o.Kinds)
 	if err != nil {
-		return view.StatsView{}, cli.UsageError(fmt.Errorf("--kind: %w", err))
+		return view.StatsView{}, cli.FlagError("--kind", err)
 	}
 	o.Kinds = kinds
 	if err := checkScan(o); err != nil {
