@@ -230,11 +230,13 @@ func (c *Client) launch() {
 }
 
 // warnUnworked logs a warning when periodic job s inserts into a queue
-// this running client does not claim from (not in Config.Queues, or no
-// workers registered): its jobs wait for another process that works the
-// queue, which may be intended, so it is not refused. c.mu is held.
+// this running client, which works queues, does not claim from (not in
+// Config.Queues): its jobs wait for another process that works the
+// queue, which may be intended, so it is not refused. A client with no
+// workers only inserts, as its periodic jobs may be meant to, and is not
+// warned. c.mu is held.
 func (c *Client) warnUnworked(s *maintenance.Schedule) {
-	if _, ok := c.cfg.Queues[s.Queue]; ok && c.producer.Load() != nil {
+	if _, ok := c.cfg.Queues[s.Queue]; ok || c.producer.Load() == nil {
 		return
 	}
 	c.cfg.Logger.Warn("leasehold: periodic job inserts into a queue this client does not work: its jobs wait until another process works it",

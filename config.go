@@ -120,7 +120,8 @@ type Config struct {
 	// InsertOpts.MaxAttempts. Default 20.
 	DefaultMaxAttempts int
 
-	// MaxPayloadBytes limits encoded job arguments. Default 1 MiB.
+	// MaxPayloadBytes limits encoded job arguments, and a job's metadata
+	// apart. Default 1 MiB.
 	MaxPayloadBytes int
 
 	// RetryPolicy chooses the delay before a failed job runs again.

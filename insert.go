@@ -67,7 +67,9 @@ type InsertOpts struct {
 	// one kind's key one scope and one window.
 	UniqueWindow time.Duration
 	// Metadata is a JSON object stored with the job, for the caller's use.
-	// It is checked like the job's arguments (see InvalidInputError).
+	// It is checked like the job's arguments (see InvalidInputError),
+	// with a size limit of its own of Config.MaxPayloadBytes
+	// (ErrPayloadTooLarge).
 	Metadata json.RawMessage
 }
 
@@ -208,7 +210,7 @@ func (c *Client) buildInsert(args Args, opts *InsertOpts) (*InsertJob, error) {
 	if j.Opts.MaxAttempts == 0 {
 		j.Opts.MaxAttempts = c.cfg.DefaultMaxAttempts
 	}
-	if err := validateOpts(&j.Opts); err != nil {
+	if err := validateOpts(&j.Opts, c.cfg.MaxPayloadBytes); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -231,8 +233,9 @@ func toInsertParams(jobs []*InsertJob) []*driver.InsertParams {
 }
 
 // validateOpts checks options with defaults applied, returning an
-// *InvalidInputError.
-func validateOpts(o *InsertOpts) error {
+// *InvalidInputError; metadata, like the arguments, may take up to limit
+// bytes.
+func validateOpts(o *InsertOpts, limit int) error {
 	if err := ValidateQueue(o.Queue); err != nil {
 		return err
 	}
@@ -248,6 +251,9 @@ func validateOpts(o *InsertOpts) error {
 	}
 	if field, p := uniqueProblem(o); p != "" {
 		return invalid(ErrInvalidArgs, field, "%s", p)
+	}
+	if len(o.Metadata) > limit {
+		return invalid(ErrPayloadTooLarge, "metadata", "%d bytes, limit %d", len(o.Metadata), limit)
 	}
 	if len(o.Metadata) > 0 {
 		if p := jsonObjectProblem(o.Metadata); p != "" {

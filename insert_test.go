@@ -51,6 +51,7 @@ func TestInsertRefusals(t *testing.T) {
 		{"run at and in", sizedArgs{}, &InsertOpts{RunAt: time1, RunIn: 1}, "run_at", ErrInvalidArgs, "not both"},
 		{"negative run in", sizedArgs{}, &InsertOpts{RunIn: -1}, "run_at", ErrInvalidArgs, "negative RunIn"},
 		{"bad metadata", sizedArgs{}, meta(`{`), "metadata", ErrInvalidArgs, "not valid JSON"},
+		{"metadata too large", sizedArgs{}, meta(`{"a":"` + strings.Repeat("x", 100) + `"}`), "metadata", ErrPayloadTooLarge, "limit 64"},
 		{"metadata not object", sizedArgs{}, meta(` {}`), "metadata", ErrInvalidArgs, "must be a JSON object"},
 		{"escaped NUL in metadata", sizedArgs{}, meta(`{"a":["\u0000"]}`), "metadata", ErrInvalidArgs, `\u0000 (NUL)`},
 		{"invalid UTF-8 in metadata", sizedArgs{}, meta("{\"\xff\":1}"), "metadata", ErrInvalidArgs, "invalid UTF-8"},

@@ -108,7 +108,7 @@ func (c *Client) recheck(jobs []*InsertJob) error {
 			err = checkArgs(j.Kind, j.Args, c.cfg.MaxPayloadBytes)
 		}
 		if err == nil {
-			err = validateOpts(&j.Opts)
+			err = validateOpts(&j.Opts, c.cfg.MaxPayloadBytes)
 		}
 		if err != nil {
 			if len(jobs) > 1 {

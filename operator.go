@@ -84,7 +84,7 @@ func (c *Client) RetryJob(ctx context.Context, id int64) (*JobRow, error) {
 	return row, nil
 }
 
-// CancelJob cancels a pending or stuck job at once. A processing job is
+// CancelJob cancels a pending, stuck or reconciling job at once. A processing job is
 // marked for cancellation: its handler's context is cancelled (cause
 // ErrJobCancelled) at its next heartbeat and the job ends cancelled; if
 // its worker died, the watcher cancels it when the lease expires. A
@@ -222,7 +222,7 @@ func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
 // attempt history at once (PurgeFinished does the same by age), and
 // returns the job as it was. It refuses an unfinished job, returning it
 // with ErrJobRunning when it is processing and ErrJobNotFinished when it
-// is pending or stuck (cancel it first); a missing job is ErrJobNotFound.
+// is pending, stuck or reconciling (cancel it first); a missing job is ErrJobNotFound.
 func (c *Client) DeleteJob(ctx context.Context, id int64) (*JobRow, error) {
 	row, err := c.driver.DeleteJob(ctx, id)
 	if err != nil {

@@ -64,9 +64,9 @@ func PeriodicUniqueKey(name string, slot time.Time) string {
 }
 
 // AddPeriodic adds a periodic job to the client: before Start, or while
-// it runs (the job's slots start at once). A job whose queue the client
-// does not work (not in Config.Queues, or no workers registered) is
-// accepted, since another process may work it, but logged as a warning
+// it runs (the job's slots start at once). A job whose queue a client
+// with workers does not work (not in Config.Queues) is accepted, since
+// another process may work it, but logged as a warning
 // (Config.Logger) when the client starts, or when it is added to a
 // running client. It returns an error matching
 // ErrInvalidSchedule or ErrInvalidPeriodic for a job that cannot run,

@@ -157,7 +157,7 @@ func TestAddPeriodicErrors(t *testing.T) {
 // does not work is accepted, and logged once as a warning naming the
 // schedule and the queue: at Start for one added before, when added for
 // one added to a running client; a job of a worked queue is not. A client
-// with no workers works no queue.
+// with no workers only inserts, as documented, and warns of nothing.
 func TestPeriodicUnworkedQueueWarned(t *testing.T) {
 	ws := leasehold.NewWorkers()
 	if err := leasehold.AddWorker(ws, leasehold.WorkFunc[tickArgs](func(context.Context, *leasehold.Job[tickArgs]) error { return nil })); err != nil {
@@ -174,7 +174,7 @@ func TestPeriodicUnworkedQueueWarned(t *testing.T) {
 
 	var idle lockedLog
 	startedWithPeriodic(t, leasehold.Config{Driver: d, Logger: idle.logger()}, periodicIn("worked", ""))
-	idle.check(t, map[string]string{"worked": leasehold.DefaultQueue})
+	idle.check(t, map[string]string{})
 }
 
 // periodicIn is an hourly periodic job name inserting into queue ("": the

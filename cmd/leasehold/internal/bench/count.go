@@ -57,6 +57,9 @@ func (d countingDriver) FinishLinger() time.Duration { return driver.FinishLinge
 // Refused forwards the wrapped driver's (driver.Refuser).
 func (d countingDriver) Refused(err error) bool { return driver.IsRefused(d.Driver, err) }
 
+// CheckTx forwards the wrapped driver's (driver.TxChecker).
+func (d countingDriver) CheckTx(tx any) error { return driver.CheckTxOf(d.Driver, tx) }
+
 func (d countingDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	d.n.claim.Add(1)
 	return d.Driver.Claim(ctx, p)

@@ -57,6 +57,9 @@ func (r *recorder) FinishLinger() time.Duration { return driver.FinishLingerOf(r
 // Refused forwards the wrapped driver's (driver.Refuser).
 func (r *recorder) Refused(err error) bool { return driver.IsRefused(r.Driver, err) }
 
+// CheckTx forwards the wrapped driver's (driver.TxChecker).
+func (r *recorder) CheckTx(tx any) error { return driver.CheckTxOf(r.Driver, tx) }
+
 // count records the result of one call.
 func (r *recorder) count(ctx context.Context, err error, errs *atomic.Int64) {
 	switch {
