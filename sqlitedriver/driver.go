@@ -231,6 +231,9 @@ func (d *Driver) txNow(ctx context.Context, tx *sql.Tx) (int64, error) {
 // Open's DSN) and commits it. It runs the whole transaction again, with a
 // short backoff, when it failed with SQLITE_BUSY.
 func (d *Driver) inTx(ctx context.Context, fn txFunc, queries ...string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlitedriver: the context ended before the transaction began: %w", err)
+	}
 	start := time.Now()
 	d.prepare(ctx, nowSQL)
 	d.prepare(ctx, queries...)

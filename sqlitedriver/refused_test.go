@@ -2,6 +2,8 @@ package sqlitedriver
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,4 +50,18 @@ func TestRefusedTellsRefusalsFromFailures(t *testing.T) {
 func completed() []*driver.FinishParams {
 	return []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1,
 		Transition: statemachine.Finish(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})}}
+}
+
+// TestEndedContextBlamesNoWriter: a write called with a context that has
+// already ended says so, and does not blame another writer that does not
+// exist.
+func TestEndedContextBlamesNoWriter(t *testing.T) {
+	d := openTest(t)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	_, err := d.Insert(ctx, nil, []*driver.InsertParams{job(`{}`)})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "before the transaction began") ||
+		strings.Contains(err.Error(), "another connection") {
+		t.Fatalf("Insert with an ended context: %v", err)
+	}
 }
