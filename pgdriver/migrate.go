@@ -49,6 +49,14 @@ func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 		return nil, err
 	}
 	known := latestVersion(ms)
+	if v, err := d.SchemaVersion(ctx); err == nil && v.Database >= known {
+		// Up to date, or newer: nothing to apply, and no DDL, so that a
+		// role that may only read and write the tables can run it.
+		if v.Database > known {
+			return nil, &leasehold.SchemaVersionError{Database: v.Database, Known: known}
+		}
+		return &driver.MigrateResult{From: v.Database, To: v.Database}, nil
+	}
 	res := &driver.MigrateResult{}
 	for i, m := range ms {
 		var (

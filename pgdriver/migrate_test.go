@@ -2,6 +2,7 @@ package pgdriver
 
 import (
 	"context"
+	neturl "net/url"
 	"sync"
 	"testing"
 
@@ -79,5 +80,50 @@ func TestNewDoesNotCloseCallerPool(t *testing.T) {
 	}
 	if _, err := d.hbPool.Acquire(context.Background()); err == nil {
 		t.Fatal("heartbeat pool still open after Close")
+	}
+}
+
+// TestMigrateUpToDateNeedsNoDDL: on a schema at the latest version,
+// Migrate changes nothing and needs no right to create, so a worker's role
+// that may only read and write the tables can run it (leasehold work
+// migrates at start).
+func TestMigrateUpToDateNeedsNoDDL(t *testing.T) {
+	d, url := newTestDriver(t)
+	ctx := testCtx(t)
+	var schema string
+	if err := d.pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	role := schema + "_dml" // the schema's name is random: so is the role's
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + role,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO " + role,
+	} {
+		if _, err := d.pool.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{"DROP OWNED BY " + role, "DROP ROLE " + role} {
+			_, _ = d.pool.Exec(context.Background(), q)
+		}
+	})
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	dml, err := Open(ctx, u.String())
+	if err != nil {
+		t.Fatalf("Open as %s: %v", role, err)
+	}
+	defer dml.Close()
+	res, err := dml.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("Migrate as a role without CREATE: %v", err)
+	}
+	if res.Applied != 0 || res.From != res.To || res.To == 0 {
+		t.Fatalf("Migrate of an up-to-date schema: %+v", res)
 	}
 }
