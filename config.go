@@ -130,7 +130,12 @@ type Config struct {
 
 	// Owner names this worker instance in lease_owner: at most
 	// MaxOwnerBytes of UTF-8 without control characters. Default
-	// "host-pid-random".
+	// "host-pid-random". It is part of every fence, so no two running
+	// clients may share one: two clients with the same Owner are told
+	// apart by the attempt alone, and after a claim the database lost
+	// (an asynchronous failover) both could hold the same token. A
+	// configured name should keep a per-process part (a pod name and a
+	// start time, say).
 	Owner string
 
 	// Logger receives operational messages. Default slog.Default().

@@ -52,6 +52,25 @@ func testFenceTx(c *tc) {
 	}
 }
 
+// testFenceTxJudgesAtTheCall: FenceTx judges the lease by the database
+// clock when it is called, not when its transaction began (on
+// PostgreSQL clock_timestamp(), not now()): a lease that ran out while
+// the business transaction was already open is refused.
+func testFenceTxJudgesAtTheCall(c *tc) {
+	const ttl = 300 * time.Millisecond
+	onOther := &tc{T: c.T, ctx: c.ctx, h: c.h, d: c.second()}
+	held := c.claimID(c.d, c.insert(job("q", "k"))[0].ID, "w", ttl, false)
+	tx, _, rollback := c.h.TxKinds[0].Begin(c.T, c.d)
+	defer func() { _ = rollback() }()
+	if _, err := c.d.Insert(c.ctx, tx, []*driver.InsertParams{job("business", "k")}); err != nil {
+		c.Fatalf("business write before the lease ran out: %v", err)
+	}
+	onOther.waitExpired(held)
+	if err := c.d.FenceTx(c.ctx, tx, fenceOf(held, "w")); !errors.Is(err, leasehold.ErrLeaseLost) {
+		c.Errorf("FenceTx, in a transaction begun while the lease was held, after it ran out = %v, want ErrLeaseLost", err)
+	}
+}
+
 // testFenceTxHoldsOffTakeover: once FenceTx passed in a transaction, a
 // takeover from another connection cannot commit before that
 // transaction does, even after the lease expires meanwhile: the business

@@ -131,3 +131,27 @@ func testFencingSameOwner(c *tc) {
 	c.eq("state after the completed batch", c.get(d.ID).State, leasehold.StateCompleted)
 	c.history(d.ID, "w", leasehold.OutcomeLeaseExpired, "w", leasehold.OutcomeCompleted)
 }
+
+// testFencingMixedBatch: a wrong or stale token is refused, and changes
+// nothing, also inside a batch whose transitions or owners differ (the
+// per-lease statement, not the uniform one).
+func testFencingMixedBatch(c *tc) {
+	rows := c.insertN(3, "q", "k")
+	x := c.claimID(c.d, rows[0].ID, "owner-a", liveTTL, false)
+	y := c.claimID(c.d, rows[1].ID, "owner-a", liveTTL, false)
+	s := c.snap(x.ID)
+	wrongOwner := fin(x, leasehold.OutcomeCompleted)
+	wrongOwner.Owner = "owner-b"
+	c.eqIDs("mixed batch [x by wrong owner, y retried]",
+		c.finish(wrongOwner, token(y.ID, "owner-a", 1, statemachine.Ending{Outcome: leasehold.OutcomeRetried, Error: "e"})), []int64{y.ID})
+	c.unchanged("x after a wrong owner's entry in a mixed batch", s)
+
+	z := c.claimID(c.d, rows[2].ID, "w", shortTTL, false)
+	c.waitExpired(z)
+	z2 := c.claimID(c.d, rows[2].ID, "w", liveTTL, true)
+	s = c.snap(z2.ID)
+	stale := fin(z2, leasehold.OutcomeCompleted)
+	stale.Attempt = 1
+	c.eqIDs("mixed batch [z stale attempt, x completed]", c.finish(stale, fin(x, leasehold.OutcomeFailed)), []int64{x.ID})
+	c.unchanged("z after its stale attempt in a mixed batch", s)
+}

@@ -84,15 +84,23 @@ func blockUntilDone(started chan<- *leasetype.JobRow) func(ctx context.Context, 
 	}
 }
 
+// TestHeartbeatFindsLeaseTakenOver: the renewal that finds a lease gone
+// cancels its handler with ErrLeaseLost at once. The lease's hour-long TTL
+// keeps the watchdog, which would cancel it too at its safe window, out of
+// the test.
 func TestHeartbeatFindsLeaseTakenOver(t *testing.T) {
 	db := newFakeDB(rows(1)...)
 	started := make(chan *leasetype.JobRow, 1)
-	r := newRig(t, db, rigOpts{run: blockUntilDone(started)})
-	<-started
+	r := newRig(t, db, rigOpts{run: blockUntilDone(started), ttl: time.Hour, margin: time.Minute, interval: 20 * time.Minute})
+	row := <-started
+	l := r.leas.Lookup(row.ID, row.Attempt)
 	db.mu.Lock()
 	delete(db.held, 1) // another worker took it over
 	db.mu.Unlock()
 	r.hb.Beat(context.Background())
+	if cause := context.Cause(l.Context()); !errors.Is(cause, leasetype.ErrLeaseLost) {
+		t.Fatalf("handler's context after the renewal that found its lease gone: %v, want ErrLeaseLost", cause)
+	}
 	waitFor(t, "lease forgotten", func() bool { return r.leas.Len() == 0 })
 	if len(db.outcomes()) != 0 {
 		t.Fatalf("wrote %v for a lease that was taken over", db.outcomes())
@@ -348,4 +356,23 @@ func TestOutcomeFailingOnTheWayIsNotGivenUp(t *testing.T) {
 		_, ok := db.outcomes()[1]
 		return ok && leases.Len() == 0
 	})
+}
+
+// TestOneHeartbeatRenewsEveryLease: one renewal is one statement for all
+// of the client's leases, whatever their number.
+func TestOneHeartbeatRenewsEveryLease(t *testing.T) {
+	db := newFakeDB(rows(5)...)
+	started := make(chan *leasetype.JobRow, 5)
+	r := newRig(t, db, rigOpts{run: blockUntilDone(started), ttl: time.Hour, margin: time.Minute, interval: 20 * time.Minute})
+	for range 5 {
+		<-started
+	}
+	r.hb.Beat(context.Background())
+	db.mu.Lock()
+	got := slices.Clone(db.heartbeats)
+	db.mu.Unlock()
+	if !slices.Equal(got, []int{5}) {
+		t.Fatalf("heartbeat statements of one renewal of 5 leases, by their leases: %v, want [5]", got)
+	}
+	r.stop(50 * time.Millisecond) // the handlers wait for their context
 }

@@ -43,6 +43,8 @@ type fakeDB struct {
 	// error that is no refusal (a dead pooled connection).
 	flaky map[int64]bool
 	down  bool
+	// heartbeats are the sizes of the Heartbeat statements, in order.
+	heartbeats []int
 	// claims and probes count the Claim and ClaimableQueues calls.
 	claims, probes int
 }
@@ -113,6 +115,7 @@ func (db *fakeDB) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*
 	if db.hbErr != nil {
 		return nil, db.hbErr
 	}
+	db.heartbeats = append(db.heartbeats, len(p.Leases))
 	var out []*driver.HeartbeatResult
 	for _, l := range p.Leases {
 		if db.held[l.ID] {
