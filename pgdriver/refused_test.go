@@ -6,9 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/internal/statemachine"
-	"github.com/leasehold/leasehold/leasetype"
 )
 
 // TestRefusedTellsRefusalsFromFailures: errors the server returns for a
@@ -79,6 +78,5 @@ func finishOnDeadConnections(t *testing.T, d *Driver, url string) error {
 // completed is a finish of a lease that does not exist: the statement
 // runs and matches nothing.
 func completed() []*driver.FinishParams {
-	return []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1,
-		Transition: statemachine.Finish(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})}}
+	return []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}}
 }

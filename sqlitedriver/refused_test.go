@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/internal/statemachine"
-	"github.com/leasehold/leasehold/leasetype"
 )
 
 // TestRefusedTellsRefusalsFromFailures: errors SQLite returns for a
@@ -48,8 +47,7 @@ func TestRefusedTellsRefusalsFromFailures(t *testing.T) {
 // completed is a finish of a lease that does not exist: the statement
 // runs and matches nothing.
 func completed() []*driver.FinishParams {
-	return []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1,
-		Transition: statemachine.Finish(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})}}
+	return []*driver.FinishParams{{ID: 1, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}}
 }
 
 // TestEndedContextBlamesNoWriter: a write called with a context that has

@@ -16,7 +16,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/statemachine"
 )
@@ -267,15 +266,7 @@ type seeded struct {
 func seed(t *testing.T, db string) seeded {
 	t.Helper()
 	ctx := t.Context()
-	target, err := cli.ParseTarget(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := cli.Open(ctx, target, cli.OpenOptions{})
-	if err != nil {
-		t.Fatalf("open %s: %v", db, err)
-	}
-	t.Cleanup(func() { h.Close() })
+	h := openDB(t, db)
 	c, err := leasehold.NewClient(leasehold.Config{Driver: h.Driver})
 	if err != nil {
 		t.Fatal(err)

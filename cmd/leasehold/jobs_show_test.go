@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/statemachine"
 )
@@ -41,16 +40,7 @@ func TestJobsShowResolution(t *testing.T) {
 func resolvedJob(t *testing.T, db string) (id, recID int64, text string) {
 	t.Helper()
 	ctx := t.Context()
-	target, err := cli.ParseTarget(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := cli.Open(ctx, target, cli.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = h.Close() }()
-	d := h.Driver
+	d := openDB(t, db).Driver
 	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
 	if err != nil {
 		t.Fatal(err)

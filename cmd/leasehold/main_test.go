@@ -121,6 +121,22 @@ func okJSON(t *testing.T, db string, v any, args ...string) {
 	}
 }
 
+// openDB opens db (a --db value) as the commands do, closed when the
+// test ends.
+func openDB(t *testing.T, db string) *cli.DB {
+	t.Helper()
+	target, err := cli.ParseTarget(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := cli.Open(t.Context(), target, cli.OpenOptions{})
+	if err != nil {
+		t.Fatalf("open %s: %v", db, err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
 // forEachDB runs fn on a fresh migrated SQLite file and a fresh
 // PostgreSQL schema, as subtests named sqlite and postgres.
 func forEachDB(t *testing.T, fn func(t *testing.T, db string)) {

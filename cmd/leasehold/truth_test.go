@@ -184,16 +184,7 @@ func TestWorkLeavesApplicationKinds(t *testing.T) {
 // ledgerExists reports whether db has the payments ledger table.
 func ledgerExists(t *testing.T, db string) bool {
 	t.Helper()
-	target, err := cli.ParseTarget(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := cli.Open(context.Background(), target, cli.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	s, err := d.SQL()
+	s, err := openDB(t, db).SQL()
 	if err != nil {
 		t.Fatal(err)
 	}

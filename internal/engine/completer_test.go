@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -35,12 +34,7 @@ func (r *lingerRig) submit(n int) {
 	for range n {
 		r.next++
 		row := &leasetype.JobRow{ID: r.next, Kind: "k", Queue: "q", State: leasetype.StateProcessing, Attempt: 1}
-		r.db.mu.Lock()
-		r.db.held[row.ID] = true
-		r.db.mu.Unlock()
-		l := &Lease{Row: row, window: r.win}
-		r.leas.add(l)
-		r.k.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
+		submitCompleted(r.k, r.db, r.leas, r.win, row)
 	}
 }
 

@@ -285,31 +285,57 @@ func TestHeartbeatAfterCommittedCompleteTxIsNotLost(t *testing.T) {
 func TestPoisonedOutcomeAloneDoesNotHoldBackTheQueue(t *testing.T) {
 	db := newFakeDB()
 	db.poison[1] = true
-	rec := &recorder{}
-	leases := NewLeases()
-	win := &Window{TTL: time.Minute, Margin: time.Second, Clock: NewClock()}
-	k := NewCompleter(CompleterConfig{Finisher: db, Leases: leases, Window: win, Batch: 100, Emit: rec.emit, Logger: discard})
-	if err := k.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop(context.Background())
-	submit := func(row *leasetype.JobRow) {
-		db.mu.Lock()
-		db.held[row.ID] = true
-		db.mu.Unlock()
-		l := &Lease{Row: row, window: win}
-		leases.add(l)
-		k.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
-	}
+	r := newCompleterRig(t, db, nil)
 	all := rows(6)
-	submit(all[0]) // the poisoned outcome is its batch alone
-	waitFor(t, "the poisoned outcome to fail", func() bool { return rec.count(leasetype.EventFinishFailed) >= 1 })
+	r.submit(all[0]) // the poisoned outcome is its batch alone
+	waitFor(t, "the poisoned outcome to fail", func() bool { return r.rec.count(leasetype.EventFinishFailed) >= 1 })
 	for _, row := range all[1:] {
-		submit(row) // queued behind it
+		r.submit(row) // queued behind it
 	}
 	waitFor(t, "five written and one dropped", func() bool {
-		return len(db.outcomes()) == 5 && rec.count(leasetype.EventOutcomeDropped) == 1
+		return len(db.outcomes()) == 5 && r.rec.count(leasetype.EventOutcomeDropped) == 1
 	})
+}
+
+// completerRig is a started completer of batches of 100 on a fakeDB,
+// stopped when the test ends.
+type completerRig struct {
+	db     *fakeDB
+	rec    *recorder
+	leases *Leases
+	win    *Window
+	k      *Completer
+}
+
+// newCompleterRig starts a completer on db with refused as its
+// CompleterConfig.Refused.
+func newCompleterRig(t *testing.T, db *fakeDB, refused func(error) bool) *completerRig {
+	t.Helper()
+	r := &completerRig{db: db, rec: &recorder{}, leases: NewLeases()}
+	r.win = &Window{TTL: time.Minute, Margin: time.Second, Clock: NewClock()}
+	r.k = NewCompleter(CompleterConfig{Finisher: db, Leases: r.leases, Window: r.win, Batch: 100,
+		Refused: refused, Emit: r.rec.emit, Logger: discard})
+	if err := r.k.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.k.Stop(context.Background()) })
+	return r
+}
+
+// submit queues the completed outcome of a new lease of row, held in db.
+func (r *completerRig) submit(row *leasetype.JobRow) {
+	submitCompleted(r.k, r.db, r.leases, r.win, row)
+}
+
+// submitCompleted holds a new lease of row in db and leases, and submits
+// its completed outcome to k.
+func submitCompleted(k *Completer, db *fakeDB, leases *Leases, win *Window, row *leasetype.JobRow) {
+	db.mu.Lock()
+	db.held[row.ID] = true
+	db.mu.Unlock()
+	l := &Lease{Row: row, window: win}
+	leases.add(l)
+	k.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
 }
 
 // TestOutcomeFailingOnTheWayIsNotGivenUp: an outcome whose statements
@@ -320,33 +346,17 @@ func TestPoisonedOutcomeAloneDoesNotHoldBackTheQueue(t *testing.T) {
 func TestOutcomeFailingOnTheWayIsNotGivenUp(t *testing.T) {
 	db := newFakeDB()
 	db.flaky[1] = true
-	rec := &recorder{}
-	leases := NewLeases()
-	win := &Window{TTL: time.Minute, Margin: time.Second, Clock: NewClock()}
-	k := NewCompleter(CompleterConfig{Finisher: db, Leases: leases, Window: win, Batch: 100,
-		Refused: refusedUnlessFlaky, Emit: rec.emit, Logger: discard})
-	if err := k.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop(context.Background())
-	submit := func(row *leasetype.JobRow) {
-		db.mu.Lock()
-		db.held[row.ID] = true
-		db.mu.Unlock()
-		l := &Lease{Row: row, window: win}
-		leases.add(l)
-		k.Submit(l.finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
-	}
+	r := newCompleterRig(t, db, refusedUnlessFlaky)
 	all := rows(6)
-	submit(all[0]) // alone in its batch, failing on the way
-	waitFor(t, "the outcome to fail", func() bool { return rec.count(leasetype.EventFinishFailed) >= 1 })
+	r.submit(all[0]) // alone in its batch, failing on the way
+	waitFor(t, "the outcome to fail", func() bool { return r.rec.count(leasetype.EventFinishFailed) >= 1 })
 	for _, row := range all[1:] {
-		submit(row) // accepted behind it
+		r.submit(row) // accepted behind it
 	}
 	waitFor(t, "the five behind it written, and it retried past the give-up rule", func() bool {
-		return len(db.outcomes()) == 5 && rec.count(leasetype.EventFinishFailed) >= 2*splitAfter
+		return len(db.outcomes()) == 5 && r.rec.count(leasetype.EventFinishFailed) >= 2*splitAfter
 	})
-	if n := rec.count(leasetype.EventOutcomeDropped); n != 0 {
+	if n := r.rec.count(leasetype.EventOutcomeDropped); n != 0 {
 		t.Fatalf("%d outcomes given up on an error that is no refusal", n)
 	}
 	db.mu.Lock()
@@ -354,7 +364,7 @@ func TestOutcomeFailingOnTheWayIsNotGivenUp(t *testing.T) {
 	db.mu.Unlock()
 	waitFor(t, "the outcome written once its statements get through", func() bool {
 		_, ok := db.outcomes()[1]
-		return ok && leases.Len() == 0
+		return ok && r.leases.Len() == 0
 	})
 }
 
