@@ -14,10 +14,18 @@ import (
 // UPDATE locks the row until the transaction ends, so that a takeover
 // (an UPDATE of the row) waits, and then finds the lease as this
 // transaction left it.
-const leaseHeldSQL = `SELECT id, attempt FROM leasehold_jobs
+//
+// The expiry is judged after the lock is won. When another transaction
+// holds the row, FOR UPDATE waits for it; if that one ends without
+// changing the row, PostgreSQL locks it without evaluating the WHERE
+// clause again, so a clock read in it would judge the lease as it was
+// before the wait (TestFenceJudgesAfterTheRowLock).
+const leaseHeldSQL = `WITH locked AS MATERIALIZED (
+	SELECT id, attempt, lease_until FROM leasehold_jobs
 	WHERE id = $1 AND status = 'processing' AND lease_owner = $2 AND attempt = $3
-		AND lease_until > clock_timestamp()
-	FOR UPDATE`
+	FOR UPDATE
+)
+SELECT id, attempt FROM locked WHERE lease_until > clock_timestamp()`
 
 // FenceTx checks in tx that the lease p names is held and locks its row
 // until tx ends; ErrLeaseLost when it is not held.

@@ -32,7 +32,7 @@ func (d *Driver) Checkpoint(ctx context.Context, tx any, p *driver.CheckpointPar
 	}
 	var row *leasehold.CheckpointRow
 	err = d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		if err := d.leaseHeld(ctx, tx, now, &p.Lease); err != nil {
+		if err := d.leaseHeld(ctx, tx, &p.Lease); err != nil {
 			return err
 		}
 		var err error

@@ -11,13 +11,16 @@ import (
 )
 
 // leaseHeldSQL is the fence of FenceTx, Checkpoint and Resolve: the lease
-// (?2 id, ?3 owner, ?4 attempt) is held and has not expired at ?1, the
-// database clock read in the transaction at the moment of the check. It
-// writes the row without changing it, so that the transaction holds the
-// write lock from then on, even one begun DEFERRED: no other writer, and
-// so no takeover, can commit before it ends.
+// (?1 id, ?2 owner, ?3 attempt) is held and has not expired. It writes the
+// row without changing it, so that the transaction holds the write lock
+// from then on, even one begun DEFERRED: no other writer, and so no
+// takeover, can commit before it ends. The clock is the statement's own,
+// read once it has the write lock: in a caller's DEFERRED transaction the
+// statement may wait for the lock (up to the busy timeout), and a clock
+// read before the wait would judge the lease as it was then
+// (TestFenceJudgesAfterTheWriteLock).
 const leaseHeldSQL = `UPDATE leasehold_jobs SET attempt = attempt
-WHERE id = ?2 AND status = 'processing' AND lease_owner = ?3 AND attempt = ?4 AND lease_until > ?1
+WHERE id = ?1 AND status = 'processing' AND lease_owner = ?2 AND attempt = ?3 AND lease_until > ` + nowExpr + `
 RETURNING id`
 
 // FenceTx checks in tx that the lease p names is held; ErrLeaseLost when
@@ -30,16 +33,16 @@ func (d *Driver) FenceTx(ctx context.Context, tx any, p *driver.FenceParams) err
 	if t == nil {
 		return fmt.Errorf("%w: FenceTx needs the caller's transaction", leasehold.ErrUnsupportedTx)
 	}
-	return d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		return d.leaseHeld(ctx, tx, now, p)
+	return d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, _ int64) error {
+		return d.leaseHeld(ctx, tx, p)
 	})
 }
 
-// leaseHeld runs leaseHeldSQL for p at now in tx; ErrLeaseLost when the
-// lease is not held.
-func (d *Driver) leaseHeld(ctx context.Context, tx *sql.Tx, now int64, p *driver.FenceParams) error {
+// leaseHeld runs leaseHeldSQL for p in tx; ErrLeaseLost when the lease
+// is not held.
+func (d *Driver) leaseHeld(ctx context.Context, tx *sql.Tx, p *driver.FenceParams) error {
 	var id int64
-	err := d.queryRow(ctx, tx, leaseHeldSQL, now, p.ID, p.Owner, p.Attempt).Scan(&id)
+	err := d.queryRow(ctx, tx, leaseHeldSQL, p.ID, p.Owner, p.Attempt).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: job %d attempt %d owner %s (taken over, finished or expired)",
 			leasehold.ErrLeaseLost, p.ID, p.Attempt, p.Owner)

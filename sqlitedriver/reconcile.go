@@ -37,7 +37,7 @@ func (d *Driver) Resolve(ctx context.Context, tx any, p *driver.ResolveParams) e
 	}
 	return d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		lease := &driver.FenceParams{ID: p.ID, Owner: p.Owner, Attempt: p.LeaseAttempt}
-		if err := d.leaseHeld(ctx, tx, now, lease); err != nil {
+		if err := d.leaseHeld(ctx, tx, lease); err != nil {
 			return err
 		}
 		return d.resolve(ctx, tx, now, p)

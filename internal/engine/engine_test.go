@@ -89,11 +89,8 @@ func blockUntilDone(started chan<- *leasetype.JobRow) func(ctx context.Context, 
 // keeps the watchdog, which would cancel it too at its safe window, out of
 // the test.
 func TestHeartbeatFindsLeaseTakenOver(t *testing.T) {
-	db := newFakeDB(rows(1)...)
-	started := make(chan *leasetype.JobRow, 1)
-	r := newRig(t, db, rigOpts{run: blockUntilDone(started), ttl: time.Hour, margin: time.Minute, interval: 20 * time.Minute})
-	row := <-started
-	l := r.leas.Lookup(row.ID, row.Attempt)
+	db, r, held := heldLeases(t, 1)
+	l := held[0]
 	db.mu.Lock()
 	delete(db.held, 1) // another worker took it over
 	db.mu.Unlock()
@@ -371,12 +368,7 @@ func TestOutcomeFailingOnTheWayIsNotGivenUp(t *testing.T) {
 // TestOneHeartbeatRenewsEveryLease: one renewal is one statement for all
 // of the client's leases, whatever their number.
 func TestOneHeartbeatRenewsEveryLease(t *testing.T) {
-	db := newFakeDB(rows(5)...)
-	started := make(chan *leasetype.JobRow, 5)
-	r := newRig(t, db, rigOpts{run: blockUntilDone(started), ttl: time.Hour, margin: time.Minute, interval: 20 * time.Minute})
-	for range 5 {
-		<-started
-	}
+	db, r, _ := heldLeases(t, 5)
 	r.hb.Beat(context.Background())
 	db.mu.Lock()
 	got := slices.Clone(db.heartbeats)
@@ -384,5 +376,4 @@ func TestOneHeartbeatRenewsEveryLease(t *testing.T) {
 	if !slices.Equal(got, []int{5}) {
 		t.Fatalf("heartbeat statements of one renewal of 5 leases, by their leases: %v, want [5]", got)
 	}
-	r.stop(50 * time.Millisecond) // the handlers wait for their context
 }

@@ -32,6 +32,8 @@ type fakeDB struct {
 	locked      map[int64]bool
 	cancelAsked map[int64]bool
 	hbErr       error
+	// hbDelay delays every Heartbeat reply.
+	hbDelay time.Duration
 	// finished are the outcomes written; refuse ids are refused;
 	// poison ids fail every statement that holds them.
 	finished []driver.FinishParams
@@ -112,6 +114,7 @@ func (db *fakeDB) calls() (claims, probes int) {
 func (db *fakeDB) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	time.Sleep(db.hbDelay)
 	if db.hbErr != nil {
 		return nil, db.hbErr
 	}

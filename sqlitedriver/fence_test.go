@@ -1,0 +1,81 @@
+package sqlitedriver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/testdb"
+)
+
+// TestFenceJudgesAfterTheWriteLock: a fence in a caller's transaction
+// begun DEFERRED (a Driver from New on a database opened without
+// _txlock=immediate) waits for the write lock when another connection
+// holds it. The lease must be judged by the clock once the lock is won,
+// not by one read before the wait: a lease that expired meanwhile is lost.
+func TestFenceJudgesAfterTheWriteLock(t *testing.T) {
+	path := testdb.SQLitePath(t)
+	openPath(t, path) // migrated
+	caller := openDB(t, path)
+	d, err := New(caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	insert(t, d, job(`{}`))
+	const ttl = time.Second
+	row := claim(t, d, "w", 1, ttl, false)[0]
+
+	release := holdWriteLock(t, openDB(t, path), 2*ttl)
+	tx, err := caller.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	err = d.FenceTx(ctx, tx, &driver.FenceParams{ID: row.ID, Owner: "w", Attempt: row.Attempt})
+	if err := <-release; err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(err, leasehold.ErrLeaseLost) {
+		t.Fatalf("FenceTx that won the write lock %v after the claim, past the lease's %v TTL: %v; want ErrLeaseLost",
+			2*ttl, ttl, err)
+	}
+}
+
+// openDB opens path as a caller's own database, in WAL mode with a busy
+// timeout long enough for the waits of these tests and no _txlock (its
+// transactions begin DEFERRED), closed with the test.
+func openDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// holdWriteLock takes db's write lock on one connection, and gives it up
+// (writing nothing) after d; the channel reports when it has.
+func holdWriteLock(t *testing.T, db *sql.DB, d time.Duration) <-chan error {
+	t.Helper()
+	ctx := testCtx(t)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(d)
+		_, err := conn.ExecContext(context.Background(), "ROLLBACK")
+		done <- errors.Join(err, conn.Close())
+	}()
+	return done
+}
