@@ -76,6 +76,13 @@
 // wake-up (the driver does not implement driver.Notifier): a client
 // signals its own inserts in-process and other processes poll.
 //
+// The file must not be removed, moved or replaced (a backup restored over
+// it) while a process has it open: the process's connections keep the file
+// they opened, and its writes would land where no other process looks. A
+// Driver from Open checks before each of its write transactions that its
+// path still names the file it opened, and fails the write with
+// ErrFileReplaced when it does not; restart the process.
+//
 // # Transactions
 //
 // Insert and Finish accept a *sql.Tx begun on this database (d.DB()) as

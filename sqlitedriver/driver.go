@@ -43,6 +43,9 @@ type Driver struct {
 	db    *sql.DB
 	owned bool
 	path  string // the file Open opened, for error messages; "" from New
+	// file is the file Open opened, checked before each write transaction
+	// (identity.go).
+	file  fileIdentity
 	stmts stmtCache
 	// reader holds Open's read-only connections (nil from New), and
 	// readStmts the statements prepared on them.
@@ -75,7 +78,7 @@ func Open(path string) (*Driver, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Driver{db: db, owned: true, path: path, reader: reader}, nil
+	return &Driver{db: db, owned: true, path: path, file: openIdentity(path), reader: reader}, nil
 }
 
 // DSN returns the modernc.org/sqlite data source name Open uses for path,
@@ -236,6 +239,9 @@ func (d *Driver) txNow(ctx context.Context, tx *sql.Tx) (int64, error) {
 func (d *Driver) inTx(ctx context.Context, fn txFunc, queries ...string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlitedriver: the context ended before the transaction began: %w", err)
+	}
+	if err := d.file.check(); err != nil {
+		return err
 	}
 	start := time.Now()
 	d.prepare(ctx, nowSQL)

@@ -1,0 +1,58 @@
+package sqlitedriver
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/testdb"
+)
+
+// TestReplacedFileRefusesWrites: once the file Open opened is removed, or
+// another file is put at its path, every write fails with ErrFileReplaced
+// (no refusal: the completer keeps its outcomes), instead of landing in a
+// file no other process sees.
+func TestReplacedFileRefusesWrites(t *testing.T) {
+	for name, replace := range map[string]func(t *testing.T, path string){
+		"removed": func(t *testing.T, path string) {
+			for _, p := range []string{path, path + "-wal", path + "-shm"} {
+				if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+					t.Fatal(err)
+				}
+			}
+		},
+		"replaced": func(t *testing.T, path string) {
+			other := filepath.Join(t.TempDir(), "restored.db")
+			openPath(t, other) // a migrated database, as a restored backup
+			if err := os.Rename(other, path); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := testdb.SQLitePath(t)
+			d := openPath(t, path)
+			insert(t, d, job(`{}`))
+			replace(t, path)
+			_, err := d.Insert(testCtx(t), nil, []*driver.InsertParams{job(`{}`)})
+			if !errors.Is(err, ErrFileReplaced) {
+				t.Fatalf("Insert after the file was %s: %v; want ErrFileReplaced", name, err)
+			}
+			if d.Refused(err) {
+				t.Fatalf("Refused(%v) = true: the completer would give outcomes up", err)
+			}
+		})
+	}
+}
+
+// TestFileNotReplacedAfterChdir: the identity is that of the absolute
+// path, so a process that changes its directory after Open keeps writing.
+func TestFileNotReplacedAfterChdir(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	d := openPath(t, "rel.db")
+	t.Chdir(t.TempDir())
+	insert(t, d, job(`{}`))
+}
