@@ -81,7 +81,9 @@ type Driver interface {
 	// transaction (in tx when tx is non-nil), and ends their history rows.
 	// It returns the ids whose fence matched; the others were refused and
 	// left unchanged. It returns an error, and writes nothing, when a
-	// transition fails Transition.Validate.
+	// transition fails Transition.Validate. A batch names each lease at
+	// most once (the completer sends it so): of two entries for one lease,
+	// one applies and which one is not specified (the drivers differ).
 	Finish(ctx context.Context, tx any, p []*FinishParams) ([]int64, error)
 
 	// RescueExpired takes up to Limit processing jobs whose lease expired
