@@ -78,10 +78,12 @@
 //
 // The file must not be removed, moved or replaced (a backup restored over
 // it) while a process has it open: the process's connections keep the file
-// they opened, and its writes would land where no other process looks. A
-// Driver from Open checks before each of its write transactions that its
-// path still names the file it opened, and fails the write with
-// ErrFileReplaced when it does not; restart the process.
+// they opened, its writes would land where no other process looks, and its
+// reads would show the old file's jobs. A Driver from Open checks before
+// each of its write transactions, and each read outside one, that its path
+// still names the file it opened, and fails the call with ErrFileReplaced
+// when it does not (Driver.CheckFile makes the same check); restart the
+// process.
 //
 // # Transactions
 //

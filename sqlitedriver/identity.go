@@ -11,9 +11,11 @@ import (
 // at its path: it was removed, renamed or replaced (a backup restored over
 // it) while the driver ran. The driver's connections still hold the old
 // file, so its writes would land where no other process, and no later
-// run, looks: completions lost, jobs run again. Every write transaction
-// checks it first and fails with this error; the process must be
-// restarted on the file now at the path (see the package documentation).
+// run, looks: completions lost, jobs run again; and its reads would show
+// the old file's jobs, so an idle worker would never see the new file's.
+// Every write transaction and every read outside one checks it first and
+// fails with this error; the process must be restarted on the file now at
+// the path (see the package documentation).
 var ErrFileReplaced = errors.New("sqlitedriver: the database file was replaced")
 
 // fileIdentity is the file a Driver from Open opened, to tell whether its
@@ -54,3 +56,10 @@ func (f fileIdentity) check() error {
 	}
 	return nil
 }
+
+// CheckFile returns an error wrapping ErrFileReplaced when the path d was
+// opened on no longer names the file it opened, and nil when it does or
+// when d did not open a file itself (a Driver from New or NewWithReader).
+// It costs one stat of the path; a process may call it on a timer to stop
+// once its file is gone (`leasehold work` does, every second).
+func (d *Driver) CheckFile() error { return d.file.check() }

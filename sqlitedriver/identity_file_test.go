@@ -35,10 +35,22 @@ func TestReplacedFileRefusesWrites(t *testing.T) {
 			path := testdb.SQLitePath(t)
 			d := openPath(t, path)
 			insert(t, d, job(`{}`))
+			if err := d.CheckFile(); err != nil {
+				t.Fatalf("CheckFile before the file was %s: %v", name, err)
+			}
 			replace(t, path)
 			_, err := d.Insert(testCtx(t), nil, []*driver.InsertParams{job(`{}`)})
 			if !errors.Is(err, ErrFileReplaced) {
 				t.Fatalf("Insert after the file was %s: %v; want ErrFileReplaced", name, err)
+			}
+			// An idle worker only reads: its probe must see it too.
+			_, rerr := d.ClaimableQueues(testCtx(t), &driver.ClaimableParams{
+				Queues: map[string]bool{"q": true}, Kinds: []string{"k"}})
+			if !errors.Is(rerr, ErrFileReplaced) {
+				t.Fatalf("ClaimableQueues after the file was %s: %v; want ErrFileReplaced", name, rerr)
+			}
+			if cerr := d.CheckFile(); !errors.Is(cerr, ErrFileReplaced) {
+				t.Fatalf("CheckFile after the file was %s: %v; want ErrFileReplaced", name, cerr)
 			}
 			if d.Refused(err) {
 				t.Fatalf("Refused(%v) = true: the completer would give outcomes up", err)

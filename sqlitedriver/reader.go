@@ -32,9 +32,13 @@ func openReader(path string) (*sql.DB, error) {
 }
 
 // readQuery runs query on the reader connections, prepared once (see
-// stmtCache). A query that fails to prepare (say, before Migrate) is run
-// unprepared, where its error surfaces.
+// stmtCache), after checking that the file is still the one Open opened.
+// A query that fails to prepare (say, before Migrate) is run unprepared,
+// where its error surfaces.
 func (d *Driver) readQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := d.file.check(); err != nil {
+		return nil, err
+	}
 	if s := d.readStmts.get(ctx, d.reader, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}

@@ -119,8 +119,12 @@ func (c *stmtCache) closeAll() error {
 	return first
 }
 
-// dbQuery runs query outside a transaction, prepared once.
+// dbQuery runs query outside a transaction, prepared once, after checking
+// that the file is still the one Open opened (identity.go).
 func (d *Driver) dbQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := d.file.check(); err != nil {
+		return nil, err
+	}
 	d.prepare(ctx, query)
 	d.stmts.mu.Lock()
 	s := d.stmts.m[query]

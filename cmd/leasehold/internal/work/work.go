@@ -73,8 +73,9 @@ type Options struct {
 	Logger           *slog.Logger
 }
 
-// Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so),
-// then stops gracefully and returns the client's counters. Outcomes it
+// Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so, or
+// the SQLite file it opened is removed or replaced, which it returns as
+// an error), then stops gracefully and returns the client's counters. Outcomes it
 // could not write at the end (the database unreachable) are counted in
 // OutcomesDropped and logged: their leases expire and their jobs come back.
 func Run(ctx context.Context, o Options) (view.StatsView, error) {
@@ -112,6 +113,7 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	if o.UntilIdle {
 		go waitIdle(runCtx, cancel, client, o)
 	}
+	file := watchFile(runCtx, o.DB.Driver, cancel)
 	var reports *fleet.Emitter
 	reported := make(chan struct{})
 	if o.Reports != nil {
@@ -134,6 +136,10 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		o.Logger.Warn("could not release or record some leases: their jobs come back when the leases expire",
 			"leases", n, "lease_ttl", o.TTL)
 	}
+	if ferr := file.err(); ferr != nil {
+		o.Logger.Error("stopped: the database file is not the one this worker opened", "err", ferr)
+		return stats, fmt.Errorf("%w (the worker stopped; start it again on the file now there)", ferr)
+	}
 	if err != nil {
 		return stats, fmt.Errorf("stop workers: %w", err)
 	}
@@ -151,6 +157,14 @@ func closeMetrics(m *metricsServer, logger *slog.Logger) {
 // then closes done.
 func report(ctx context.Context, c *leasehold.Client, e *fleet.Emitter, every time.Duration, done chan<- struct{}) {
 	defer close(done)
+	tick(ctx, every, func() bool {
+		e.EmitStats(fleet.TypeReport, view.NewStatsView(c.Owner(), c.Stats()))
+		return true
+	})
+}
+
+// tick calls fn every period until ctx ends or fn returns false.
+func tick(ctx context.Context, every time.Duration, fn func() bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -158,7 +172,9 @@ func report(ctx context.Context, c *leasehold.Client, e *fleet.Emitter, every ti
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			e.EmitStats(fleet.TypeReport, view.NewStatsView(c.Owner(), c.Stats()))
+		}
+		if !fn() {
+			return
 		}
 	}
 }
@@ -256,25 +272,18 @@ func config(o Options) leasehold.Config {
 // waitIdle cancels once no pending or processing job of the worker's
 // kinds is left in its queues.
 func waitIdle(ctx context.Context, cancel context.CancelFunc, c *leasehold.Client, o Options) {
-	t := time.NewTicker(o.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick(ctx, o.PollInterval, func() bool {
 		busy, err := hasWork(ctx, c, o.Queues, o.Kinds)
 		if err != nil {
 			o.Logger.Warn("idle check failed", "err", err)
-			continue
+			return true
 		}
 		if !busy {
 			o.Logger.Info("queues are idle; stopping")
 			cancel()
-			return
 		}
-	}
+		return busy
+	})
 }
 
 func hasWork(ctx context.Context, c *leasehold.Client, queues, kinds []string) (bool, error) {
