@@ -83,28 +83,60 @@ func allowedDelay(bound, ttl, death, claimed int64, avail []span) int64 {
 // workerLife is one worker process as the reclaim bound sees it: from its
 // first report to its kill (math.MaxInt64: never killed), less cuts.
 type workerLife struct {
-	life span
-	cuts []span
+	owner string
+	life  span
+	cuts  []span
 }
 
-// availableSpans returns the spans in which some worker of lives could
-// claim: each one's life less its cuts and the outages of all (global).
-func availableSpans(lives []workerLife, global []span) []span {
+// claimers is who could claim a dead worker's job, for the reclaim bound:
+// the workers' lives, the outages of all (global), and each worker's
+// leases by queue with the slots it has in each (slots.go).
+type claimers struct {
+	lives  []workerLife
+	global []span
+	uses   map[ownerQueue][]slotUse
+	slots  map[string]int
+}
+
+// availableFor returns the spans in which some worker could claim job of
+// queue: each one's life less its cuts, the outages of all, and the spans
+// in which every slot it has in queue held a lease it had to prefer.
+func (c claimers) availableFor(queue string, job int64) []span {
 	var out []span
-	for _, l := range lives {
-		out = append(out, minus(l.life, append(slices.Clip(global), l.cuts...))...)
+	for _, l := range c.lives {
+		cuts := append(slices.Clip(c.global), l.cuts...)
+		if n, ok := c.slots[queue]; ok {
+			cuts = append(cuts, fullSpans(c.uses[ownerQueue{l.owner, queue}], n, job)...)
+		}
+		out = append(out, minus(l.life, cuts)...)
 	}
 	return out
 }
 
-// availability returns the spans of the database clock in which some
-// worker could claim: each worker process from its first report (its
-// client had started) until its kill, less its freezes and the
-// terminations of its sessions until it reached the database again,
-// and, for all of them, less the restarts and failovers until the
-// slowest worker was back, and the freezes of a worker that held SQLite's
-// write lock.
-func (h *harness) availability() []span {
+// availableSpans returns the spans in which some worker of lives could
+// claim, slots aside: each one's life less its cuts and the outages of
+// all (global).
+func availableSpans(lives []workerLife, global []span) []span {
+	return claimers{lives: lives, global: global}.availableFor("", 0)
+}
+
+// claimersOf returns who could claim in the run, from f's history: each
+// worker process from its first report (its client had started) until
+// its kill, less its freezes and the terminations of its sessions until
+// it reached the database again, and, for all of them, less the restarts
+// and failovers until the slowest worker was back, and the freezes of a
+// worker that held SQLite's write lock; and each worker's leases by
+// queue, with the slots it has there.
+func (h *harness) claimersOf(f *dbFacts) claimers {
+	slots := map[string]int{}
+	for q, c := range workerQueues(h.o.Concurrency) {
+		slots[q] = c.MaxWorkers
+	}
+	return claimers{lives: h.lives(), global: h.globalOutages(), uses: slotUses(f), slots: slots}
+}
+
+// lives returns each worker process's life and cuts (see claimersOf).
+func (h *harness) lives() []workerLife {
 	off := h.clockOffset()
 	db := func(t time.Time) int64 { return t.UnixMicro() + off }
 	death := map[string]int64{}
@@ -120,7 +152,7 @@ func (h *harness) availability() []span {
 		if !ok {
 			continue // never reported: it never claimed
 		}
-		l := workerLife{life: span{db(ready), math.MaxInt64}}
+		l := workerLife{owner: p.Owner(), life: span{db(ready), math.MaxInt64}}
 		if d, killed := death[p.Owner()]; killed {
 			l.life.to = d
 		}
@@ -138,7 +170,7 @@ func (h *harness) availability() []span {
 		}
 		lives = append(lives, l)
 	}
-	return availableSpans(lives, h.globalOutages())
+	return lives
 }
 
 // globalOutages are the spans in which no worker could claim: restarts

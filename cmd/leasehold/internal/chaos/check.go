@@ -151,7 +151,7 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 		}
 	}
 	worst := int64(-1)
-	avail := h.availability()
+	who := h.claimersOf(f)
 	ttl := h.o.TTL.Microseconds()
 	for _, k := range h.sched.kills {
 		if k.DeathUS == 0 {
@@ -165,6 +165,7 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 			}
 			rc.Orphans++
 			delay := x.next.claimed - k.DeathUS
+			avail := who.availableFor(f.queues[x.lease.job], x.lease.job)
 			allowed := allowedDelay(bound, ttl, k.DeathUS, x.next.claimed, avail) +
 				h.heldExtra(x.lease.job, k.DeathUS, x.next.claimed) + startedAfter(x.lease, k.DeathUS)
 			if allowed > bound {

@@ -49,6 +49,7 @@ type dbFacts struct {
 	attempts   map[int64][]attemptRow // by job, in attempt order (reconcile jobs' too)
 	ledger     []ledgerRow
 	reconciles map[int64]*reconcileRow // the reconcile jobs, by id
+	queues     map[int64]string        // every job's queue
 }
 
 // Queries of the checks. The run's namespace holds only its own jobs and
@@ -57,6 +58,7 @@ const (
 	jobsSQL       = `SELECT id, status, attempt FROM leasehold_jobs WHERE queue IN ('` + Queue + `', '` + ReconcileQueue + `')`
 	reconcilesSQL = `SELECT id, status, args FROM leasehold_jobs WHERE queue = '` + ReconcilerQueue + `'`
 	ledgerSQL     = `SELECT job_id, attempt, owner FROM payments_ledger`
+	queuesSQL     = `SELECT id, queue FROM leasehold_jobs`
 	pgAttempts    = `SELECT job_id, attempt, owner, ` + pgClaimed + `, ` + pgHeartbeat + `, ` + pgEnded + `, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts
 		UNION ALL SELECT id, attempt, lease_owner, ` + pgClaimed + `, ` + pgHeartbeat + `, NULL, '', '' FROM leasehold_jobs j WHERE ` + openAttempt
 	sqlAttempts = `SELECT job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, coalesce(outcome, ''), coalesce(resolution, '') FROM leasehold_attempts
@@ -78,8 +80,19 @@ const (
 
 // loadFacts reads the jobs, their history and the ledger.
 func loadFacts(ctx context.Context, db *sql.DB, dialect cli.Dialect) (*dbFacts, error) {
-	f := &dbFacts{jobs: map[int64]jobRow{}, attempts: map[int64][]attemptRow{}, reconciles: map[int64]*reconcileRow{}}
-	err := scanRows(ctx, db, jobsSQL, func(r *sql.Rows) error {
+	f := &dbFacts{jobs: map[int64]jobRow{}, attempts: map[int64][]attemptRow{}, reconciles: map[int64]*reconcileRow{},
+		queues: map[int64]string{}}
+	err := scanRows(ctx, db, queuesSQL, func(r *sql.Rows) error {
+		var id int64
+		var q string
+		err := r.Scan(&id, &q)
+		f.queues[id] = q
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = scanRows(ctx, db, jobsSQL, func(r *sql.Rows) error {
 		var id int64
 		var j jobRow
 		err := r.Scan(&id, &j.status, &j.attempt)

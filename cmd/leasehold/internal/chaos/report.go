@@ -136,8 +136,9 @@ type ReclaimFigures struct {
 	// run out at the latest) until its claim, in which no worker could
 	// claim it: every one killed and not yet started again, frozen, cut
 	// off by a termination of its sessions or a restart until it reached
-	// the database again, or held up by a frozen worker holding SQLite's
-	// write lock (see availability).
+	// the database again, held up by a frozen worker holding SQLite's
+	// write lock, or with every slot in the job's queue holding a lease
+	// it had to take first (see claimers and slots.go).
 	BoundSeconds float64  `json:"bound_seconds"`
 	WithNoWorker int      `json:"orphans_allowed_time_with_no_worker"`
 	Over         int      `json:"over_bound"`
@@ -202,7 +203,7 @@ func (r *Report) Print(w io.Writer) {
 	t.Row("late writes refused / leases lost", fmt.Sprintf("%d / %d", rf.LateWrites, rf.LeasesLost), "workers' Stats: FinishRefused / LeaseLost")
 	t.Row("jobs with overlapping live leases", itoa(l.Overlapping), fmt.Sprintf("%d attempt pairs, %d expired leases (%d with renewal evidence); %d claims timed before the previous end",
 		l.PairsChecked, l.Expired, l.Evidenced, l.Inversions))
-	t.Row("longest death-to-reclaim", fmt.Sprintf("%.3fs", rc.MaxSeconds), fmt.Sprintf("bound %.3fs (TTL + watcher + poll + slack); %d orphaned leases of %d timed kills, %d over the bound, %d allowed time with no worker able to claim",
+	t.Row("longest death-to-reclaim", fmt.Sprintf("%.3fs", rc.MaxSeconds), fmt.Sprintf("bound %.3fs (TTL + watcher + poll + slack); %d orphaned leases of %d timed kills, %d over the bound, %d allowed time with no worker able to claim (none alive, or every slot taken first)",
 		rc.BoundSeconds, rc.Orphans, rc.KillsTimed, rc.Over, rc.WithNoWorker))
 	t.Row("faults", fmt.Sprintf("%d kills, %d freezes", len(f.Kills), effectiveFreezes(f.Freezes)), fmt.Sprintf("%d restarts, %d session terminations, %d worker processes, %d crashes%s",
 		countOutages(f.Outages, outageRestart), countOutages(f.Outages, outageTerminate), r.WorkerProcesses, len(f.Crashes), lockNote(f.Freezes)))
