@@ -144,13 +144,18 @@ func (a *app) withOperator(cmd *cobra.Command, query func(ctx context.Context, c
 	})
 }
 
-// withDB opens the database and runs fn with it and an operator client.
+// withDB opens the database, checks that its schema is the version this
+// tool knows (cli.DB.CheckSchema), and runs fn with it and an operator
+// client.
 func (a *app) withDB(cmd *cobra.Command, fn func(db *cli.DB, c *leasehold.Client) error) error {
 	db, err := a.open(cmd, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if err := db.CheckSchema(cmd.Context()); err != nil {
+		return err
+	}
 	c, err := a.operator(db)
 	if err != nil {
 		return err

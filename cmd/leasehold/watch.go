@@ -71,6 +71,9 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 		return err
 	}
 	defer db.Close()
+	if err := db.CheckSchema(cmd.Context()); err != nil {
+		return err
+	}
 	c, err := leasehold.NewClient(leasehold.Config{Driver: db.Driver, Queues: queues, Logger: a.logger(slog.LevelError)})
 	if errors.Is(err, leasehold.ErrInvalidConfig) {
 		return cli.UsageError(err)

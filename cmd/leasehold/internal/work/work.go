@@ -184,13 +184,20 @@ func tick(ctx context.Context, every time.Duration, fn func() bool) {
 // returned function stops the in-process provider, if any.
 func newClient(ctx context.Context, o Options, m *metricsServer) (*leasehold.Client, func(), error) {
 	noop := func() {}
-	if _, err := o.DB.Driver.Migrate(ctx); err != nil {
+	res, err := o.DB.Driver.Migrate(ctx)
+	if err != nil {
 		return nil, noop, fmt.Errorf("migrate %s: %w", o.DB.Target, err)
+	}
+	if res.From == 0 && res.Applied > 0 {
+		// Most often a first run; but a worker pointed at the wrong place
+		// (a typo in --db, a search_path naming another schema) would
+		// otherwise wait on an empty queue without a word.
+		o.Logger.Warn("created the leasehold tables: this database had none, so no job was waiting in it; if you expected jobs, check --db (on PostgreSQL, the URL's search_path)",
+			"database", o.DB.Target.String(), "version", res.To)
 	}
 	deps := jobkinds.Deps{Kinds: o.Kinds, Payments: payments.Options{Reconcile: o.ReconcileInto != ""}}
 	closeProvider := noop
 	if jobkinds.Runs(o.Kinds, payments.Kind) {
-		var err error
 		if deps.Ledger, err = ensureLedger(ctx, o); err != nil {
 			return nil, noop, err
 		}
