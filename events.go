@@ -26,6 +26,7 @@ const (
 	EventHeartbeat       = leasetype.EventHeartbeat       // a heartbeat statement renewed leases
 	EventHeartbeatFailed = leasetype.EventHeartbeatFailed // a heartbeat statement failed
 	EventFinishFailed    = leasetype.EventFinishFailed    // an outcome statement failed and will be retried
+	EventClaimFailed     = leasetype.EventClaimFailed     // a claim or the probe for work failed
 	EventRescued         = leasetype.EventRescued         // the stuck watcher moved an expired lease
 )
 

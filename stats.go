@@ -26,6 +26,7 @@ type Stats struct {
 	FinishRefused   int64
 	HeartbeatErrors int64 // heartbeat statements that failed (EventHeartbeatFailed)
 	FinishErrors    int64 // finish statements that failed and were retried (EventFinishFailed)
+	ClaimErrors     int64 // claim and probe statements that failed (EventClaimFailed)
 	// OutcomesDropped counts outcomes given up unwritten: refused by the
 	// database every time, or still unwritten when Stop's budget ran out.
 	// Their leases expire and the watcher returns their jobs
@@ -56,6 +57,7 @@ type stats struct {
 	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
 	leaseLost, finishRefused, heartbeatErrors, finishErrors, dropped  atomic.Int64
 	rescued, panics, skippedLate, eventsDropped, claimedAgain         atomic.Int64
+	claimErrors                                                       atomic.Int64
 }
 
 // Stats returns a snapshot of the client's counters.
@@ -65,7 +67,7 @@ func (c *Client) Stats() Stats {
 		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
 		Failed: s.failed.Load(), Snoozed: s.snoozed.Load(), Cancelled: s.cancelled.Load(),
 		Released: s.released.Load(), LeaseLost: s.leaseLost.Load(), FinishRefused: s.finishRefused.Load(),
-		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(),
+		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(), ClaimErrors: s.claimErrors.Load(),
 		OutcomesDropped: s.dropped.Load(), Rescued: s.rescued.Load(), Panics: s.panics.Load(),
 		SkippedLate: s.skippedLate.Load(), EventsDropped: s.eventsDropped.Load(), ClaimedAgain: s.claimedAgain.Load(),
 	}
@@ -98,6 +100,8 @@ func (s *stats) observe(ev *Event) {
 		s.heartbeatErrors.Add(1)
 	case EventFinishFailed:
 		s.finishErrors.Add(1)
+	case EventClaimFailed:
+		s.claimErrors.Add(1)
 	case EventRescued:
 		s.rescued.Add(1)
 	}

@@ -55,6 +55,12 @@ const (
 	// EventFinishFailed: a statement writing outcomes failed and will be
 	// retried; Leases is how many outcomes it held, Err why.
 	EventFinishFailed EventKind = "finish_failed"
+	// EventClaimFailed: a claim statement, or the probe that asks which
+	// queues have work, failed; Err why. Nothing was leased; the claim is
+	// tried again when its queue is next woken, the probe at the next poll
+	// interval. A claim abandoned because the client is stopping is not
+	// one.
+	EventClaimFailed EventKind = "claim_failed"
 	// EventRescued: the stuck watcher moved a job whose lease had expired
 	// (Rescued says where to).
 	EventRescued EventKind = "rescued"
@@ -69,7 +75,8 @@ type Event struct {
 	// set for subscribers only, not for the client's own counters.
 	Time time.Time
 	// Job is the job, for every kind except EventHeartbeat,
-	// EventHeartbeatFailed, EventFinishFailed and EventRescued.
+	// EventHeartbeatFailed, EventFinishFailed, EventClaimFailed and
+	// EventRescued.
 	Job *JobRow
 	// Outcome is the attempt's outcome, for EventFinished,
 	// EventFenceRefused and EventOutcomeDropped.
@@ -79,8 +86,8 @@ type Event struct {
 	// EventHeartbeat.
 	Duration time.Duration
 	// Err is the handler's error for outcome events, and the failure for
-	// EventNotStarted, EventLeaseLost, EventHeartbeatFailed and
-	// EventFinishFailed.
+	// EventNotStarted, EventLeaseLost, EventHeartbeatFailed,
+	// EventFinishFailed and EventClaimFailed.
 	Err error
 	// Leases counts the leases of an EventHeartbeat, EventHeartbeatFailed
 	// or EventFinishFailed.

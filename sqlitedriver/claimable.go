@@ -73,7 +73,7 @@ func (d *Driver) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams)
 	}
 	found, err := d.candidates(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: claimable queues: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: claimable queues: %w", err))
 	}
 	return driver.Claimable(p, found), nil
 }

@@ -25,10 +25,16 @@ var ErrDiskFull = errors.New("sqlitedriver: the disk is full")
 // network file system).
 var ErrDiskIO = errors.New("sqlitedriver: disk I/O error")
 
+// ErrCorrupt reports that SQLite found the database file damaged
+// (SQLITE_CORRUPT) or not an SQLite database at all (SQLITE_NOTADB). No
+// retry mends it: stop the processes on the file and restore it from a
+// backup (`leasehold work` stops on it).
+var ErrCorrupt = errors.New("sqlitedriver: the database file is corrupt")
+
 // fileError explains an SQLite error about the database file: what it means
 // and which file, with the original error kept for errors.As.
 type fileError struct {
-	kind error  // ErrDiskFull, ErrDiskIO, or nil
+	kind error  // ErrDiskFull, ErrDiskIO, ErrCorrupt, or nil
 	what string // the explanation, naming the file
 	err  error  // the original error chain
 }
@@ -81,9 +87,9 @@ func explainCode(code int, file string) (what string, kind error) {
 	case code&0xff == sqlite3.SQLITE_CANTOPEN:
 		return fmt.Sprintf("cannot open %s (%s): check that its directory exists and is writable", file, codeName(code)), nil
 	case code&0xff == sqlite3.SQLITE_CORRUPT:
-		return fmt.Sprintf("%s is corrupt (%s): restore it from a backup", file, codeName(code)), nil
+		return fmt.Sprintf("%s is corrupt (%s): restore it from a backup", file, codeName(code)), ErrCorrupt
 	case code&0xff == sqlite3.SQLITE_NOTADB:
-		return file + " is not an SQLite database", nil
+		return file + " is not an SQLite database", ErrCorrupt
 	}
 	return "", nil
 }

@@ -153,8 +153,8 @@ func TestExplainCode(t *testing.T) {
 		{sqlite3.SQLITE_IOERR_FSYNC, ErrDiskIO, "(SQLITE_IOERR_FSYNC)"},
 		{sqlite3.SQLITE_READONLY, nil, "/x.db is read-only"},
 		{sqlite3.SQLITE_CANTOPEN, nil, "cannot open /x.db"},
-		{sqlite3.SQLITE_CORRUPT, nil, "/x.db is corrupt"},
-		{sqlite3.SQLITE_NOTADB, nil, "/x.db is not an SQLite database"},
+		{sqlite3.SQLITE_CORRUPT, ErrCorrupt, "/x.db is corrupt"},
+		{sqlite3.SQLITE_NOTADB, ErrCorrupt, "/x.db is not an SQLite database"},
 		{sqlite3.SQLITE_CONSTRAINT_UNIQUE, nil, ""},
 		{sqlite3.SQLITE_BUSY, nil, ""},
 	} {

@@ -61,5 +61,6 @@ func (f fileIdentity) check() error {
 // opened on no longer names the file it opened, and nil when it does or
 // when d did not open a file itself (a Driver from New or NewWithReader).
 // It costs one stat of the path; a process may call it on a timer to stop
-// once its file is gone (`leasehold work` does, every second).
+// once its file is gone, as `leasehold work` stops at the first call that
+// fails with ErrFileReplaced.
 func (d *Driver) CheckFile() error { return d.file.check() }

@@ -120,11 +120,11 @@ func (d *Driver) slotJob(ctx context.Context, tx *sql.Tx, job *driver.InsertPara
 func (d *Driver) PeriodicList(ctx context.Context) ([]*leasetype.PeriodicRow, error) {
 	rows, err := d.dbQuery(ctx, periodicListSQL)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: list schedules: %w", err))
 	}
 	out, err := scanAll(rows, scanPeriodic)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: list schedules: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: list schedules: %w", err))
 	}
 	return out, nil
 }

@@ -19,7 +19,8 @@ const getJobSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE id = ?`
 // GetJob returns job id, or ErrJobNotFound.
 func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
 	j, err := scanJob(d.dbQueryRow(ctx, getJobSQL, id))
-	return jobOrNotFound(id, j, err)
+	j, err = jobOrNotFound(id, j, err)
+	return j, d.wrapErr(err)
 }
 
 // getJob reads job id in tx, or returns ErrJobNotFound.
@@ -45,7 +46,7 @@ func jobOrNotFound(id int64, j *leasehold.JobRow, err error) (*leasehold.JobRow,
 func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.Attempt, error) {
 	rows, err := d.dbQuery(ctx, listAttemptsSQL, jobID)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: list attempts: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: list attempts: %w", err))
 	}
 	defer rows.Close()
 	var out []*leasehold.Attempt
@@ -59,7 +60,7 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 		)
 		err := rows.Scan(&a.JobID, &a.Attempt, &a.Owner, &claimed, &heartbeat, &ended, &outcome, &errorsText, &resolution)
 		if err != nil {
-			return nil, fmt.Errorf("sqlitedriver: list attempts: %w", err)
+			return nil, d.wrapErr(fmt.Errorf("sqlitedriver: list attempts: %w", err))
 		}
 		a.ClaimedAt = fromMicros(claimed)
 		a.HeartbeatAt = nullTime(heartbeat)
@@ -70,7 +71,7 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 		out = append(out, &a)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitedriver: list attempts: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: list attempts: %w", err))
 	}
 	return out, nil
 }
@@ -146,7 +147,7 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	query += listOrder(p) + ` LIMIT ?`
 	rows, err := d.dbQuery(ctx, query, append(args, limit)...) // at most 512 distinct queries
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: list jobs: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: list jobs: %w", err))
 	}
 	return scanJobs(rows)
 }
@@ -196,7 +197,7 @@ SELECT queue, NULL, 0, NULL, sum(lease_until >= ?1), sum(lease_until < ?1) FROM 
 func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedSQL string, unclaimedArgs ...any) ([]*leasehold.QueueStats, error) {
 	rows, err := d.dbQuery(ctx, statsSQL, now)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 	}
 	defer rows.Close()
 	byQueue := make(map[string]*leasehold.QueueStats)
@@ -210,7 +211,7 @@ func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedS
 			live, expired int64
 		)
 		if err := rows.Scan(&queue, &status, &count, &oldest, &live, &expired); err != nil {
-			return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+			return nil, d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 		}
 		s := byQueue[queue]
 		if s == nil {
@@ -228,7 +229,7 @@ func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedS
 		s.ExpiredLeases += expired
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 	}
 	sort.Strings(queues)
 	out := make([]*leasehold.QueueStats, len(queues))
@@ -262,7 +263,7 @@ func (d *Driver) neverClaimed(ctx context.Context, byQueue map[string]*leasehold
 	now := args[0].(int64)
 	rows, err := d.dbQuery(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		return d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -272,7 +273,7 @@ func (d *Driver) neverClaimed(ctx context.Context, byQueue map[string]*leasehold
 			oldest int64
 		)
 		if err := rows.Scan(&queue, &b.Kind, &b.Due, &oldest, &b.LiveLeases); err != nil {
-			return fmt.Errorf("sqlitedriver: queue stats: %w", err)
+			return d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 		}
 		b.OldestDue = time.Duration(now-oldest) * time.Microsecond
 		if q := byQueue[queue]; q != nil {
@@ -280,7 +281,7 @@ func (d *Driver) neverClaimed(ctx context.Context, byQueue map[string]*leasehold
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		return d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func (d *Driver) setPaused(ctx context.Context, query, queue string) error {
 func (d *Driver) pausedQueues(ctx context.Context) (map[string]time.Time, error) {
 	rows, err := d.dbQuery(ctx, pausedSQL)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 	}
 	defer rows.Close()
 	paused := map[string]time.Time{}
@@ -57,12 +57,12 @@ func (d *Driver) pausedQueues(ctx context.Context) (map[string]time.Time, error)
 			at   int64
 		)
 		if err := rows.Scan(&name, &at); err != nil {
-			return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+			return nil, d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 		}
 		paused[name] = fromMicros(at)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitedriver: queue stats: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 	}
 	return paused, nil
 }

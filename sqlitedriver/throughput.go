@@ -54,7 +54,7 @@ func (d *Driver) Throughput(ctx context.Context, since time.Duration) ([]*leaseh
 	from := now.UnixMicro() - since.Microseconds()
 	rows, err := d.dbQuery(ctx, throughputSQL, from-from%minuteMicros)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: throughput: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: throughput: %w", err))
 	}
 	defer rows.Close()
 	var out []*leasehold.ThroughputBucket
@@ -65,13 +65,13 @@ func (d *Driver) Throughput(ctx context.Context, since time.Duration) ([]*leaseh
 			outcome string
 		)
 		if err := rows.Scan(&minute, &b.Queue, &outcome, &b.Jobs); err != nil {
-			return nil, fmt.Errorf("sqlitedriver: throughput: %w", err)
+			return nil, d.wrapErr(fmt.Errorf("sqlitedriver: throughput: %w", err))
 		}
 		b.Minute, b.Outcome = fromMicros(minute), leasehold.Outcome(outcome)
 		out = append(out, &b)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitedriver: throughput: %w", err)
+		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: throughput: %w", err))
 	}
 	return out, nil
 }

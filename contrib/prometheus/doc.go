@@ -33,6 +33,7 @@
 //	leasehold_outcomes_dropped_total{queue,kind}        outcomes given up unwritten
 //	leasehold_heartbeat_failures_total                  heartbeat statements that failed
 //	leasehold_finish_failures_total                     outcome statements that failed and were retried
+//	leasehold_claim_failures_total                      claims, and probes for queues with work, that failed
 //	leasehold_events_dropped_total                      events the client's subscribers missed (full channels)
 //	leasehold_handler_duration_seconds{queue,kind}      histogram: how long handlers ran
 //	leasehold_claim_to_start_seconds{queue}             histogram: from sending the claim to starting the handler

@@ -22,6 +22,7 @@ type eventMetrics struct {
 	handler, claimToStart                  *prometheus.HistogramVec
 	heartbeat                              prometheus.Histogram
 	heartbeatFailures, finishFailures      prometheus.Counter
+	claimFailures                          prometheus.Counter
 
 	series map[seriesKey]*series
 }
@@ -61,6 +62,8 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 			Help: "Round trip of a heartbeat statement that renewed leases.", Buckets: latencyBuckets}),
 		heartbeatFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "heartbeat_failures_total",
 			Help: "Heartbeat statements that failed."}),
+		claimFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "claim_failures_total",
+			Help: "Claim statements, and probes for queues with work, that failed."}),
 		finishFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "finish_failures_total",
 			Help: "Outcome statements that failed and were retried."}),
 		series: map[seriesKey]*series{},
@@ -70,7 +73,7 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 func (e *eventMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{e.claimed, e.notStarted, e.claimedAgain, e.finished, e.rescued,
 		e.leaseLost, e.refused, e.dropped, e.handler, e.claimToStart, e.heartbeat, e.heartbeatFailures,
-		e.finishFailures}
+		e.finishFailures, e.claimFailures}
 }
 
 // observe counts one event.
@@ -84,6 +87,9 @@ func (e *eventMetrics) observe(ev *leasehold.Event) {
 		return
 	case leasehold.EventFinishFailed:
 		e.finishFailures.Inc()
+		return
+	case leasehold.EventClaimFailed:
+		e.claimFailures.Inc()
 		return
 	case leasehold.EventRescued:
 		if r := ev.Rescued; r != nil {

@@ -34,6 +34,7 @@ func TestObserveEveryKind(t *testing.T) {
 		{Kind: leasehold.EventHeartbeat, Leases: 3, Duration: 4 * time.Millisecond},
 		{Kind: leasehold.EventHeartbeatFailed, Leases: 3, Err: boom},
 		{Kind: leasehold.EventFinishFailed, Leases: 2, Err: boom},
+		{Kind: leasehold.EventClaimFailed, Err: boom},
 		{Kind: leasehold.EventRescued, Rescued: &leasehold.RescuedJob{ID: 8, Queue: "q", Kind: "k2", NewState: leasehold.StateStuck}},
 		{Kind: leasehold.EventFinished, Job: job, Outcome: "some_future_outcome", Duration: time.Millisecond},
 		{Kind: "some_future_kind", Job: job},
@@ -41,6 +42,9 @@ func TestObserveEveryKind(t *testing.T) {
 		e.observe(&ev)
 	}
 	const want = `
+# HELP leasehold_claim_failures_total Claim statements, and probes for queues with work, that failed.
+# TYPE leasehold_claim_failures_total counter
+leasehold_claim_failures_total 1
 # HELP leasehold_claim_to_start_seconds Time from sending a claim to starting the job's handler.
 # TYPE leasehold_claim_to_start_seconds histogram
 leasehold_claim_to_start_seconds_bucket{queue="q",le="0.0005"} 0
@@ -88,7 +92,7 @@ leasehold_leases_lost_total{kind="k",queue="q"} 1
 # TYPE leasehold_outcomes_dropped_total counter
 leasehold_outcomes_dropped_total{kind="k",queue="q"} 1
 `
-	names := []string{"leasehold_claim_to_start_seconds", "leasehold_fenced_writes_refused_total",
+	names := []string{"leasehold_claim_failures_total", "leasehold_claim_to_start_seconds", "leasehold_fenced_writes_refused_total",
 		"leasehold_finish_failures_total", "leasehold_heartbeat_failures_total", "leasehold_jobs_claimed_again_total", "leasehold_jobs_claimed_total",
 		"leasehold_jobs_not_started_total", "leasehold_jobs_rescued_total", "leasehold_leases_lost_total",
 		"leasehold_outcomes_dropped_total"}

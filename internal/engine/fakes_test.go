@@ -47,8 +47,10 @@ type fakeDB struct {
 	down  bool
 	// heartbeats are the sizes of the Heartbeat statements, in order.
 	heartbeats []int
-	// claims and probes count the Claim and ClaimableQueues calls.
-	claims, probes int
+	// claims and probes count the Claim and ClaimableQueues calls;
+	// claimErr fails every Claim, probeErr every ClaimableQueues.
+	claims, probes     int
+	claimErr, probeErr error
 }
 
 func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
@@ -60,6 +62,10 @@ func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
 func (db *fakeDB) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasetype.JobRow, error) {
 	db.mu.Lock()
 	db.claims++
+	if err := db.claimErr; err != nil {
+		db.mu.Unlock()
+		return nil, err
+	}
 	var rows []*leasetype.JobRow
 	db.pending = slices.DeleteFunc(db.pending, func(r *leasetype.JobRow) bool {
 		take := r.Queue == p.Queue && len(rows) < p.Limit
@@ -87,6 +93,9 @@ func (db *fakeDB) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams
 	defer db.mu.Unlock()
 	db.probes++
 	time.Sleep(db.probeDelay)
+	if db.probeErr != nil {
+		return nil, db.probeErr
+	}
 	var out []string
 	for _, r := range db.pending {
 		if _, ok := p.Queues[r.Queue]; ok && !slices.Contains(out, r.Queue) {
@@ -284,7 +293,7 @@ func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
 	r.prod = NewProducer(ProducerConfig{
 		Claimer: db, Queues: o.queues,
 		Kinds: []string{"k"}, Owner: "w1", TTL: o.ttl, PollInterval: o.poll, FetchBatch: 100,
-		Executor: r.exec, Clock: r.win.Clock, Logger: log,
+		Executor: r.exec, Clock: r.win.Clock, Emit: r.rec.emit, Logger: log,
 	})
 	for _, s := range []interface{ Start(context.Context) error }{r.hb, r.comp, r.exec, r.prod} {
 		if err := s.Start(context.Background()); err != nil {

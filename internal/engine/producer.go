@@ -58,7 +58,9 @@ type ProducerConfig struct {
 	FetchBatch int
 	Executor   *Executor
 	Clock      *Clock
-	Logger     *slog.Logger
+	// Emit receives EventClaimFailed.
+	Emit   Emit
+	Logger *slog.Logger
 }
 
 // Producer claims jobs of every queue into free worker slots (one loop
@@ -264,7 +266,10 @@ func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full 
 	q.cur.claimed(params, full, rows, sent, p.cfg.Clock.Now())
 	q.inFlight.Add(int64(len(rows) - reserved))
 	if err != nil {
-		p.cfg.Logger.Warn("leasehold: claim failed", "queue", q.name, "err", err)
+		if p.claimCtx.Err() == nil {
+			p.cfg.Logger.Warn("leasehold: claim failed", "queue", q.name, "err", err)
+			p.cfg.Emit(leasetype.Event{Kind: leasetype.EventClaimFailed, Err: err})
+		}
 		return 0
 	}
 	for _, row := range rows {

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/leasehold/leasehold/leasetype"
 )
 
 // probeShare spaces the probes out when one is slow: the next comes no
@@ -42,6 +44,7 @@ func (p *Producer) probe(ctx context.Context) {
 	if err != nil {
 		if ctx.Err() == nil {
 			p.cfg.Logger.Warn("leasehold: looking for queues with jobs failed", "err", err)
+			p.cfg.Emit(leasetype.Event{Kind: leasetype.EventClaimFailed, Err: err})
 		}
 		return
 	}

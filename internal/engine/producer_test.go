@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -107,4 +108,34 @@ func TestBusyQueuesAllProgress(t *testing.T) {
 		})
 		close(release[r])
 	}
+}
+
+// TestClaimFailuresEmitted: a claim or probe that fails emits
+// EventClaimFailed with its error, so that metrics and a supervising
+// process see what was only logged; once the database answers again the
+// job is claimed.
+func TestClaimFailuresEmitted(t *testing.T) {
+	db := newFakeDB(rows(1)...)
+	db.claimErr, db.probeErr = errDown, errFlaky
+	r := newRig(t, db, rigOpts{run: func(context.Context, *leasetype.JobRow) error { return nil }})
+	r.prod.Wake("q") // a claim, beside the probes
+	failed := func(want error) bool {
+		r.rec.mu.Lock()
+		defer r.rec.mu.Unlock()
+		for _, ev := range r.rec.evs {
+			if ev.Kind == leasetype.EventClaimFailed && errors.Is(ev.Err, want) {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "a failed claim and a failed probe to be reported", func() bool {
+		return failed(errDown) && failed(errFlaky)
+	})
+	db.mu.Lock()
+	db.claimErr, db.probeErr = nil, nil
+	db.mu.Unlock()
+	waitFor(t, "the job to be claimed once claims succeed", func() bool {
+		return r.rec.count(leasetype.EventClaimed) == 1
+	})
 }

@@ -74,8 +74,9 @@ type Options struct {
 }
 
 // Run runs workers until ctx ends (or StopOnEOF or UntilIdle says so, or
-// the SQLite file it opened is removed or replaced, which it returns as
-// an error), then stops gracefully and returns the client's counters. Outcomes it
+// a failure no retry mends, an SQLite file removed, replaced or corrupt,
+// which it returns as an error), then stops gracefully and returns the
+// client's counters. Outcomes it
 // could not write at the end (the database unreachable) are counted in
 // OutcomesDropped and logged: their leases expire and their jobs come back.
 func Run(ctx context.Context, o Options) (view.StatsView, error) {
@@ -113,7 +114,7 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	if o.UntilIdle {
 		go waitIdle(runCtx, cancel, client, o)
 	}
-	file := watchFile(runCtx, o.DB.Driver, cancel)
+	broken := watchFatal(runCtx, client, cancel)
 	var reports *fleet.Emitter
 	reported := make(chan struct{})
 	if o.Reports != nil {
@@ -136,9 +137,9 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		o.Logger.Warn("could not release or record some leases: their jobs come back when the leases expire",
 			"leases", n, "lease_ttl", o.TTL)
 	}
-	if ferr := file.err(); ferr != nil {
-		o.Logger.Error("stopped: the database file is not the one this worker opened", "err", ferr)
-		return stats, fmt.Errorf("%w (the worker stopped; start it again on the file now there)", ferr)
+	if ferr := broken.err(); ferr != nil {
+		o.Logger.Error("stopped: the database cannot be used as it is", "err", ferr)
+		return stats, fmt.Errorf("%w (the worker stopped)", ferr)
 	}
 	if err != nil {
 		return stats, fmt.Errorf("stop workers: %w", err)

@@ -1,0 +1,58 @@
+package work
+
+import (
+	"context"
+	"errors"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/sqlitedriver"
+)
+
+// fatal reports whether err is a database failure no retry mends: the
+// SQLite file removed or replaced under the worker (its path no longer
+// names the file it opened), or corrupt.
+func fatal(err error) bool {
+	return errors.Is(err, sqlitedriver.ErrFileReplaced) || errors.Is(err, sqlitedriver.ErrCorrupt)
+}
+
+// fatalWatch stops a worker on the first fatal failure of a claim, of the
+// probe for queues with work, of a heartbeat or of an outcome's write:
+// the client would retry it forever, logging warnings, while the jobs it
+// should run wait (in the new file, or in a restored one). The probe runs
+// every poll interval, so an idle worker notices too.
+type fatalWatch struct {
+	gone chan error // holds the first fatal failure
+}
+
+// watchFatal follows c's failure events until ctx ends; on the first
+// fatal one it records the error and calls stop.
+func watchFatal(ctx context.Context, c *leasehold.Client, stop context.CancelFunc) *fatalWatch {
+	w := &fatalWatch{gone: make(chan error, 1)}
+	events, unsubscribe := c.Subscribe(leasehold.EventClaimFailed, leasehold.EventHeartbeatFailed, leasehold.EventFinishFailed)
+	go func() {
+		defer unsubscribe()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-events:
+				if fatal(ev.Err) {
+					w.gone <- ev.Err
+					stop()
+					return
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// err returns the failure that stopped the worker, if any.
+func (w *fatalWatch) err() error {
+	select {
+	case err := <-w.gone:
+		return err
+	default:
+		return nil
+	}
+}
