@@ -89,11 +89,13 @@ func TestCursorClaims(t *testing.T) {
 }
 
 // TestCursorFullClaimBehindDueAtOnce checks that a full claim that filled
-// its limit with a job before the cursor (one the watcher returned) makes
-// the next full claim due at once, while one that did not fill its limit,
-// or found nothing before the cursor, keeps the gap: the jobs a dead
-// worker held, returned together, are claimed one full claim after the
-// other, not one gap after the other.
+// its limit with jobs before the cursor only (ones the watcher returned)
+// makes the next full claim due at once and run in the loop with every
+// free slot, even when full claims are slow, until one finds work after
+// the cursor too; while one that did not fill its limit, or found nothing
+// before the cursor, keeps the gap: the jobs a dead worker held, returned
+// together, are claimed one full claim after the other, not one gap after
+// the other, nor after newer jobs.
 func TestCursorFullClaimBehindDueAtOnce(t *testing.T) {
 	c := cursor{interval: time.Second}
 	ms := int64(time.Millisecond)
@@ -109,18 +111,28 @@ func TestCursorFullClaimBehindDueAtOnce(t *testing.T) {
 	// due 10 x 50 ms after it started.
 	done(claim(0, fullClaim), 0, 50*ms, cursorRow(10, 1))
 	claim(499*ms, cursorClaim)
-	// It fills its limit with job 3, returned by the watcher: the next is
-	// due when it ends.
+	// It fills its limit with job 3, returned by the watcher, all of it
+	// before the cursor: the next is due when it ends, in the loop with
+	// every free slot however slow full claims are, and so is the one
+	// after while they keep finding only such jobs.
 	done(claim(500*ms, fullClaimBeside), 500*ms, 550*ms, cursorRow(3, 2))
-	p := claim(550*ms, fullClaimBeside)
-	// Job 11, after the cursor: the gap again.
-	done(p, 550*ms, 600*ms, cursorRow(11, 1))
-	claim(601*ms, cursorClaim)
-	claim(1049*ms, cursorClaim)
-	// Job 4, before the cursor, with a slot to spare: the last such job.
-	p = claim(1050*ms, fullClaimBeside)
+	p := claim(550*ms, fullClaim)
+	done(p, 550*ms, 570*ms, cursorRow(5, 2))
+	p = claim(570*ms, fullClaim)
+	// Job 6 before the cursor and job 11 after it: the backlog is worked
+	// off; the limit was filled with a job before the cursor, so the next
+	// full claim is due at once, but beside the loop again.
 	p.Limit = 2
-	done(p, 1050*ms, 1100*ms, cursorRow(4, 2))
-	claim(1101*ms, cursorClaim)
-	claim(1550*ms, fullClaimBeside)
+	done(p, 570*ms, 620*ms, cursorRow(6, 2), cursorRow(11, 1))
+	p = claim(621*ms, fullClaimBeside)
+	// Job 12, after the cursor: the gap again.
+	done(p, 621*ms, 671*ms, cursorRow(12, 1))
+	claim(672*ms, cursorClaim)
+	claim(1120*ms, cursorClaim)
+	// Job 4, before the cursor, with a slot to spare: the last such job.
+	p = claim(1121*ms, fullClaimBeside)
+	p.Limit = 2
+	done(p, 1121*ms, 1171*ms, cursorRow(4, 2))
+	claim(1172*ms, cursorClaim)
+	claim(1621*ms, fullClaimBeside)
 }
