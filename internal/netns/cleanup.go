@@ -64,10 +64,14 @@ func killIn(ctx context.Context, ns string) error {
 }
 
 // deleteLink deletes a link; one already gone (its peer's namespace went
-// with it) is not an error.
+// with it) is not an error. ip says so in two ways: "Cannot find device"
+// when the name is gone before it asks, "No such device" when the kernel
+// removed the link between the lookup and the delete (a namespace's
+// teardown, which `ip netns delete` starts, removes its veth pairs
+// asynchronously, so Cleanup can list a root-side end that then goes).
 func deleteLink(ctx context.Context, name string) error {
 	_, err := run(ctx, "link", "delete", name)
-	if err != nil && strings.Contains(err.Error(), "Cannot find device") {
+	if err != nil && (strings.Contains(err.Error(), "Cannot find device") || strings.Contains(err.Error(), "No such device")) {
 		return nil
 	}
 	return err

@@ -136,8 +136,9 @@ func (h *harness) countWorkers(r *Report) {
 // its death to the next claim of the job, by the database clock.
 func (h *harness) reclaims(r *Report, f *dbFacts) {
 	rc := &r.Reclaim
-	bound := h.o.reclaimBound().Microseconds()
-	rc.BoundSeconds = float64(bound) / 1e6
+	slack := h.reclaimSlack()
+	bound := (h.o.reclaimTimers() + slack).Microseconds()
+	rc.BoundSeconds, rc.SlackSeconds = float64(bound)/1e6, slack.Seconds()
 	// The expired leases of each owner, with the claim that followed.
 	type expired struct{ lease, next attemptRow }
 	byOwner := map[string][]expired{}

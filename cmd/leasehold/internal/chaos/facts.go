@@ -55,6 +55,17 @@ func (f *facts) setCalls(owner string, c CallStats) {
 	}
 }
 
+// allCalls returns every worker's latest call counters.
+func (f *facts) allCalls() []CallStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]CallStats, 0, len(f.byOwner))
+	for _, c := range f.byOwner {
+		out = append(out, c)
+	}
+	return out
+}
+
 // readyAt returns when the worker owner first reported, if it did.
 func (f *facts) readyAt(owner string) (time.Time, bool) {
 	f.mu.Lock()

@@ -42,6 +42,12 @@ type CallStats struct {
 	OtherErrors     int64 `json:"other_errors"`
 	// Refused counts CompleteTx calls the fence refused.
 	Refused int64 `json:"refused"`
+	// ClaimLatency, ProbeLatency and RescueLatency count the durations of
+	// the claims, the probes for queues with work and the watcher's
+	// passes, in the buckets of latencyBounds.
+	ClaimLatency  []int64 `json:"claim_latency,omitempty"`
+	ProbeLatency  []int64 `json:"probe_latency,omitempty"`
+	RescueLatency []int64 `json:"rescue_latency,omitempty"`
 }
 
 // Errors is the total of failed calls.

@@ -29,6 +29,8 @@ type recorder struct {
 	ok, lastOK                                           atomic.Int64
 	claimErrs, hbErrs, finishErrs, rescueErrs, otherErrs atomic.Int64
 	refused                                              atomic.Int64
+	// claims, probes and rescues time those statements (latency.go).
+	claims, probes, rescues latency
 }
 
 // wrap returns the recording driver for d, a driver.Notifier too when d
@@ -77,14 +79,26 @@ func (r *recorder) Calls() CallStats {
 		OK: r.ok.Load(), LastOK: r.lastOK.Load(),
 		ClaimErrors: r.claimErrs.Load(), HeartbeatErrors: r.hbErrs.Load(), FinishErrors: r.finishErrs.Load(),
 		RescueErrors: r.rescueErrs.Load(), OtherErrors: r.otherErrs.Load(), Refused: r.refused.Load(),
+		ClaimLatency: r.claims.snapshot(), ProbeLatency: r.probes.snapshot(), RescueLatency: r.rescues.snapshot(),
 	}
 }
 
 // Claim implements driver.Driver.
 func (r *recorder) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
+	start := time.Now()
 	rows, err := r.Driver.Claim(ctx, p)
+	r.claims.observe(time.Since(start))
 	r.count(ctx, err, &r.claimErrs)
 	return rows, err
+}
+
+// ClaimableQueues implements driver.Driver, timing the producer's probe
+// (not counted among the calls, as it never was).
+func (r *recorder) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams) ([]string, error) {
+	start := time.Now()
+	queues, err := r.Driver.ClaimableQueues(ctx, p)
+	r.probes.observe(time.Since(start))
+	return queues, err
 }
 
 // Heartbeat implements driver.Driver and reports the renewed leases: not
@@ -136,7 +150,9 @@ func (r *recorder) reportRefusal(p *driver.FinishParams) {
 
 // RescueExpired implements driver.Driver.
 func (r *recorder) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
+	start := time.Now()
 	jobs, err := r.Driver.RescueExpired(ctx, p)
+	r.rescues.observe(time.Since(start))
 	r.count(ctx, err, &r.rescueErrs)
 	return jobs, err
 }

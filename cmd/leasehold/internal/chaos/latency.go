@@ -1,0 +1,90 @@
+package chaos
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// The reclaim bound's slack is the time the statements of a reclaim take
+// once it is due (the watcher's rescue, the producer's probe, the claim),
+// and what they take depends on how loaded the machine is: on two cores
+// shared with race-instrumented workers and a test suite beside them, a
+// claim takes ten times what it takes on a quiet machine. So the workers
+// time those statements, and the slack is the sum of the three's 95th
+// percentiles over the run, or reclaimSlack when that is more
+// (harness.reclaimSlack). A statement cut short by an outage still counts
+// (it failed), but 95th percentiles leave out the few that spanned one.
+
+// latencyBounds are the upper bounds (µs) of a latency histogram's
+// buckets, each at most 1.5 times the one before; the last bucket holds
+// the rest.
+var latencyBounds = [...]int64{1e3, 1500, 2e3, 3e3, 5e3, 7e3, 10e3, 15e3, 20e3, 30e3, 50e3, 70e3,
+	100e3, 150e3, 200e3, 300e3, 500e3, 700e3, 1e6, 1500e3, 2e6, 3e6, 5e6}
+
+// latency counts durations into the buckets of latencyBounds, one more for
+// what lies above them, safely from many goroutines.
+type latency [len(latencyBounds) + 1]atomic.Int64
+
+// observe counts one duration.
+func (l *latency) observe(d time.Duration) {
+	us := d.Microseconds()
+	for i, b := range latencyBounds {
+		if us <= b {
+			l[i].Add(1)
+			return
+		}
+	}
+	l[len(latencyBounds)].Add(1)
+}
+
+// snapshot returns the counts.
+func (l *latency) snapshot() []int64 {
+	out := make([]int64, len(l))
+	for i := range l {
+		out[i] = l[i].Load()
+	}
+	return out
+}
+
+// quantile returns the upper bound of the bucket that holds the q-th
+// quantile of the summed counts (an overestimate by at most one bucket),
+// 0 without any count, and the largest bound for the last bucket.
+func quantile(q float64, counts ...[]int64) time.Duration {
+	sum := make([]int64, len(latencyBounds)+1)
+	var total int64
+	for _, c := range counts {
+		for i := range min(len(c), len(sum)) {
+			sum[i] += c[i]
+			total += c[i]
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := int64(q * float64(total))
+	var seen int64
+	for i, n := range sum {
+		seen += n
+		if seen > rank {
+			return time.Duration(latencyBounds[min(i, len(latencyBounds)-1)]) * time.Microsecond
+		}
+	}
+	return time.Duration(latencyBounds[len(latencyBounds)-1]) * time.Microsecond
+}
+
+// reclaimSlack returns the slack of the reclaim bound: the 95th
+// percentiles of the workers' watcher passes, probes and claims, summed,
+// or reclaimSlack when that is more.
+func (h *harness) reclaimSlack() time.Duration {
+	var rescues, probes, claims [][]int64
+	for _, c := range h.facts.allCalls() {
+		rescues, probes, claims = append(rescues, c.RescueLatency), append(probes, c.ProbeLatency), append(claims, c.ClaimLatency)
+	}
+	return slackOf(rescues, probes, claims)
+}
+
+// slackOf is reclaimSlack for the given histograms.
+func slackOf(rescues, probes, claims [][]int64) time.Duration {
+	const q = 0.95
+	return max(reclaimSlack, quantile(q, rescues...)+quantile(q, probes...)+quantile(q, claims...))
+}
