@@ -10,10 +10,13 @@ import (
 // and what they take depends on how loaded the machine is: on two cores
 // shared with race-instrumented workers and a test suite beside them, a
 // claim takes ten times what it takes on a quiet machine. So the workers
-// time those statements, and the slack is the sum of the three's 95th
+// time those statements, and the slack is the sum of the three's 99th
 // percentiles over the run, or reclaimSlack when that is more
-// (harness.reclaimSlack). A statement cut short by an outage still counts
-// (it failed), but 95th percentiles leave out the few that spanned one.
+// (harness.reclaimSlack). Only statements that succeeded are timed: one
+// cut short by an outage says nothing of the machine's load, and the
+// check allows outages apart (availability.go). The 99th, not the 95th:
+// a run reclaims some 300 leases, and with 95th percentiles a CI run on
+// a loaded machine had 3 of 293 over the bound by 26 to 154 ms.
 
 // latencyBounds are the upper bounds (µs) of a latency histogram's
 // buckets, each at most 1.5 times the one before; the last bucket holds
@@ -72,7 +75,7 @@ func quantile(q float64, counts ...[]int64) time.Duration {
 	return time.Duration(latencyBounds[len(latencyBounds)-1]) * time.Microsecond
 }
 
-// reclaimSlack returns the slack of the reclaim bound: the 95th
+// reclaimSlack returns the slack of the reclaim bound: the 99th
 // percentiles of the workers' watcher passes, probes and claims, summed,
 // or reclaimSlack when that is more.
 func (h *harness) reclaimSlack() time.Duration {
@@ -85,6 +88,6 @@ func (h *harness) reclaimSlack() time.Duration {
 
 // slackOf is reclaimSlack for the given histograms.
 func slackOf(rescues, probes, claims [][]int64) time.Duration {
-	const q = 0.95
+	const q = 0.99
 	return max(reclaimSlack, quantile(q, rescues...)+quantile(q, probes...)+quantile(q, claims...))
 }

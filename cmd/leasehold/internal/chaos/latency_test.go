@@ -36,7 +36,7 @@ func TestQuantile(t *testing.T) {
 }
 
 // TestSlackOf: the reclaim bound's slack is the sum of the three
-// statements' 95th percentiles, and never less than reclaimSlack.
+// statements' 99th percentiles, and never less than reclaimSlack.
 func TestSlackOf(t *testing.T) {
 	hist := func(d time.Duration) [][]int64 {
 		var l latency

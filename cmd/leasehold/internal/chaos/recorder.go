@@ -87,7 +87,9 @@ func (r *recorder) Calls() CallStats {
 func (r *recorder) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
 	start := time.Now()
 	rows, err := r.Driver.Claim(ctx, p)
-	r.claims.observe(time.Since(start))
+	if err == nil {
+		r.claims.observe(time.Since(start))
+	}
 	r.count(ctx, err, &r.claimErrs)
 	return rows, err
 }
@@ -97,7 +99,9 @@ func (r *recorder) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leaseho
 func (r *recorder) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams) ([]string, error) {
 	start := time.Now()
 	queues, err := r.Driver.ClaimableQueues(ctx, p)
-	r.probes.observe(time.Since(start))
+	if err == nil {
+		r.probes.observe(time.Since(start))
+	}
 	return queues, err
 }
 
@@ -152,7 +156,9 @@ func (r *recorder) reportRefusal(p *driver.FinishParams) {
 func (r *recorder) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	start := time.Now()
 	jobs, err := r.Driver.RescueExpired(ctx, p)
-	r.rescues.observe(time.Since(start))
+	if err == nil {
+		r.rescues.observe(time.Since(start))
+	}
 	r.count(ctx, err, &r.rescueErrs)
 	return jobs, err
 }
