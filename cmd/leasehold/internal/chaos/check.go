@@ -137,8 +137,9 @@ func (h *harness) countWorkers(r *Report) {
 func (h *harness) reclaims(r *Report, f *dbFacts) {
 	rc := &r.Reclaim
 	slack := h.reclaimSlack()
-	bound := (h.o.reclaimTimers() + slack).Microseconds()
-	rc.BoundSeconds, rc.SlackSeconds = float64(bound)/1e6, slack.Seconds()
+	bound := (h.o.reclaimTimers() + slack.total()).Microseconds()
+	rc.BoundSeconds, rc.SlackSeconds = float64(bound)/1e6, slack.total().Seconds()
+	rc.SlackRescue, rc.SlackProbe, rc.SlackClaim = slack.Rescue.Seconds(), slack.Probe.Seconds(), slack.Claim.Seconds()
 	// The expired leases of each owner, with the claim that followed.
 	type expired struct{ lease, next attemptRow }
 	byOwner := map[string][]expired{}

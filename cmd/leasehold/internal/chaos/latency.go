@@ -75,10 +75,20 @@ func quantile(q float64, counts ...[]int64) time.Duration {
 	return time.Duration(latencyBounds[len(latencyBounds)-1]) * time.Microsecond
 }
 
-// reclaimSlack returns the slack of the reclaim bound: the 99th
-// percentiles of the workers' watcher passes, probes and claims, summed,
-// or reclaimSlack when that is more.
-func (h *harness) reclaimSlack() time.Duration {
+// slack is the reclaim bound's slack and the percentiles it sums.
+type slack struct {
+	Rescue, Probe, Claim time.Duration
+}
+
+// total returns the sum of the percentiles, or reclaimSlack when that is
+// more.
+func (s slack) total() time.Duration {
+	return max(reclaimSlack, s.Rescue+s.Probe+s.Claim)
+}
+
+// reclaimSlack returns the slack of the reclaim bound from the workers'
+// timings (slackOf).
+func (h *harness) reclaimSlack() slack {
 	var rescues, probes, claims [][]int64
 	for _, c := range h.facts.allCalls() {
 		rescues, probes, claims = append(rescues, c.RescueLatency), append(probes, c.ProbeLatency), append(claims, c.ClaimLatency)
@@ -86,8 +96,8 @@ func (h *harness) reclaimSlack() time.Duration {
 	return slackOf(rescues, probes, claims)
 }
 
-// slackOf is reclaimSlack for the given histograms.
-func slackOf(rescues, probes, claims [][]int64) time.Duration {
-	const q = 0.99
-	return max(reclaimSlack, quantile(q, rescues...)+quantile(q, probes...)+quantile(q, claims...))
+// slackOf returns the 95th percentile of the watcher passes and the 99th
+// of the probes and the claims.
+func slackOf(rescues, probes, claims [][]int64) slack {
+	return slack{Rescue: quantile(0.95, rescues...), Probe: quantile(0.99, probes...), Claim: quantile(0.99, claims...)}
 }

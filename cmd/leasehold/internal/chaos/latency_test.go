@@ -36,7 +36,8 @@ func TestQuantile(t *testing.T) {
 }
 
 // TestSlackOf: the reclaim bound's slack is the sum of the three
-// statements' 99th percentiles, and never less than reclaimSlack.
+// statements' percentiles (95th of the watcher passes, 99th of the
+// probes and claims), and never less than reclaimSlack.
 func TestSlackOf(t *testing.T) {
 	hist := func(d time.Duration) [][]int64 {
 		var l latency
@@ -45,13 +46,29 @@ func TestSlackOf(t *testing.T) {
 		}
 		return [][]int64{l.snapshot()}
 	}
-	if got := slackOf(hist(time.Millisecond), hist(time.Millisecond), hist(2*time.Millisecond)); got != reclaimSlack {
+	if got := slackOf(hist(time.Millisecond), hist(time.Millisecond), hist(2*time.Millisecond)).total(); got != reclaimSlack {
 		t.Errorf("slack on a quiet machine = %v, want reclaimSlack %v", got, reclaimSlack)
 	}
-	if got, want := slackOf(hist(180*time.Millisecond), hist(90*time.Millisecond), hist(400*time.Millisecond)), 800*time.Millisecond; got != want {
+	if got, want := slackOf(hist(180*time.Millisecond), hist(90*time.Millisecond), hist(400*time.Millisecond)).total(), 800*time.Millisecond; got != want {
 		t.Errorf("slack under load = %v, want %v (200 + 100 + 500 ms)", got, want)
 	}
-	if got := slackOf(nil, nil, nil); got != reclaimSlack {
+	// 3 slow in 100: past the watcher's 95th percentile, within the 99th
+	// of the probes and claims.
+	tail := func() [][]int64 {
+		var l latency
+		for i := range 100 {
+			d := time.Millisecond
+			if i < 3 {
+				d = 2 * time.Second
+			}
+			l.observe(d)
+		}
+		return [][]int64{l.snapshot()}
+	}
+	if got, want := slackOf(tail(), tail(), tail()), (slack{Rescue: time.Millisecond, Probe: 2 * time.Second, Claim: 2 * time.Second}); got != want {
+		t.Errorf("slack of a tail of 3%% = %+v, want %+v", got, want)
+	}
+	if got := slackOf(nil, nil, nil).total(); got != reclaimSlack {
 		t.Errorf("slack with nothing measured = %v, want reclaimSlack", got)
 	}
 }
