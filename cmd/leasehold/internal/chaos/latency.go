@@ -10,13 +10,18 @@ import (
 // and what they take depends on how loaded the machine is: on two cores
 // shared with race-instrumented workers and a test suite beside them, a
 // claim takes ten times what it takes on a quiet machine. So the workers
-// time those statements, and the slack is the sum of the three's 99th
-// percentiles over the run, or reclaimSlack when that is more
-// (harness.reclaimSlack). Only statements that succeeded are timed: one
-// cut short by an outage says nothing of the machine's load, and the
-// check allows outages apart (availability.go). The 99th, not the 95th:
-// a run reclaims some 300 leases, and with 95th percentiles a CI run on
-// a loaded machine had 3 of 293 over the bound by 26 to 154 ms.
+// time those statements, and the slack is the sum of their percentiles
+// over the run, or reclaimSlack when that is more (harness.reclaimSlack).
+//
+// Only statements that succeeded are timed: one cut short by an outage
+// says nothing of the machine's load, and the check allows outages apart
+// (availability.go). A run makes thousands of probes and claims, and
+// their 99th percentiles are the load's tail: with 95th percentiles a CI
+// run had 3 of 293 reclaims over the bound, by 26 to 154 ms. But it makes
+// only a hundred or so watcher passes, many of them a new process's
+// first (a new connection), and their 99th percentile is the slowest few,
+// which a freeze of the worker stretched to seconds: the watcher's is the
+// 95th.
 
 // latencyBounds are the upper bounds (µs) of a latency histogram's
 // buckets, each at most 1.5 times the one before; the last bucket holds
