@@ -142,7 +142,10 @@ func NewWithReader(ctx context.Context, db, reader *sql.DB) (*Driver, error) {
 func (d *Driver) DB() *sql.DB { return d.db }
 
 // Close closes the driver's prepared statements, and the database if Open
-// opened it; a *sql.DB given to New is left open.
+// opened it; a *sql.DB given to New is left open. A Driver from Open
+// returns once its connections are closed, including one database/sql
+// was still opening (see closeOwned), so the file can be removed or
+// copied right after.
 func (d *Driver) Close() error {
 	if err := d.closeStmts(); err != nil {
 		return fmt.Errorf("sqlitedriver: close statements: %w", err)
@@ -153,7 +156,7 @@ func (d *Driver) Close() error {
 	if !d.owned {
 		return nil
 	}
-	if err := d.db.Close(); err != nil {
+	if err := closeOwned(d.db); err != nil {
 		return fmt.Errorf("sqlitedriver: close: %w", err)
 	}
 	return nil

@@ -55,7 +55,7 @@ func (d *Driver) closeReader() error {
 	if !d.owned {
 		return err
 	}
-	if cerr := d.reader.Close(); err == nil {
+	if cerr := closeOwned(d.reader); err == nil {
 		err = cerr
 	}
 	return err
