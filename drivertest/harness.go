@@ -144,6 +144,7 @@ func invariants() []invariant {
 		{"PeriodicSlotRace", testPeriodicSlotRace},
 		{"PeriodicEarlierSlotRefused", testPeriodicEarlierSlotRefused},
 		{"PeriodicRegister", testPeriodicRegister},
+		{"PeriodicInsertFailure", testPeriodicInsertFailure},
 		{"Migrate", testMigrate},
 		{"SchemaTooNewRefused", testSchemaTooNewRefused},
 	}

@@ -2,7 +2,9 @@ package drivertest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,6 +112,36 @@ func testPeriodicEarlierSlotRefused(c *tc) {
 	c.sameTime("last slot", row.LastSlot, base.Add(5*time.Second))
 	c.eq("last job", row.LastJobID, won.ID)
 	c.eq("kind and queue", row.Kind+" "+row.Queue, "tick q")
+}
+
+// testPeriodicInsertFailure checks that a slot whose job cannot be
+// inserted (its UUID is another job's) is not claimed and inserts
+// nothing, and that the error wraps the insert's, names the schedule and
+// names the driver once ("sqlitedriver: periodic insert s: sqlitedriver:
+// insert: ..." said it twice).
+func testPeriodicInsertFailure(c *tc) {
+	c.insert(withUUID(job("q", "k")))
+	base := c.now().Truncate(time.Second)
+	p := slotClaim("charges", base, 0)
+	withUUID(p.Job)
+	_, err := c.d.PeriodicInsert(c.ctx, p)
+	if !errors.Is(err, leasehold.ErrInvalidArgs) {
+		c.Fatalf("PeriodicInsert of a job with a taken UUID = %v, want ErrInvalidArgs", err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "schedule charges") || strings.Count(msg, "driver: ") != 1 {
+		c.Errorf("error %q: want the schedule named, and the driver once", msg)
+	}
+	c.eq("jobs of the slot", len(c.list(&leasehold.ListParams{Kind: "tick"})), 0)
+	rows, err := c.d.PeriodicList(c.ctx)
+	if err != nil {
+		c.Fatalf("PeriodicList: %v", err)
+	}
+	for _, r := range rows {
+		if r.Name == "charges" && !r.LastSlot.IsZero() {
+			c.Errorf("schedule charges claimed slot %v with no job inserted", r.LastSlot)
+		}
+	}
 }
 
 // testPeriodicRegister checks that registering records a schedule

@@ -71,10 +71,21 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 		return err
 	})
 	if err != nil {
+		if ins, ok := err.(slotInsertError); ok {
+			return nil, fmt.Errorf("%w (periodic schedule %s)", ins.error, p.Name)
+		}
 		return nil, fmt.Errorf("pgdriver: periodic insert %s: %w", p.Name, err)
 	}
 	return out, nil
 }
+
+// slotInsertError is the failed insert of a claimed slot's job. The
+// insert's error already names the driver and the insert, so
+// PeriodicInsert adds only the schedule's name to it.
+type slotInsertError struct{ error }
+
+// Unwrap returns the insert's error.
+func (e slotInsertError) Unwrap() error { return e.error }
 
 // claimSlot is PeriodicInsert inside its transaction.
 func (d *Driver) claimSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
@@ -89,7 +100,7 @@ func (d *Driver) claimSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicIns
 	}
 	res, err := d.Insert(ctx, tx, []*driver.InsertParams{p.Job})
 	if err != nil {
-		return nil, err
+		return nil, slotInsertError{err}
 	}
 	if !res[0].Duplicate {
 		if _, err := tx.Exec(ctx, periodicJobSQL, p.Name, res[0].Job.ID); err != nil {

@@ -69,10 +69,21 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 		return err
 	}, periodicClaimSQL, periodicJobSQL, insertJobSQL, blockerSQL)
 	if err != nil {
+		if ins, ok := err.(slotInsertError); ok {
+			return nil, fmt.Errorf("%w (periodic schedule %s)", ins.error, p.Name)
+		}
 		return nil, fmt.Errorf("sqlitedriver: periodic insert %s: %w", p.Name, err)
 	}
 	return out, nil
 }
+
+// slotInsertError is the failed insert of a claimed slot's job. The
+// insert's error already names the driver and the insert, so
+// PeriodicInsert adds only the schedule's name to it.
+type slotInsertError struct{ error }
+
+// Unwrap returns the insert's error.
+func (e slotInsertError) Unwrap() error { return e.error }
 
 // claimSlot is PeriodicInsert inside its transaction.
 func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
@@ -90,7 +101,7 @@ func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver
 	}
 	ins, err := d.insertAll(ctx, tx, now, []*driver.InsertParams{p.Job})
 	if err != nil {
-		return nil, err
+		return nil, slotInsertError{err}
 	}
 	if !ins[0].Duplicate {
 		if _, err := d.exec(ctx, tx, periodicJobSQL, p.Name, ins[0].Job.ID); err != nil {
