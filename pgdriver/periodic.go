@@ -71,8 +71,8 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 		return err
 	})
 	if err != nil {
-		if ins, ok := err.(slotInsertError); ok {
-			return nil, fmt.Errorf("%w (periodic schedule %s)", ins.error, p.Name)
+		if errors.As(err, new(slotInsertError)) {
+			return nil, fmt.Errorf("%w (periodic schedule %s)", err, p.Name)
 		}
 		return nil, fmt.Errorf("pgdriver: periodic insert %s: %w", p.Name, err)
 	}
@@ -81,7 +81,8 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 
 // slotInsertError is the failed insert of a claimed slot's job. The
 // insert's error already names the driver and the insert, so
-// PeriodicInsert adds only the schedule's name to it.
+// PeriodicInsert adds only the schedule's name to it (also once the
+// transaction explained it, as a file error on SQLite).
 type slotInsertError struct{ error }
 
 // Unwrap returns the insert's error.

@@ -35,7 +35,10 @@ func watchFatal(ctx context.Context, c *leasehold.Client, stop context.CancelFun
 			select {
 			case <-ctx.Done():
 				return
-			case ev := <-events:
+			case ev, ok := <-events:
+				if !ok {
+					return
+				}
 				if fatal(ev.Err) {
 					w.gone <- ev.Err
 					stop()
