@@ -39,6 +39,13 @@ var (
 	// allowed.
 	ErrJobFinished = errors.New("leasehold: job already finished")
 
+	// ErrJobCompleted reports an operator retry of a completed job that
+	// did not ask for one: its handler ran to success, and running it
+	// again repeats what it did outside the database (a payment charged
+	// twice) unless the handler is idempotent. Client.RetryCompletedJob
+	// retries it on purpose.
+	ErrJobCompleted = errors.New("leasehold: job completed; retrying it runs its handler again")
+
 	// ErrJobNotFinished reports an operator action allowed only on a job in
 	// a terminal state (completed, failed or cancelled), such as deleting
 	// it, on a pending or stuck one: cancel it first.

@@ -73,12 +73,29 @@ func (c *Client) ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error)
 	return rows, nil
 }
 
-// RetryJob makes a job that is not processing pending now with a fresh
-// retry budget. It returns ErrJobRunning for a processing job.
+// RetryJob makes a pending, stuck, reconciling, failed or cancelled job
+// pending now with a fresh retry budget. It returns ErrJobRunning for a
+// processing job, and ErrJobCompleted for a completed one: its handler
+// ran to success, and running it again repeats its effects unless the
+// handler is idempotent. RetryCompletedJob retries that one too.
 func (c *Client) RetryJob(ctx context.Context, id int64) (*JobRow, error) {
-	row, err := c.driver.RetryJob(ctx, id)
+	return c.retry(ctx, &driver.RetryParams{ID: id})
+}
+
+// RetryCompletedJob is RetryJob that also retries a completed job, which
+// then runs its handler again. The state is checked in the same
+// statement that makes the job pending, so RetryJob never retries a job
+// that completed after the caller looked at it; call this one only for a
+// job meant to run again whatever its outcome.
+func (c *Client) RetryCompletedJob(ctx context.Context, id int64) (*JobRow, error) {
+	return c.retry(ctx, &driver.RetryParams{ID: id, Completed: true})
+}
+
+// retry is RetryJob and RetryCompletedJob.
+func (c *Client) retry(ctx context.Context, p *driver.RetryParams) (*JobRow, error) {
+	row, err := c.driver.RetryJob(ctx, p)
 	if err != nil {
-		return nil, opErr(err, "retry job %d", id)
+		return nil, opErr(err, "retry job %d", p.ID)
 	}
 	c.wake(row.Queue)
 	return row, nil

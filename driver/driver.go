@@ -134,12 +134,15 @@ type Driver interface {
 	// (descending when Desc is set).
 	ListJobs(ctx context.Context, p *leasetype.ListParams) ([]*leasetype.JobRow, error)
 
-	// RetryJob makes a pending, stuck, reconciling, failed, completed or cancelled job
-	// pending now with a fresh retry budget (FreeAttempts = Attempt). It
-	// returns ErrJobRunning for a processing job, and ErrUniqueKeyHeld,
-	// changing nothing, for a finished job whose scoped unique key another
-	// job holds.
-	RetryJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
+	// RetryJob makes job p.ID, pending, stuck, reconciling, failed,
+	// cancelled or (with p.Completed) completed, pending now with a fresh
+	// retry budget (FreeAttempts = Attempt). It returns ErrJobRunning for
+	// a processing job, ErrJobCompleted for a completed one without
+	// p.Completed, and ErrUniqueKeyHeld for a finished job whose scoped
+	// unique key another job holds, changing nothing in each case. The
+	// state is checked by the UPDATE itself, so a job that completes
+	// meanwhile is never retried by a call that did not allow it.
+	RetryJob(ctx context.Context, p *RetryParams) (*leasetype.JobRow, error)
 
 	// CancelJob cancels a pending, stuck or reconciling job at once, and sets
 	// CancelRequested on a processing one. It returns ErrJobFinished, with
@@ -447,6 +450,14 @@ type ResolveParams struct {
 	Transition
 	// Resolution is recorded on the reconciling attempt's history row.
 	Resolution string
+}
+
+// RetryParams names the job an operator retries.
+type RetryParams struct {
+	ID int64
+	// Completed allows retrying a completed job, whose handler then runs
+	// again; without it RetryJob refuses one with ErrJobCompleted.
+	Completed bool
 }
 
 // PurgeParams selects finished jobs to delete.

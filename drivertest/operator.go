@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -10,10 +11,23 @@ import (
 	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
-// testRetryJob checks that RetryJob makes failed, completed, cancelled and
-// pending jobs pending now with a fresh budget (FreeAttempts = Attempt),
-// clears finished_at and cancel_requested, refuses a processing job with
-// ErrJobRunning and a missing one with ErrJobNotFound.
+// retry is the driver's RetryJob of job id, a completed job refused.
+func (c *tc) retry(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	return c.d.RetryJob(ctx, &driver.RetryParams{ID: id})
+}
+
+// retryCompleted is the driver's RetryJob of job id, a completed job
+// allowed.
+func (c *tc) retryCompleted(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	return c.d.RetryJob(ctx, &driver.RetryParams{ID: id, Completed: true})
+}
+
+// testRetryJob checks that RetryJob makes failed, cancelled and pending
+// jobs, and completed ones when allowed, pending now with a fresh budget
+// (FreeAttempts = Attempt), clears finished_at and cancel_requested,
+// refuses a completed job it was not allowed to retry with
+// ErrJobCompleted, a processing job with ErrJobRunning and a missing one
+// with ErrJobNotFound.
 func testRetryJob(c *tc) {
 	rows := c.insertN(5, "q", "k")
 	failed := c.claimID(c.d, rows[0].ID, "w", liveTTL, false)
@@ -30,10 +44,20 @@ func testRetryJob(c *tc) {
 	later.RunIn = time.Hour
 	pending := c.insert(later)[0]
 
+	s := c.snap(done.ID)
+	if _, err := c.retry(c.ctx, done.ID); !errors.Is(err, leasehold.ErrJobCompleted) {
+		c.Errorf("RetryJob of a completed job, not allowed: err %v, want ErrJobCompleted", err)
+	}
+	c.unchanged("RetryJob of a completed job, not allowed", s)
+
 	for _, id := range []int64{failed.ID, done.ID, cancelled.ID, pending.ID} {
 		prev := c.get(id)
 		before := c.now()
-		j, err := c.d.RetryJob(c.ctx, id)
+		retry := c.retry
+		if id == done.ID {
+			retry = c.retryCompleted
+		}
+		j, err := retry(c.ctx, id)
 		after := c.now()
 		if err != nil {
 			c.Errorf("RetryJob of a %s job: %v", prev.State, err)
@@ -55,12 +79,12 @@ func testRetryJob(c *tc) {
 	c.eq("Attempt after RetryJob and claim", again.Attempt, 2)
 	c.eq("charged attempts after RetryJob and claim", again.ChargedAttempts(), 1)
 
-	s := c.snap(running.ID)
-	if _, err := c.d.RetryJob(c.ctx, running.ID); !errors.Is(err, leasehold.ErrJobRunning) {
+	s = c.snap(running.ID)
+	if _, err := c.retryCompleted(c.ctx, running.ID); !errors.Is(err, leasehold.ErrJobRunning) {
 		c.Errorf("RetryJob of a processing job: err %v, want ErrJobRunning", err)
 	}
 	c.unchanged("RetryJob of a processing job", s)
-	if _, err := c.d.RetryJob(c.ctx, rows[4].ID+1000); !errors.Is(err, leasehold.ErrJobNotFound) {
+	if _, err := c.retryCompleted(c.ctx, rows[4].ID+1000); !errors.Is(err, leasehold.ErrJobNotFound) {
 		c.Errorf("RetryJob of a missing job: err %v, want ErrJobNotFound", err)
 	}
 }

@@ -15,17 +15,21 @@ import (
 // job that was claimed and heartbeated and then brought to the state the
 // action starts from, and checks every column of the resulting row (by
 // the database clock where it sets a time) and the history, which no
-// operator action changes: RetryJob from pending, stuck, reconciling, failed,
-// completed and cancelled, and its refusal of a processing job; CancelJob
+// operator action changes: RetryJob from pending, stuck, reconciling, failed
+// and cancelled, and from completed when allowed, and its refusal of a
+// processing job and of a completed one when not allowed; CancelJob
 // of pending, stuck, reconciling and processing jobs, and its refusal of terminal
 // ones; Purge of the terminal jobs, and of nothing else.
 func testOperatorActionsAfterHeartbeat(c *tc) {
 	retryable := []leasehold.JobState{leasehold.StatePending, leasehold.StateStuck, leasehold.StateReconciling,
-		leasehold.StateFailed, leasehold.StateCompleted, leasehold.StateCancelled}
+		leasehold.StateFailed, leasehold.StateCancelled}
 	for _, s := range retryable {
-		c.checkRetry(c.heartbeatedIn(s))
+		c.checkRetry(c.heartbeatedIn(s), c.retry)
 	}
-	c.checkRefused("RetryJob", c.heartbeatedIn(leasehold.StateProcessing), c.d.RetryJob, leasehold.ErrJobRunning)
+	c.checkRetry(c.heartbeatedIn(leasehold.StateCompleted), c.retryCompleted)
+	c.checkRefused("RetryJob", c.heartbeatedIn(leasehold.StateCompleted), c.retry, leasehold.ErrJobCompleted)
+	c.checkRefused("RetryJob", c.heartbeatedIn(leasehold.StateProcessing), c.retry, leasehold.ErrJobRunning)
+	c.checkRefused("RetryJob (completed allowed)", c.heartbeatedIn(leasehold.StateProcessing), c.retryCompleted, leasehold.ErrJobRunning)
 	for _, s := range []leasehold.JobState{leasehold.StatePending, leasehold.StateStuck, leasehold.StateReconciling} {
 		c.checkCancelNow(c.heartbeatedIn(s))
 	}
@@ -89,12 +93,13 @@ func (c *tc) heartbeatedIn(state leasehold.JobState) *leasehold.JobRow {
 	return got
 }
 
-// checkRetry checks RetryJob of prev: pending now (database clock) with a
-// fresh budget (free_attempts = attempt), no lease, no heartbeat, no
-// finish time, no cancel request, the same attempt and last_error.
-func (c *tc) checkRetry(prev *leasehold.JobRow) {
+// checkRetry checks RetryJob of prev by retry (c.retry or
+// c.retryCompleted): pending now (database clock) with a fresh budget
+// (free_attempts = attempt), no lease, no heartbeat, no finish time, no
+// cancel request, the same attempt and last_error.
+func (c *tc) checkRetry(prev *leasehold.JobRow, retry func(context.Context, int64) (*leasehold.JobRow, error)) {
 	c.Helper()
-	c.checkAction("RetryJob", prev, c.d.RetryJob, func(want, got *leasehold.JobRow, before, after time.Time) {
+	c.checkAction("RetryJob", prev, retry, func(want, got *leasehold.JobRow, before, after time.Time) {
 		want.State, want.FreeAttempts, want.CancelRequested = leasehold.StatePending, prev.Attempt, false
 		want.LeaseOwner, want.LeaseUntil, want.HeartbeatAt, want.FinishedAt = "", time.Time{}, time.Time{}, time.Time{}
 		c.timeIn(fmt.Sprintf("RetryJob of a %s job: RunAt (now)", prev.State), got.RunAt, before, after)

@@ -372,7 +372,7 @@ func testOperatorOnReconciling(c *tc) {
 		act   func(context.Context, int64) (*leasehold.JobRow, error)
 		state leasehold.JobState
 	}{
-		{"RetryJob", c.d.RetryJob, leasehold.StatePending},
+		{"RetryJob", c.retry, leasehold.StatePending},
 		{"CancelJob", c.d.CancelJob, leasehold.StateCancelled},
 	} {
 		orig, rec := c.reconciling(liveTTL)

@@ -126,7 +126,7 @@ func (c *tc) checkRescued(held *leasehold.JobRow, want leasehold.JobState, befor
 // operateOnStuck checks that an operator can retry and cancel stuck jobs.
 func (c *tc) operateOnStuck(retry, cancel int64) {
 	c.Helper()
-	if j, err := c.d.RetryJob(c.ctx, retry); err != nil || j.State != leasehold.StatePending {
+	if j, err := c.retry(c.ctx, retry); err != nil || j.State != leasehold.StatePending {
 		c.Errorf("RetryJob(stuck) = %v, %v; want pending", j, err)
 	}
 	if j, err := c.d.CancelJob(c.ctx, cancel); err != nil || j.State != leasehold.StateCancelled || j.FinishedAt.IsZero() {

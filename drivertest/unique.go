@@ -320,14 +320,14 @@ func testRetryJobScopedKeyHeld(c *tc) {
 	newer := c.insertOne(c.d, unfinishedJob("r"))
 	c.isNew("after the first failed", newer, old)
 	before := c.snap(old.ID)
-	if _, err := c.d.RetryJob(c.ctx, old.ID); !errors.Is(err, leasehold.ErrUniqueKeyHeld) {
+	if _, err := c.retry(c.ctx, old.ID); !errors.Is(err, leasehold.ErrUniqueKeyHeld) {
 		c.Errorf("RetryJob of a failed job whose key a pending job holds = %v, want ErrUniqueKeyHeld", err)
 	}
 	c.unchanged("job after the refused retry", before)
 	if _, err := c.d.CancelJob(c.ctx, newer.Job.ID); err != nil {
 		c.Fatalf("CancelJob: %v", err)
 	}
-	if j, err := c.d.RetryJob(c.ctx, old.ID); err != nil || j.State != leasehold.StatePending {
+	if j, err := c.retry(c.ctx, old.ID); err != nil || j.State != leasehold.StatePending {
 		c.Errorf("RetryJob once the other job was cancelled = %+v, %v; want it pending", j, err)
 	}
 	c.isDuplicateOf("the retried job holds the key again", c.insertOne(c.d, unfinishedJob("r")), old)

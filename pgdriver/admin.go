@@ -195,22 +195,22 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 	return b.String(), args
 }
 
+// retrySQL makes job $1 pending now with a fresh retry budget, unless it
+// is processing, or completed and $2 (allow completed) is false.
 const retrySQL = `UPDATE leasehold_jobs SET status = 'pending', run_at = now(),
 	free_attempts = attempt, finished_at = NULL, cancel_requested = false,
 	lease_owner = NULL, lease_until = NULL, heartbeat_at = NULL
-WHERE id = $1 AND status <> 'processing'
+WHERE id = $1 AND status <> 'processing' AND (status <> 'completed' OR $2)
 RETURNING ` + jobColumns
 
-// RetryJob makes job id pending now with a fresh retry budget. It returns
-// ErrJobRunning for a processing job, ErrJobNotFound for a missing one and
+// RetryJob makes job p.ID pending now with a fresh retry budget. It
+// returns ErrJobRunning for a processing job, ErrJobCompleted for a
+// completed one unless p.Completed, ErrJobNotFound for a missing one and
 // ErrUniqueKeyHeld for a finished one whose scoped key another job holds.
-func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
-	j, err := d.updateOr(ctx, id, retrySQL, func(j *leasehold.JobRow) error {
-		if j.State == leasehold.StateProcessing {
-			return leasehold.ErrJobRunning
-		}
-		return nil
-	})
+func (d *Driver) RetryJob(ctx context.Context, p *driver.RetryParams) (*leasehold.JobRow, error) {
+	j, err := d.updateOr(ctx, p.ID, retrySQL, func(j *leasehold.JobRow) error {
+		return retryRefused(j.State, p.Completed)
+	}, p.Completed)
 	if scopedKeyTaken(err) {
 		err = fmt.Errorf("%w: %w", leasehold.ErrUniqueKeyHeld, err)
 	}
@@ -220,13 +220,26 @@ func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, err
 	return j, nil
 }
 
-// updateOr runs a conditional UPDATE of job id returning the job. When no
-// row matched, it reads the job to find out why: refuse returns the error
-// for the state found, or nil when the state changed meanwhile and the
-// update is worth another try.
-func (d *Driver) updateOr(ctx context.Context, id int64, update string, refuse func(*leasehold.JobRow) error) (*leasehold.JobRow, error) {
+// retryRefused returns the error of a retry that found the job in state
+// s, or nil when s allows it (the state changed since the UPDATE).
+func retryRefused(s leasehold.JobState, completed bool) error {
+	switch {
+	case s == leasehold.StateProcessing:
+		return leasehold.ErrJobRunning
+	case s == leasehold.StateCompleted && !completed:
+		return leasehold.ErrJobCompleted
+	}
+	return nil
+}
+
+// updateOr runs a conditional UPDATE of job id ($1, then more as $2...)
+// returning the job. When no row matched, it reads the job to find out
+// why: refuse returns the error for the state found, or nil when the
+// state changed meanwhile and the update is worth another try.
+func (d *Driver) updateOr(ctx context.Context, id int64, update string, refuse func(*leasehold.JobRow) error, more ...any) (*leasehold.JobRow, error) {
+	args := append([]any{id}, more...)
 	for try := 0; ; try++ {
-		j, err := d.oneJob(ctx, update, id)
+		j, err := d.oneJob(ctx, update, args...)
 		if !errors.Is(err, leasehold.ErrJobNotFound) {
 			return j, err
 		}

@@ -59,7 +59,7 @@ func TestRetryAndCancel(t *testing.T) {
 	ctx := testCtx(t)
 	jobs := insertJobs(t, d, "q", 2)
 	j := claimOne(t, d, "q", "w", leaseTTL)
-	if _, err := d.RetryJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobRunning) {
+	if _, err := d.RetryJob(ctx, &driver.RetryParams{ID: j.ID}); !errors.Is(err, leasehold.ErrJobRunning) {
 		t.Fatalf("RetryJob(processing): %v", err)
 	}
 	c, err := d.CancelJob(ctx, j.ID)
@@ -72,7 +72,7 @@ func TestRetryAndCancel(t *testing.T) {
 	if c, err := d.CancelJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobFinished) || c == nil || c.ID != j.ID {
 		t.Fatalf("CancelJob(failed): %+v, %v", c, err)
 	}
-	r, err := d.RetryJob(ctx, j.ID)
+	r, err := d.RetryJob(ctx, &driver.RetryParams{ID: j.ID})
 	if err != nil || r.State != leasehold.StatePending || r.FreeAttempts != 1 || !r.FinishedAt.IsZero() || r.CancelRequested {
 		t.Fatalf("RetryJob(failed): %+v, %v", r, err)
 	}
@@ -81,7 +81,7 @@ func TestRetryAndCancel(t *testing.T) {
 		t.Fatalf("CancelJob(pending): %+v, %v", c, err)
 	}
 	for _, f := range []func() error{
-		func() error { _, err := d.RetryJob(ctx, 1<<40); return err },
+		func() error { _, err := d.RetryJob(ctx, &driver.RetryParams{ID: 1 << 40}); return err },
 		func() error { _, err := d.CancelJob(ctx, 1<<40); return err },
 		func() error { _, err := d.GetJob(ctx, 1<<40); return err },
 	} {

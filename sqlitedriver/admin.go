@@ -10,13 +10,15 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// retrySQL makes a non-processing job ?2 pending now (?1) with a fresh
-// retry budget, and clears what its last lease left (owner, expiry, last
-// heartbeat), as PostgreSQL's does.
+// retrySQL makes job ?2 pending now (?1) with a fresh retry budget,
+// unless it is processing, or completed and ?3 (allow completed) is 0,
+// and clears what its last lease left (owner, expiry, last heartbeat), as
+// PostgreSQL's does.
 const retrySQL = `UPDATE leasehold_jobs SET status = 'pending', run_at = ?1,
     free_attempts = attempt, finished_at = NULL, cancel_requested = 0,
     lease_owner = NULL, lease_until = NULL, heartbeat_at = NULL
-WHERE id = ?2 AND status IN ('pending', 'stuck', 'reconciling', 'failed', 'completed', 'cancelled')
+WHERE id = ?2 AND (status IN ('pending', 'stuck', 'reconciling', 'failed', 'cancelled')
+    OR status = 'completed' AND ?3)
 RETURNING ` + jobCols
 
 // cancelNowSQL cancels a pending, stuck or reconciling job ?2 at once.
@@ -29,17 +31,19 @@ const cancelRequestSQL = `UPDATE leasehold_jobs SET cancel_requested = 1
 WHERE id = ?1 AND status = 'processing'
 RETURNING ` + jobCols
 
-// RetryJob makes a pending, stuck, reconciling, failed, completed or cancelled job
-// pending now with FreeAttempts = Attempt. It returns ErrJobRunning for a
-// processing job, ErrJobNotFound for a missing one and ErrUniqueKeyHeld for
-// a finished one whose scoped key another job holds.
-func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+// RetryJob makes job p.ID, pending, stuck, reconciling, failed, cancelled
+// or (with p.Completed) completed, pending now with FreeAttempts =
+// Attempt. It returns ErrJobRunning for a processing job, ErrJobCompleted
+// for a completed one without p.Completed, ErrJobNotFound for a missing
+// one and ErrUniqueKeyHeld for a finished one whose scoped key another
+// job holds.
+func (d *Driver) RetryJob(ctx context.Context, p *driver.RetryParams) (*leasehold.JobRow, error) {
 	var job *leasehold.JobRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		var err error
-		job, err = scanJob(d.queryRow(ctx, tx, retrySQL, now, id))
+		job, err = scanJob(d.queryRow(ctx, tx, retrySQL, now, p.ID, p.Completed))
 		if errors.Is(err, sql.ErrNoRows) {
-			return whyNotRetried(ctx, tx, id)
+			return whyNotRetried(ctx, tx, p.ID)
 		}
 		if scopedKeyTaken(err) {
 			return fmt.Errorf("%w: %w", leasehold.ErrUniqueKeyHeld, err)
@@ -55,13 +59,17 @@ func (d *Driver) RetryJob(ctx context.Context, id int64) (*leasehold.JobRow, err
 	return job, nil
 }
 
-// whyNotRetried returns ErrJobNotFound or ErrJobRunning for job id.
+// whyNotRetried returns ErrJobNotFound, ErrJobCompleted or ErrJobRunning
+// for job id. In the retry's transaction, a job the update did not match
+// is processing, or completed and not allowed to be retried.
 func whyNotRetried(ctx context.Context, tx *sql.Tx, id int64) error {
-	if _, err := getJob(ctx, tx, id); err != nil {
+	j, err := getJob(ctx, tx, id)
+	if err != nil {
 		return err
 	}
-	// In this transaction, a job the update did not match is processing.
-	// The Client names the job.
+	if j.State == leasehold.StateCompleted {
+		return leasehold.ErrJobCompleted // the Client names the job
+	}
 	return leasehold.ErrJobRunning
 }
 

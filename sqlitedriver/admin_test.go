@@ -27,17 +27,17 @@ func TestRetryJob(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)
 	j := claimOne(t, d, 1)
-	if _, err := d.RetryJob(ctx, j.ID); !errors.Is(err, leasehold.ErrJobRunning) {
+	if _, err := d.RetryJob(ctx, &driver.RetryParams{ID: j.ID}); !errors.Is(err, leasehold.ErrJobRunning) {
 		t.Errorf("RetryJob(processing) err = %v, want ErrJobRunning", err)
 	}
 	finishOne(t, d, nil, &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1,
 		Transition: transition(leasehold.OutcomeFailed, "x")})
-	got, err := d.RetryJob(ctx, j.ID)
+	got, err := d.RetryJob(ctx, &driver.RetryParams{ID: j.ID})
 	if err != nil || got.State != leasehold.StatePending || got.FreeAttempts != 1 ||
 		!got.FinishedAt.IsZero() || got.ChargedAttempts() != 0 {
 		t.Fatalf("RetryJob = %+v, %v", got, err)
 	}
-	if _, err := d.RetryJob(ctx, 424242); !errors.Is(err, leasehold.ErrJobNotFound) {
+	if _, err := d.RetryJob(ctx, &driver.RetryParams{ID: 424242}); !errors.Is(err, leasehold.ErrJobNotFound) {
 		t.Errorf("RetryJob(missing) err = %v, want ErrJobNotFound", err)
 	}
 }

@@ -11,9 +11,19 @@ import (
 	"github.com/leasehold/leasehold/view"
 )
 
-// retry makes one job pending again.
+// retry makes one job pending again; a completed one only when the form
+// confirms it (completed=1).
 func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
-	h.act(w, r, "retry", h.client.RetryJob)
+	h.act(w, r, "retry", h.retryFunc(r))
+}
+
+// retryFunc is the Client's retry the form of r asks for: one that also
+// retries completed jobs when it carries completed=1.
+func (h *handler) retryFunc(r *http.Request) func(context.Context, int64) (*leasehold.JobRow, error) {
+	if r.PostFormValue("completed") == "1" {
+		return h.client.RetryCompletedJob
+	}
+	return h.client.RetryJob
 }
 
 // cancel cancels one job.
@@ -29,7 +39,7 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := h.client.DeleteJob(r.Context(), id); err != nil {
-		h.failErr(w, r, actionStatus(err), fmt.Errorf("delete job %d: %w", id, err))
+		h.failErr(w, r, actionStatus(err), err) // "leasehold: delete job N: ..."
 		return
 	}
 	h.log.InfoContext(r.Context(), "web: job action", "action", "delete", "job", id)
@@ -70,7 +80,7 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request, name string,
 		return
 	}
 	if _, err := fn(r.Context(), id); err != nil {
-		h.failErr(w, r, actionStatus(err), fmt.Errorf("%s job %d: %w", name, id, err))
+		h.failErr(w, r, actionStatus(err), err) // the Client's errors name the action and the job
 		return
 	}
 	h.log.InfoContext(r.Context(), "web: job action", "action", name, "job", id)
@@ -84,7 +94,7 @@ func actionStatus(err error) int {
 	case errors.Is(err, leasehold.ErrJobNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, leasehold.ErrJobRunning), errors.Is(err, leasehold.ErrJobFinished),
-		errors.Is(err, leasehold.ErrJobNotFinished):
+		errors.Is(err, leasehold.ErrJobNotFinished), errors.Is(err, leasehold.ErrJobCompleted):
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
@@ -99,10 +109,12 @@ type bulkData struct {
 	IDs []int64
 	// Matched counts the filtered jobs read, Skipped those whose state
 	// refuses the action; More is set when more than MaxBulk matched.
-	Matched, Skipped int
-	More             bool
-	Max              int
-	Back             string
+	// Completed counts the completed jobs among IDs, which a retry runs
+	// again only when the form confirms it.
+	Matched, Skipped, Completed int
+	More                        bool
+	Max                         int
+	Back                        string
 }
 
 // bulkConfirm says how many jobs a bulk action on the filtered set would
@@ -133,6 +145,9 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 	for _, j := range rows {
 		if allows(action, j.State) {
 			d.IDs = append(d.IDs, j.ID)
+			if j.State == leasehold.StateCompleted {
+				d.Completed++
+			}
 		} else {
 			d.Skipped++
 		}
@@ -162,7 +177,7 @@ type doneData struct {
 func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 	action := r.PostFormValue("action")
 	fn := map[string]func(context.Context, int64) (*leasehold.JobRow, error){
-		"retry": h.client.RetryJob, "cancel": h.client.CancelJob,
+		"retry": h.retryFunc(r), "cancel": h.client.CancelJob,
 	}[action]
 	if fn == nil {
 		h.fail(w, r, http.StatusBadRequest, "action must be retry or cancel")
@@ -181,7 +196,7 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if _, err := fn(r.Context(), id); err != nil {
-			d.Failed = append(d.Failed, fmt.Sprintf("job %d: %v", id, err))
+			d.Failed = append(d.Failed, err.Error()) // it names the action and the job
 			continue
 		}
 		d.Done++

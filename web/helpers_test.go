@@ -107,6 +107,17 @@ func (e *env) finish(j *leasehold.JobRow, outcome leasehold.Outcome, errText str
 	return len(ids) == 1
 }
 
+// ended inserts a job into queue, claims it and ends its attempt with
+// outcome.
+func (e *env) ended(queue string, outcome leasehold.Outcome) *leasehold.JobRow {
+	e.t.Helper()
+	j := e.insert(queue, "k", `{}`)
+	if !e.finish(e.claim(j.ID, "w", time.Minute, false), outcome, "boom") {
+		e.t.Fatalf("Finish of job %d refused", j.ID)
+	}
+	return j
+}
+
 // takenOver makes a job whose first lease (owner-a) expired and was taken
 // over by owner-b, and whose late completion by owner-a was refused.
 func (e *env) takenOver() *leasehold.JobRow {

@@ -16,6 +16,9 @@ type jobData struct {
 	// CanRetry, CanCancel and CanDelete say which actions the job's state
 	// allows.
 	CanRetry, CanCancel, CanDelete bool
+	// Completed asks the retry form for a confirmation: the job's handler
+	// ran to success and would run again.
+	Completed bool
 	// Notice is the outcome of the action that led here, if any.
 	Notice string
 	// Resolved is set when an attempt has a reconciler's resolution: the
@@ -48,7 +51,8 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	d := jobData{
 		Job: v, Timeline: newTimeline(v, now), Notice: noticeText(r.URL.Query().Get("done")),
 		CanRetry: info.State != leasehold.StateProcessing, CanCancel: !info.State.Finished(),
-		CanDelete: info.State.Finished(), Resolved: resolved(v.Attempts),
+		CanDelete: info.State.Finished(), Completed: info.State == leasehold.StateCompleted,
+		Resolved: resolved(v.Attempts),
 	}
 	h.render(w, r, "job", "Job "+strconv.FormatInt(id, 10), d)
 }

@@ -204,6 +204,7 @@ func TestActionsRoundTrip(t *testing.T) {
 		if status, _ := e.post(path+"/retry", url.Values{"csrf": {e.csrf(path)}}); status != http.StatusConflict {
 			t.Errorf("retry of a processing job = %d, want 409", status)
 		}
+		checkRetryCompleted(t, e)
 		// The bearer token needs no CSRF token (a browser never sends it).
 		k := e.insert("q", "k", `{}`)
 		status, _ = e.post("/jobs/"+strconv.FormatInt(k.ID, 10)+"/cancel", nil, "Authorization", "Bearer "+testToken)
@@ -211,6 +212,30 @@ func TestActionsRoundTrip(t *testing.T) {
 			t.Errorf("cancel with the bearer token = %d, state %s", status, e.state(k.ID))
 		}
 	})
+}
+
+// checkRetryCompleted checks that the page of a completed job asks to
+// confirm its retry, that a retry without the confirmation is refused
+// (409, the job left completed), and that one with it makes the job
+// pending.
+func checkRetryCompleted(t *testing.T, e *env) {
+	t.Helper()
+	j := e.ended("q", leasehold.OutcomeCompleted)
+	path := "/jobs/" + strconv.FormatInt(j.ID, 10)
+	if body := e.mustGet(path); !strings.Contains(body, `id="retry-completed"`) || !strings.Contains(body, "Run again") {
+		t.Errorf("the page of a completed job does not ask to confirm its retry:\n%s", body)
+	}
+	status, body := e.post(path+"/retry", url.Values{"csrf": {e.csrf(path)}})
+	if status != http.StatusConflict || e.state(j.ID) != leasehold.StateCompleted || !strings.Contains(body, "runs its handler again") {
+		t.Errorf("retry of a completed job, not confirmed = %d, state %s; want 409, completed:\n%s", status, e.state(j.ID), body)
+	}
+	if n := strings.Count(body, fmt.Sprintf("retry job %d", j.ID)); n != 1 {
+		t.Errorf("the refusal names the action %d times, want once:\n%s", n, body)
+	}
+	status, _ = e.post(path+"/retry", url.Values{"csrf": {e.csrf(path)}, "completed": {"1"}})
+	if status != http.StatusSeeOther || e.state(j.ID) != leasehold.StatePending {
+		t.Errorf("retry of a completed job, confirmed = %d, state %s; want 303, pending", status, e.state(j.ID))
+	}
 }
 
 // TestBulkAction: the confirmation counts the jobs the action touches,
@@ -254,6 +279,44 @@ func TestBulkAction(t *testing.T) {
 		}
 		if e.state(other.ID) != leasehold.StatePending {
 			t.Errorf("a job of another queue was touched")
+		}
+	})
+}
+
+// TestBulkRetryCompleted: a bulk retry counts the completed jobs it would
+// run again, retries them only when the form confirms it, and refuses
+// each of them otherwise, naming it.
+func TestBulkRetryCompleted(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		done := []int64{e.ended("bulkc", leasehold.OutcomeCompleted).ID, e.ended("bulkc", leasehold.OutcomeCompleted).ID}
+		failed := e.ended("bulkc", leasehold.OutcomeFailed)
+		body := e.mustGet("/bulk?action=retry&queue=bulkc")
+		if !strings.Contains(body, "<b>3</b> job(s)") || !strings.Contains(body, "2 of them completed") || !strings.Contains(body, `id="retry-completed"`) {
+			t.Fatalf("retry confirmation does not count the completed jobs:\n%s", body)
+		}
+		form := url.Values{"csrf": {csrfRE.FindStringSubmatch(body)[1]}, "action": {"retry"}}
+		for _, id := range append(done, failed.ID) {
+			form.Add("id", strconv.FormatInt(id, 10))
+		}
+		status, body := e.post("/bulk", form)
+		if status != http.StatusOK || !strings.Contains(body, "retry: 1 job(s) done, 2 refused") || !strings.Contains(body, "runs its handler again") {
+			t.Fatalf("bulk retry, completed jobs not confirmed = %d:\n%s", status, body)
+		}
+		for _, id := range done {
+			if got := e.state(id); got != leasehold.StateCompleted {
+				t.Errorf("completed job %d after an unconfirmed bulk retry: %s", id, got)
+			}
+		}
+		form.Set("completed", "1")
+		if status, body := e.post("/bulk", form); status != http.StatusOK || !strings.Contains(body, "retry: 3 job(s) done.") {
+			t.Fatalf("bulk retry, completed jobs confirmed = %d:\n%s", status, body)
+		}
+		for _, id := range done {
+			if got := e.state(id); got != leasehold.StatePending {
+				t.Errorf("completed job %d after a confirmed bulk retry: %s, want pending", id, got)
+			}
 		}
 	})
 }

@@ -16,7 +16,7 @@ func TestHelpTexts(t *testing.T) {
 		want, lack string
 	}{
 		{[]string{"jobs", "cancel", "--help"}, "Cancel a pending, stuck or reconciling job at once", ""},
-		{[]string{"jobs", "retry", "--help"}, "Make a pending, stuck, reconciling, failed, cancelled or completed job pending now", ""},
+		{[]string{"jobs", "retry", "--help"}, "A completed job is refused too (exit code 1), unless --completed is given", "cancelled or completed job pending now"},
 		{[]string{"jobs", "delete", "--help"}, "A pending, processing, stuck or reconciling job is left alone", ""},
 		{[]string{"serve", "--help"}, "With authentication configured, every page needs it", "Changes (retry, cancel, bulk actions) need authentication"},
 		{[]string{"purge", "--help"}, "(required)", "(default 0s)"},

@@ -15,13 +15,20 @@ import (
 )
 
 func (a *app) jobsRetryCommand() *cobra.Command {
-	return &cobra.Command{
+	var completed bool
+	cmd := &cobra.Command{
 		Use:   "retry ID",
 		Short: "Make a job that is not processing pending now, with a fresh retry budget",
-		Long: `Make a pending, stuck, reconciling, failed, cancelled or completed job
-pending now, with a fresh retry budget (a reconciling job's reconcile job then
-finds nothing left to decide). A processing job is refused (exit code 1):
-cancel it first, or wait for its lease to end.`,
+		Long: `Make a pending, stuck, reconciling, failed or cancelled job pending now, with a
+fresh retry budget (a reconciling job's reconcile job then finds nothing left to
+decide). A processing job is refused (exit code 1): cancel it first, or wait for
+its lease to end.
+
+A completed job is refused too (exit code 1), unless --completed is given: its
+handler ran to success, and running it again repeats what it did (a payment
+charged twice) unless the handler is idempotent. The state is checked by the
+same statement that makes the job pending, so a job that completes while you
+type is refused as well.`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])
@@ -29,7 +36,11 @@ cancel it first, or wait for its lease to end.`,
 				return err
 			}
 			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
-				row, err := c.RetryJob(ctx, id)
+				retry := c.RetryJob
+				if completed {
+					retry = c.RetryCompletedJob
+				}
+				row, err := retry(ctx, id)
 				if err != nil {
 					return nil, jobErr(id, err)
 				}
@@ -42,6 +53,8 @@ cancel it first, or wait for its lease to end.`,
 			})
 		}),
 	}
+	cmd.Flags().BoolVar(&completed, "completed", false, "retry the job even if it completed (its handler runs again)")
+	return cmd
 }
 
 // jobErr turns the library's errors about job id into one-line messages
@@ -52,6 +65,9 @@ func jobErr(id int64, err error) error {
 		return &cli.Error{Code: cli.ExitNotFound, Err: fmt.Errorf("job %d not found", id)}
 	case errors.Is(err, leasehold.ErrJobRunning):
 		return cli.Failf("job %d is processing under a lease; cancel it first or wait for it to end", id)
+	case errors.Is(err, leasehold.ErrJobCompleted):
+		return cli.Failf("job %d completed: retrying it runs its handler again, which repeats its effects "+
+			"unless the handler is idempotent; pass --completed to retry it anyway", id)
 	case errors.Is(err, leasehold.ErrJobFinished):
 		return cli.Failf("job %d has already finished; nothing to cancel", id)
 	}

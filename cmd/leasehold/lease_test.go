@@ -45,7 +45,27 @@ func TestWorkUntilIdle(t *testing.T) {
 				t.Errorf("jobs show lacks %q:\n%s", want, out)
 			}
 		}
+		checkRetryCompleted(t, db, ids[0])
 	})
+}
+
+// checkRetryCompleted checks that `jobs retry` refuses completed job id
+// (exit 1, pointing at --completed, the job left completed), and that
+// `jobs retry --completed` makes it pending.
+func checkRetryCompleted(t *testing.T, db string, id int64) {
+	t.Helper()
+	r := lh(t, db, "jobs", "retry", fmt.Sprint(id))
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "runs its handler again") || !strings.Contains(r.stderr, "--completed") {
+		t.Errorf("retrying a completed payment without --completed: %s", r)
+	}
+	if j := showJob(t, db, id); j.Status != "completed" {
+		t.Errorf("after the refused retry the job is %s, want completed", j.Status)
+	}
+	var retried view.JobView
+	okJSON(t, db, &retried, "jobs", "retry", "--completed", fmt.Sprint(id))
+	if retried.Status != "pending" {
+		t.Errorf("jobs retry --completed = %+v, want it pending", retried)
+	}
 }
 
 // TestWorkReportLines: with --report-every the worker writes its counters
