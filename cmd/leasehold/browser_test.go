@@ -249,7 +249,29 @@ func TestBrowser(t *testing.T) {
 		if j := showJob(t, db, s.pending); j.Status != "cancelled" {
 			t.Errorf("after the browser's cancel the job is %s, want cancelled", j.Status)
 		}
+		b.checkRetryCompleted(t, srv.url, db, s.takenOver)
 	})
+}
+
+// checkRetryCompleted checks that the page of completed job id does not
+// send its retry until its box is ticked, and sends it then.
+func (b *browser) checkRetryCompleted(t *testing.T, base, db string, id int64) {
+	t.Helper()
+	b.do(t, "open the completed job", chromedp.Navigate(base+"jobs/"+strconv.FormatInt(id, 10)),
+		chromedp.WaitVisible(`#retry-completed`))
+	valid, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.querySelector('#retry').form.checkValidity()`))
+	if err != nil || valid {
+		t.Errorf("the retry form of a completed job is valid with its box unticked (%v)", err)
+	}
+	b.do(t, "run again, box unticked", chromedp.Click(`#retry`))
+	if j := showJob(t, db, id); j.Status != "completed" {
+		t.Errorf("the unticked retry form was sent: the job is %s", j.Status)
+	}
+	b.do(t, "run again, box ticked", chromedp.Click(`#retry-completed`), chromedp.Click(`#retry`),
+		chromedp.WaitVisible(`p.notice`))
+	if j := showJob(t, db, id); j.Status != "pending" {
+		t.Errorf("after the ticked retry the job is %s, want pending", j.Status)
+	}
 }
 
 // seeded names the jobs seed made.
