@@ -124,6 +124,7 @@ func invariants() []invariant {
 		{"IdempotencyKeyNotReusedWithID", testIdempotencyKeyNotReusedWithID},
 		{"InsertBulk", testInsertBulk},
 		{"RetryJob", testRetryJob},
+		{"RetryRacesCompletion", testRetryRacesCompletion},
 		{"CancelJob", testCancelJob},
 		{"OperatorActionsAfterHeartbeat", testOperatorActionsAfterHeartbeat},
 		{"NotFound", testNotFound},

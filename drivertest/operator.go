@@ -89,6 +89,27 @@ func testRetryJob(c *tc) {
 	}
 }
 
+// testRetryRacesCompletion checks that a retry that does not allow
+// completed jobs, racing the completion of the job's attempt, never makes
+// the job pending: it finds the job processing (ErrJobRunning) or
+// completed (ErrJobCompleted), and the job ends completed. A check of
+// the state before the retry's UPDATE would let one through.
+func testRetryRacesCompletion(c *tc) {
+	for i := range 20 {
+		j := c.claimID(c.d, c.insert(job("q", "k"))[0].ID, "w", liveTTL, false)
+		retried := make(chan error, 1)
+		go func() {
+			_, err := c.retry(c.ctx, j.ID)
+			retried <- err
+		}()
+		c.eqIDs("Finish completed", c.finish(fin(j, leasehold.OutcomeCompleted)), []int64{j.ID})
+		if err := <-retried; !errors.Is(err, leasehold.ErrJobRunning) && !errors.Is(err, leasehold.ErrJobCompleted) {
+			c.Errorf("round %d: RetryJob racing the completion: err %v, want ErrJobRunning or ErrJobCompleted", i, err)
+		}
+		c.eq(fmt.Sprintf("round %d: state after RetryJob raced the completion", i), c.get(j.ID).State, leasehold.StateCompleted)
+	}
+}
+
 // testCancelJob checks that CancelJob cancels a pending job at once, only
 // flags a processing one (reported by the next Heartbeat, lease kept), and
 // refuses a terminal job with ErrJobFinished and the job.
