@@ -18,7 +18,7 @@ func (a *app) jobsRetryCommand() *cobra.Command {
 	var completed bool
 	cmd := &cobra.Command{
 		Use:   "retry ID",
-		Short: "Make a job that is not processing pending now, with a fresh retry budget",
+		Short: "Make a job pending now with a fresh retry budget (a completed one only with --completed)",
 		Long: `Make a pending, stuck, reconciling, failed or cancelled job pending now, with a
 fresh retry budget (a reconciling job's reconcile job then finds nothing left to
 decide). A processing job is refused (exit code 1): cancel it first, or wait for
