@@ -258,7 +258,7 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 		Refused: driver.RefusedOf(c.driver), Emit: c.events.emit, Logger: log,
 	})
 	c.executor = engine.NewExecutor(engine.ExecutorConfig{
-		Owner: c.owner, Base: c.jobBase, Run: c.runHandler, Classify: c.classify,
+		Owner: c.owner, Base: c.jobBase, Run: c.runHandler, Classify: c.classify, GiveUp: c.giveUp,
 		Leases: c.leases, Window: c.window, Completer: completer, Emit: c.events.emit, Logger: log,
 	})
 	heartbeater := engine.NewHeartbeater(engine.HeartbeaterConfig{

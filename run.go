@@ -36,11 +36,51 @@ func (c *Client) runHandler(ctx context.Context, row *JobRow) (err error) {
 	return c.work(ctx, row, h)
 }
 
+// classifyPanic is the ending of an attempt whose error panicked while
+// classify read it (its Error method, as a typed nil pointer's does) or
+// whose retry policy panicked: a failure like a handler's panic, retried
+// with the default backoff while the budget lasts, so that one such job
+// cannot take the process and every lease it holds down with it.
+func (c *Client) classifyPanic(row *JobRow, p any) statemachine.Ending {
+	c.events.stats.panics.Add(1)
+	end := statemachine.Ending{Outcome: OutcomeFailed,
+		Error: fmt.Sprintf("panic while reading the handler's error or its retry policy: %v", p)}
+	if row.ChargedAttempts() < row.MaxAttempts {
+		end.Outcome, end.Delay = OutcomeRetried, DefaultRetryPolicy().NextRetry(row, nil)
+	}
+	return end
+}
+
+// giveUp is the ending of an attempt whose lease the watchdog gave up: none
+// in a queue that flags or reconciles expired leases (the handler may have
+// been cut off mid-effect, so the watcher must apply that policy once the
+// lease runs out, as for a crashed worker); failed once the retry budget is
+// spent; otherwise lease_lost, pending again.
+func (c *Client) giveUp(row *JobRow) (statemachine.Ending, bool) {
+	if q := c.cfg.Queues[row.Queue]; q.FlagStuck || q.Reconcile != nil {
+		return statemachine.Ending{}, false
+	}
+	end := statemachine.Ending{Outcome: OutcomeLeaseLost, Error: leaseGivenUp}
+	if row.ChargedAttempts() >= row.MaxAttempts {
+		end.Outcome = OutcomeFailed
+	}
+	return end, true
+}
+
+// leaseGivenUp is the error recorded for an attempt whose lease the
+// watchdog gave up.
+const leaseGivenUp = "lease not renewed in time; worker gave it up"
+
 // classify turns a handler's error into the attempt's outcome: the
 // client's policy of permanent errors, snoozes, cancels and retries, with
 // the retry policy of the job's kind. A *TimeoutError is an error like any
 // other: retried, or failed once the budget is spent.
-func (c *Client) classify(row *JobRow, err error) statemachine.Ending {
+func (c *Client) classify(row *JobRow, err error) (end statemachine.Ending) {
+	defer func() {
+		if p := recover(); p != nil {
+			end = c.classifyPanic(row, p)
+		}
+	}()
 	var (
 		perm   *PermanentError
 		snooze *SnoozeError

@@ -39,6 +39,7 @@ var clientTests = []struct {
 	{"LongJobKeptByHeartbeats", testLongJobKeptByHeartbeats},
 	{"LostLeaseCancelsHandler", testLostLeaseCancelsHandler},
 	{"UnrenewableLeaseCancelledBeforeExpiry", testWatchdogCancelsBeforeExpiry},
+	{"GivenUpLeaseKeepsBudgetAndPolicy", testGiveUpKeepsBudgetAndPolicy},
 	{"LateClaimReplyNeverStartsHandler", testLateClaimNeverRuns},
 	{"LateClaimReplyReleased", testLateClaimReleased},
 	{"CheckLeaseRefusesPastSafeWindow", testCheckLeaseRefusesPastSafeWindow},

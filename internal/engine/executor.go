@@ -23,7 +23,9 @@ type ExecutorConfig struct {
 	// and returns its error; it recovers a panic into an error.
 	Run func(ctx context.Context, row *leasetype.JobRow) error
 	// Classify turns a handler's error into the attempt's result.
-	Classify  Classify
+	Classify Classify
+	// GiveUp decides what a lease the watchdog gave up ends as.
+	GiveUp    GiveUp
 	Leases    *Leases
 	Window    *Window
 	Completer *Completer
@@ -161,10 +163,28 @@ func (e *Executor) runClaimed(l *Lease) {
 // lease stays in the lease set, and so keeps being renewed, until the
 // completer has written that outcome: a queue of outcomes waiting for a
 // busy database must not let the leases behind them expire.
+//
+// A handler that ends its goroutine without returning (runtime.Goexit, as
+// t.FailNow does in a test's handler) ends its attempt as one that
+// returned ErrHandlerExited: the lease must not stay renewed with no
+// handler behind it.
 func (e *Executor) runLease(l *Lease) {
 	start := e.cfg.Window.Clock.Now()
 	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventStarted, Job: l.Row, Duration: time.Duration(start - l.claimSent)})
+	returned := false
+	defer func() {
+		if !returned {
+			e.ended(l, start, ErrHandlerExited)
+		}
+	}()
 	err := e.cfg.Run(l.ctx, l.Row)
+	returned = true
+	e.ended(l, start, err)
+}
+
+// ended submits the outcome of l's handler, started at start, which
+// returned err.
+func (e *Executor) ended(l *Lease, start int64, err error) {
 	ran := e.cfg.Window.Clock.Now() - start
 	e.running.Add(-1)
 	if !l.finalized.CompareAndSwap(false, true) {

@@ -285,7 +285,7 @@ func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
 	r.win = &Window{TTL: o.ttl, Margin: o.margin, Clock: NewClock()}
 	r.comp = NewCompleter(CompleterConfig{Finisher: db, Leases: r.leas, Window: r.win, Batch: 100, Emit: r.rec.emit, Logger: log})
 	r.exec = NewExecutor(ExecutorConfig{
-		Owner: "w1", Base: context.Background(), Run: o.run, Classify: classifyRetry,
+		Owner: "w1", Base: context.Background(), Run: o.run, Classify: classifyRetry, GiveUp: giveUpLeaseLost,
 		Leases: r.leas, Window: r.win, Completer: r.comp, Emit: r.rec.emit, Logger: log,
 	})
 	r.hb = NewHeartbeater(HeartbeaterConfig{Renewer: db, Leases: r.leas, Window: r.win, Owner: "w1",
@@ -317,6 +317,12 @@ func (r *rig) stop(timeout time.Duration) {
 // classifyRetry retries every error after a second.
 func classifyRetry(row *leasetype.JobRow, err error) statemachine.Ending {
 	return statemachine.Ending{Outcome: leasetype.OutcomeRetried, Delay: time.Second, Error: err.Error()}
+}
+
+// giveUpLeaseLost makes a lease the watchdog gave up pending again, as the
+// client does outside flagged and reconciling queues with budget left.
+func giveUpLeaseLost(*leasetype.JobRow) (statemachine.Ending, bool) {
+	return statemachine.Ending{Outcome: leasetype.OutcomeLeaseLost, Error: "gave up"}, true
 }
 
 // waitFor polls cond for up to 5 s.

@@ -14,6 +14,13 @@ import (
 // the client's policy of permanent errors, snoozes, cancels and retries.
 type Classify func(row *leasetype.JobRow, err error) statemachine.Ending
 
+// GiveUp is the ending of an attempt whose lease the worker gave up
+// because it could not renew it in time (the watchdog), or false when the
+// worker must write nothing and leave the job to the watcher once the
+// lease has run out: in a queue whose expired leases are flagged stuck or
+// reconciled, where the handler may have been cut off mid-effect.
+type GiveUp func(row *leasetype.JobRow) (statemachine.Ending, bool)
+
 // Emit receives the engine's events. It must not block.
 type Emit func(leasetype.Event)
 
@@ -22,6 +29,11 @@ type Emit func(leasetype.Event)
 // commit: the job is not done, and the attempt is charged like any
 // failure.
 var ErrCompleteTxRolledBack = errors.New("handler returned nil but its CompleteTx transaction did not commit")
+
+// ErrHandlerExited is the error of an attempt whose handler ended its
+// goroutine without returning (runtime.Goexit, as t.FailNow does): a
+// failure like any other, retried or failed by the retry policy.
+var ErrHandlerExited = errors.New("handler ended its goroutine without returning (runtime.Goexit, as t.FailNow does)")
 
 // finishItem is an outcome waiting for the completer.
 type finishItem struct {
@@ -78,7 +90,11 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 	case errors.Is(cause, leasetype.ErrJobCancelled):
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
 	case l.expiredLocally.Load():
-		item.set(statemachine.Ending{Outcome: leasetype.OutcomeLeaseLost, Error: "lease not renewed in time; worker gave it up"})
+		end, ok := e.cfg.GiveUp(l.Row)
+		if !ok {
+			return nil // the lease runs out; the watcher applies the queue's policy
+		}
+		item.set(end)
 	case errors.Is(cause, ErrShutdown):
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeReleased})
 	default:
