@@ -130,8 +130,13 @@ func (k *Completer) Stop(ctx context.Context) error {
 }
 
 // close stops accepting outcomes and waits until every submitted one is
-// written, or until ctx is done.
+// written, or until ctx is done. The give-up is armed before the lock: with
+// the queue full and the database not answering, submitters wait for room
+// holding the read lock, and only the give-up, which makes the flushers
+// drop what they hold, lets them through.
 func (k *Completer) close(ctx context.Context) {
+	stop := context.AfterFunc(ctx, k.giveUp)
+	defer stop()
 	k.mu.Lock()
 	k.closed = true
 	close(k.in)
