@@ -93,17 +93,18 @@ func NewRecorder(d ThroughputWriter, tally *Tally, interval time.Duration, log *
 // Start launches the periodic flushes.
 func (r *Recorder) Start(ctx context.Context) error { return r.periodic.Start(ctx) }
 
-// Stop ends the flushes and writes what was counted since the last one.
+// Stop ends the flushes and writes what was counted since the last one,
+// within finalFlushBudget, even when ctx is done (as it is once a client's
+// ShutdownTimeout has passed): the counts would be lost otherwise. It
+// returns the error of ending the flushes.
 func (r *Recorder) Stop(ctx context.Context) error {
-	if err := r.periodic.Stop(ctx); err != nil {
-		return err
-	}
+	err := r.periodic.Stop(ctx)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalFlushBudget)
 	defer cancel()
-	if err := r.flush(fctx); err != nil {
-		r.log.Warn("leasehold: record throughput at stop", "err", err)
+	if ferr := r.flush(fctx); ferr != nil {
+		r.log.Warn("leasehold: record throughput at stop", "err", ferr)
 	}
-	return nil
+	return err
 }
 
 // flush writes the counts taken from the tally, if any.
