@@ -164,9 +164,12 @@ func (d *Driver) Close() error {
 
 // Now returns the database clock.
 func (d *Driver) Now(ctx context.Context) (time.Time, error) {
+	if err := d.file.check(); err != nil {
+		return time.Time{}, fmt.Errorf("sqlitedriver: read clock: %w", err)
+	}
 	var us int64
 	if err := d.dbQueryRow(ctx, nowSQL).Scan(&us); err != nil {
-		return time.Time{}, fmt.Errorf("sqlitedriver: read clock: %w", err)
+		return time.Time{}, fmt.Errorf("sqlitedriver: read clock: %w", d.wrapErr(err))
 	}
 	return fromMicros(us), nil
 }

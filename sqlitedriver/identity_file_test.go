@@ -49,6 +49,16 @@ func TestReplacedFileRefusesWrites(t *testing.T) {
 			if !errors.Is(rerr, ErrFileReplaced) {
 				t.Fatalf("ClaimableQueues after the file was %s: %v; want ErrFileReplaced", name, rerr)
 			}
+			// Reads outside a transaction: a job, the clock, the schema.
+			if _, gerr := d.GetJob(testCtx(t), 1); !errors.Is(gerr, ErrFileReplaced) {
+				t.Fatalf("GetJob after the file was %s: %v; want ErrFileReplaced", name, gerr)
+			}
+			if _, nerr := d.Now(testCtx(t)); !errors.Is(nerr, ErrFileReplaced) {
+				t.Fatalf("Now after the file was %s: %v; want ErrFileReplaced", name, nerr)
+			}
+			if _, serr := d.SchemaVersion(testCtx(t)); !errors.Is(serr, ErrFileReplaced) {
+				t.Fatalf("SchemaVersion after the file was %s: %v; want ErrFileReplaced", name, serr)
+			}
 			if cerr := d.CheckFile(); !errors.Is(cerr, ErrFileReplaced) {
 				t.Fatalf("CheckFile after the file was %s: %v; want ErrFileReplaced", name, cerr)
 			}

@@ -133,6 +133,9 @@ func (d *Driver) SchemaVersion(ctx context.Context) (*driver.SchemaVersion, erro
 		return nil, err
 	}
 	v := &driver.SchemaVersion{Known: latestVersion(ms)}
+	if err := d.file.check(); err != nil {
+		return nil, fmt.Errorf("sqlitedriver: schema version: %w", err)
+	}
 	var tables int
 	err = d.db.QueryRowContext(ctx,
 		`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'leasehold_migrations'`).Scan(&tables)

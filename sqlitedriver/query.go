@@ -18,6 +18,9 @@ const getJobSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs WHERE id = ?`
 
 // GetJob returns job id, or ErrJobNotFound.
 func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+	if err := d.file.check(); err != nil {
+		return nil, err
+	}
 	j, err := scanJob(d.dbQueryRow(ctx, getJobSQL, id))
 	j, err = jobOrNotFound(id, j, err)
 	return j, d.wrapErr(err)

@@ -135,7 +135,8 @@ func (d *Driver) dbQuery(ctx context.Context, query string, args ...any) (*sql.R
 	return s.QueryContext(ctx, args...)
 }
 
-// dbQueryRow runs query outside a transaction, prepared once.
+// dbQueryRow runs query outside a transaction, prepared once. Its callers
+// check the file's identity first (a *sql.Row cannot carry that error).
 func (d *Driver) dbQueryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	d.prepare(ctx, query)
 	d.stmts.mu.Lock()
