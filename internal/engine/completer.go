@@ -224,14 +224,28 @@ func (k *Completer) drop(it *finishItem) { k.cfg.Emit(it.event(leasetype.EventOu
 // account reports the outcomes of a written batch. After a failed try a
 // refusal is ambiguous (the earlier try may have committed), so it is not
 // reported as a refused late write.
+//
+// Finish names the jobs it wrote, not the attempts. A batch can hold two
+// outcomes of one job: that of a lease this client lost, and that of the
+// attempt that took the job over (a claim of this client too). The fence
+// lets only the job's current attempt write, and that is the highest of
+// them: the other claims came before it. So a job named applied is the
+// applied outcome of its latest attempt alone, and the lost lease's
+// write is reported refused, not finished.
 func (k *Completer) account(batch []*finishItem, applied []int64, retried bool) {
-	ok := make(map[int64]bool, len(applied))
+	latest := make(map[int64]int, len(applied))
 	for _, id := range applied {
-		ok[id] = true
+		latest[id] = 0
 	}
 	for _, it := range batch {
+		if a, ok := latest[it.p.ID]; ok && it.p.Attempt > a {
+			latest[it.p.ID] = it.p.Attempt
+		}
+	}
+	for _, it := range batch {
+		a, ok := latest[it.p.ID]
 		switch {
-		case ok[it.p.ID]:
+		case ok && it.p.Attempt == a:
 			k.cfg.Emit(it.event(leasetype.EventFinished))
 		case it.afterTx:
 			// CompleteTx committed; the safety write found nothing to do.
