@@ -1,20 +1,25 @@
 package leasehold
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Stop shuts the client down gracefully: it stops claiming, lets running
 // handlers finish for up to ShutdownTimeout (or until ctx is done), then
 // cancels the rest (cause: shutdown) and releases their leases at once, so
 // their jobs are pending again without waiting out a TTL.
 //
-// Stop returns within ShutdownTimeout plus the release budget even when
-// the database does not answer: a claim still in flight when
-// ShutdownTimeout passes is abandoned (leases it may have taken expire),
-// and writing the last outcomes and releases gets up to 10 s of its own,
-// even when ctx is already done, but no longer than the client's leases
-// would live anyway (at least half a second). An outcome still unwritten
-// then is given up and counted in Stats().OutcomesDropped: its lease
-// expires and the job comes back. Stop returns ctx's error, if any.
+// Stop returns within ShutdownTimeout plus the release budget plus a
+// second, even when the database does not answer: a claim still in
+// flight when ShutdownTimeout passes is abandoned (leases it may have
+// taken expire); writing the last outcomes and releases gets up to 10 s
+// of its own, even when ctx is already done, but no longer than the
+// client's leases would live anyway (at least half a second); and the
+// background statements Stop cancelled get up to a second to return. An
+// outcome still unwritten then is given up and counted in
+// Stats().OutcomesDropped: its lease expires and the job comes back.
+// Stop returns ctx's error, if any.
 //
 // It is safe to call before Start (a Start still reading the schema
 // version then returns ErrClientStopped) and more than once: a later call
@@ -66,5 +71,25 @@ func (c *Client) shutdown(ctx context.Context) error {
 	for _, s := range c.services {
 		_ = s.Stop(waitCtx) // a service that runs out of time has still stopped
 	}
+	c.settle(ctx)
 	return ctx.Err()
+}
+
+// settleTimeout bounds how long Stop waits, once every service has
+// stopped, for goroutines it cancelled without waiting for them.
+const settleTimeout = time.Second
+
+// settle waits up to settleTimeout, even when ctx is done, for the
+// goroutines of every service to be gone. A service whose Stop ran out
+// of time (ctx done, or ShutdownTimeout passed) has cancelled them
+// without waiting: a statement of the watcher or the heartbeater may
+// still be on its way back from the database. Stopped promises that they
+// are gone, so that the caller may close the pool; a cancelled statement
+// returns at once on both drivers, so this costs nothing in practice.
+func (c *Client) settle(ctx context.Context) {
+	settleCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	for _, s := range c.services {
+		_ = s.Stop(settleCtx) // a later Stop waits for the service's goroutines
+	}
 }

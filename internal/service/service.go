@@ -48,7 +48,7 @@ type Lifecycle struct {
 	state   state
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	stopped chan struct{} // closed once the first Stop's halt has returned
+	stopped chan struct{} // closed once the first Stop's halt and the goroutines have returned
 }
 
 // Begin moves a new lifecycle to running and returns the context its
@@ -86,8 +86,10 @@ func (l *Lifecycle) Wait(ctx context.Context) bool {
 
 // Stop cancels the goroutines' context and, on the first Stop of a
 // running lifecycle, calls halt (nil to only wait for the goroutines
-// until ctx is done). Every call then waits until that first halt has
-// returned, or until its own ctx is done. Stop on a lifecycle never
+// until ctx is done). Every later call waits until that first halt has
+// returned and every goroutine started with Go has too, or until its own
+// ctx is done: a first Stop whose ctx ran out leaves them cancelled, and
+// a later one waits for them to be gone. Stop on a lifecycle never
 // started marks it stopped and returns at once.
 func (l *Lifecycle) Stop(ctx context.Context, halt func(ctx context.Context)) error {
 	l.mu.Lock()
@@ -108,7 +110,10 @@ func (l *Lifecycle) Stop(ctx context.Context, halt func(ctx context.Context)) er
 			halt = func(ctx context.Context) { l.Wait(ctx) }
 		}
 		halt(ctx)
-		close(stopped)
+		go func() {
+			l.wg.Wait()
+			close(stopped)
+		}()
 		return ctx.Err()
 	}
 	select {

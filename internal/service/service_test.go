@@ -116,3 +116,31 @@ func TestStopReturnsContextError(t *testing.T) {
 		t.Fatalf("Stop = %v, want deadline exceeded", err)
 	}
 }
+
+// TestLaterStopWaitsForGoroutines: a first Stop whose ctx is done leaves
+// the goroutines cancelled but running; a later Stop waits until they
+// are gone.
+func TestLaterStopWaitsForGoroutines(t *testing.T) {
+	var life Lifecycle
+	ctx, err := life.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone atomic.Bool
+	life.Go(func() {
+		<-ctx.Done()
+		time.Sleep(100 * time.Millisecond) // a cancelled statement on its way back
+		gone.Store(true)
+	})
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := life.Stop(done, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first Stop = %v, want context canceled", err)
+	}
+	if err := life.Stop(context.Background(), nil); err != nil {
+		t.Fatalf("later Stop = %v", err)
+	}
+	if !gone.Load() {
+		t.Fatal("a later Stop returned while a goroutine still ran")
+	}
+}
