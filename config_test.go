@@ -150,6 +150,17 @@ func TestExponentialBackoff(t *testing.T) {
 			t.Fatalf("jittered delay %v outside [3.2s, 4s]", d)
 		}
 	}
+	for _, b := range []*ExponentialBackoff{
+		{Base: time.Second, Max: time.Minute, Jitter: 5},   // jitter past 1: up to the whole delay, no more
+		{Base: time.Second, Max: -time.Minute, Jitter: 0},  // a negative Max: no delay
+		{Base: -time.Second, Max: -time.Second, Jitter: 1}, // both negative
+	} {
+		for range 100 {
+			if d := b.NextRetry(&JobRow{Attempt: 3}, nil); d < 0 || d > 4*time.Second {
+				t.Fatalf("%+v: delay %v outside [0, 4s]", *b, d)
+			}
+		}
+	}
 }
 
 // TestClientQueues: Queues names the configured queues, sorted, and the

@@ -18,7 +18,9 @@ type RetryPolicy interface {
 //	d = min(Max, Base * 2^(n-1))
 //	delay = d * (1 - Jitter*r), r uniform in [0, 1)
 //
-// so retries spread out instead of returning in lockstep.
+// so retries spread out instead of returning in lockstep. Jitter is read
+// within [0, 1] (a value outside counts as the nearer bound), and a delay
+// is never negative.
 type ExponentialBackoff struct {
 	Base   time.Duration
 	Max    time.Duration
@@ -46,8 +48,8 @@ func (b *ExponentialBackoff) NextRetry(job *JobRow, _ error) time.Duration {
 			d = exp
 		}
 	}
-	if b.Jitter > 0 {
-		d = time.Duration(float64(d) * (1 - b.Jitter*rand.Float64()))
+	if j := min(b.Jitter, 1); j > 0 {
+		d = time.Duration(float64(d) * (1 - j*rand.Float64()))
 	}
-	return d
+	return max(d, 0)
 }

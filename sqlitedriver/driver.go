@@ -147,19 +147,21 @@ func (d *Driver) DB() *sql.DB { return d.db }
 // was still opening (see closeOwned), so the file can be removed or
 // copied right after.
 func (d *Driver) Close() error {
+	// Each step runs whatever the one before returned: a statement that
+	// fails to close must not leave the file open.
+	var errs []error
 	if err := d.closeStmts(); err != nil {
-		return fmt.Errorf("sqlitedriver: close statements: %w", err)
+		errs = append(errs, fmt.Errorf("sqlitedriver: close statements: %w", err))
 	}
 	if err := d.closeReader(); err != nil {
-		return fmt.Errorf("sqlitedriver: close the reader connections: %w", err)
+		errs = append(errs, fmt.Errorf("sqlitedriver: close the reader connections: %w", err))
 	}
-	if !d.owned {
-		return nil
+	if d.owned {
+		if err := closeOwned(d.db); err != nil {
+			errs = append(errs, fmt.Errorf("sqlitedriver: close: %w", err))
+		}
 	}
-	if err := closeOwned(d.db); err != nil {
-		return fmt.Errorf("sqlitedriver: close: %w", err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Now returns the database clock.
