@@ -107,7 +107,7 @@ func (e *Enqueuer) Add(s *Schedule) bool {
 	}
 	r := &runner{s: s}
 	e.schedules[s.Name] = r
-	if e.ctx != nil {
+	if e.ctx != nil && e.ctx.Err() == nil { // running, not stopped
 		e.launch(r)
 	}
 	return true

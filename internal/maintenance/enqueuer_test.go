@@ -196,4 +196,15 @@ func TestEnqueuerAddRemoveWhileRunning(t *testing.T) {
 	if names := e.Names(); len(names) != 1 || names[0] != "b" {
 		t.Fatalf("names after removing a: %v, want [b]", names)
 	}
+	// Added after Stop, a schedule is kept but starts no goroutine: one
+	// started then would race Stop's wait for the others.
+	if !e.Add(mk("c")) {
+		t.Fatal("Add after Stop refused")
+	}
+	e.mu.Lock()
+	launched := e.schedules["c"].cancel != nil
+	e.mu.Unlock()
+	if launched {
+		t.Fatal("a schedule added after Stop started a goroutine")
+	}
 }
