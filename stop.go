@@ -8,7 +8,11 @@ import (
 // Stop shuts the client down gracefully: it stops claiming, lets running
 // handlers finish for up to ShutdownTimeout (or until ctx is done), then
 // cancels the rest (cause: shutdown) and releases their leases at once, so
-// their jobs are pending again without waiting out a TTL.
+// their jobs are pending again without waiting out a TTL. In a queue that
+// flags or reconciles expired leases (QueueConfig.FlagStuck, Reconcile), a
+// handler cut off this way may have been stopped mid-effect: its lease is
+// not released but left to expire, and the watcher flags or reconciles the
+// job as it would a crashed worker's.
 //
 // Stop returns within ShutdownTimeout plus the release budget plus a
 // second, even when the database does not answer: a claim still in

@@ -40,6 +40,7 @@ var clientTests = []struct {
 	{"LostLeaseCancelsHandler", testLostLeaseCancelsHandler},
 	{"UnrenewableLeaseCancelledBeforeExpiry", testWatchdogCancelsBeforeExpiry},
 	{"GivenUpLeaseKeepsBudgetAndPolicy", testGiveUpKeepsBudgetAndPolicy},
+	{"StopLeavesCutOffHandlerToWatcher", testStopLeavesCutOffHandlerToWatcher},
 	{"LateClaimReplyNeverStartsHandler", testLateClaimNeverRuns},
 	{"LateClaimReplyReleased", testLateClaimReleased},
 	{"CheckLeaseRefusesPastSafeWindow", testCheckLeaseRefusesPastSafeWindow},

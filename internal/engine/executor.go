@@ -24,7 +24,8 @@ type ExecutorConfig struct {
 	Run func(ctx context.Context, row *leasetype.JobRow) error
 	// Classify turns a handler's error into the attempt's result.
 	Classify Classify
-	// GiveUp decides what a lease the watchdog gave up ends as.
+	// GiveUp decides what a lease the watchdog gave up ends as, and whether
+	// Stop may release a lease whose handler it cut off (see release).
 	GiveUp    GiveUp
 	Leases    *Leases
 	Window    *Window
@@ -131,11 +132,29 @@ func (e *Executor) releaseNow(l *Lease) {
 
 // release cancels l's handler, if any, and submits its release, unless
 // its outcome was submitted already.
+//
+// A lease whose handler may have started, in a queue that flags or
+// reconciles expired leases (GiveUp says to write nothing), is not
+// released: the handler may have been cut off mid-effect (a payment
+// request aborted), and a released job would run again blindly. Nothing
+// is written; the lease runs out and the watcher flags or reconciles the
+// job, as for a crashed worker. started is read after finalized is set,
+// and runClaimed sets started before its last check of finalized, so a
+// lease read as not started never runs its handler.
 func (e *Executor) release(l *Lease) {
-	if l.finalized.CompareAndSwap(false, true) {
-		l.cancel(ErrShutdown)
-		e.cfg.Completer.Submit(l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
+	if !l.finalized.CompareAndSwap(false, true) {
+		return
 	}
+	l.cancel(ErrShutdown)
+	if l.started.Load() {
+		if _, write := e.cfg.GiveUp(l.Row); !write {
+			e.cfg.Leases.forget(l)
+			e.cfg.Logger.Warn("leasehold: shutdown cut off a handler in a queue that flags or reconciles expired leases; "+
+				"its lease is left to expire for the watcher", "job", l.Row.ID, "attempt", l.Row.Attempt, "queue", l.Row.Queue)
+			return
+		}
+	}
+	e.cfg.Completer.Submit(l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
 }
 
 // releaseRunning cancels the handlers still running and releases their
@@ -153,6 +172,7 @@ func (e *Executor) releaseRunning() {
 func (e *Executor) runClaimed(l *Lease) {
 	defer e.jobs.Done()
 	defer l.slot.done()
+	l.started.Store(true) // before the last check (see release)
 	if e.skipUnsafeStart(l) {
 		return
 	}

@@ -58,6 +58,10 @@ type Lease struct {
 	// finalized is set by whoever submits the lease's outcome: the
 	// executor or Stop. Only one of them does.
 	finalized atomic.Bool
+	// started is set on the pool goroutine just before the lease's last
+	// check ahead of its handler: once it is set, the handler may be
+	// running (see Executor.release).
+	started atomic.Bool
 	// lostInDB: a heartbeat found the lease gone from the database, or a
 	// CompleteTx was refused.
 	lostInDB atomic.Bool

@@ -18,7 +18,9 @@ type Classify func(row *leasetype.JobRow, err error) statemachine.Ending
 // because it could not renew it in time (the watchdog), or false when the
 // worker must write nothing and leave the job to the watcher once the
 // lease has run out: in a queue whose expired leases are flagged stuck or
-// reconciled, where the handler may have been cut off mid-effect.
+// reconciled, where the handler may have been cut off mid-effect. Stop
+// asks it too, of a lease whose handler it cancels: false leaves that
+// lease to the watcher instead of releasing it.
 type GiveUp func(row *leasetype.JobRow) (statemachine.Ending, bool)
 
 // Emit receives the engine's events. It must not block.
