@@ -163,8 +163,10 @@ type QueueConfig struct {
 	// queues' MaxWorkers of them wait idle until Stop.
 	MaxWorkers int
 	// FlagStuck makes expired leases in this queue go to the stuck state
-	// for an operator to decide, instead of back to pending. New claims do
-	// not take over its expired leases either.
+	// for an operator to decide, instead of back to pending, even when the
+	// expired attempt was the job's last (a failure would hide an effect
+	// it may have had). New claims do not take over its expired leases
+	// either.
 	FlagStuck bool
 	// Reconcile, when set, makes expired leases in this queue go to the
 	// reconciling state with a reconcile job (see ReconcilePolicy) instead

@@ -19,8 +19,8 @@ type rescueCase struct {
 }
 
 // testRescueExpired checks the stuck watcher: expired leases go to
-// cancelled (cancel requested), failed (budget exhausted), stuck (flagged
-// queue) or pending, in that precedence; lease fields are cleared,
+// cancelled (cancel requested), stuck (flagged queue, whatever the
+// budget), failed (budget exhausted) or pending, in that precedence; lease fields are cleared,
 // finished_at set for terminal states, the history row ended with
 // lease_expired, and live leases and pending jobs are not touched. A pass
 // without RescueParams.Decide is refused.
@@ -31,7 +31,7 @@ func testRescueExpired(c *tc) {
 		{"flagq", 3, false, leasehold.StateStuck},
 		{"rq", 1, false, leasehold.StateFailed},
 		{"rq", 3, true, leasehold.StateCancelled},
-		{"flagq", 1, false, leasehold.StateFailed},
+		{"flagq", 1, false, leasehold.StateStuck}, // budget spent: an operator decides
 		{"flagq", 1, true, leasehold.StateCancelled},
 	}
 	var ps []*driver.InsertParams

@@ -29,8 +29,9 @@ type Policy struct {
 
 // PolicyRescuer returns the RescueParams.Decide of a watcher with policy
 // p. A job whose kind is a reconcile target's kind is never reconciled
-// itself (it is rescued as in an unflagged queue), so reconciliation
-// cannot feed on itself.
+// itself (it is rescued as any job of its queue: flagged stuck when the
+// queue is in Flag, else pending or failed), so reconciliation cannot
+// feed on itself.
 func PolicyRescuer(p Policy) func(*leasetype.JobRow) driver.Transition {
 	flagged := Rescuer(p.Flag)
 	reconcileKinds := make(map[string]bool, len(p.Reconcile))
@@ -41,7 +42,7 @@ func PolicyRescuer(p Policy) func(*leasetype.JobRow) driver.Transition {
 		t, ok := p.Reconcile[job.Queue]
 		switch {
 		case reconcileKinds[job.Kind]:
-			return Rescue(job, false)
+			return flagged(job)
 		case ok:
 			return Reconcile(job, t)
 		default:

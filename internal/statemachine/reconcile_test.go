@@ -11,7 +11,7 @@ import (
 var target = ReconcileTarget{Kind: "leasehold.reconcile", Queue: "rec", MaxAttempts: 4, Priority: 2}
 
 func TestPolicyRescuer(t *testing.T) {
-	decide := PolicyRescuer(Policy{Flag: []string{"flagged"}, Reconcile: map[string]ReconcileTarget{"payments": target, "rec": target}})
+	decide := PolicyRescuer(Policy{Flag: []string{"flagged", "recflagged"}, Reconcile: map[string]ReconcileTarget{"payments": target, "rec": target}})
 	for _, c := range []struct {
 		queue, kind string
 		attempt     int
@@ -23,7 +23,9 @@ func TestPolicyRescuer(t *testing.T) {
 		{"payments", "charge", 1, true, leasetype.StateCancelled},
 		{"flagged", "charge", 1, false, leasetype.StateStuck},
 		{"emails", "send", 1, false, leasetype.StatePending},
-		{"rec", "leasehold.reconcile", 1, false, leasetype.StatePending}, // a reconcile job is never reconciled
+		{"rec", "leasehold.reconcile", 1, false, leasetype.StatePending},      // a reconcile job is never reconciled
+		{"recflagged", "leasehold.reconcile", 1, false, leasetype.StateStuck}, // but flagged in a FlagStuck queue
+		{"flagged", "charge", 3, false, leasetype.StateStuck},                 // budget spent: still flagged
 	} {
 		j := &leasetype.JobRow{ID: 7, Kind: c.kind, Queue: c.queue, State: leasetype.StateProcessing, Attempt: c.attempt,
 			MaxAttempts: 3, CancelRequested: c.cancel, LeaseOwner: "host-1", UUID: "9b2f5f8e-0000-4000-8000-000000000001"}

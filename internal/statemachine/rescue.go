@@ -8,8 +8,10 @@ import (
 // Rescue returns the transition of job, a processing job whose lease
 // expired; flagged says whether its queue flags expired jobs as stuck
 // rather than requeueing them. In order of precedence the job becomes
-// cancelled when an operator asked for it, failed when its retry budget is
-// spent (the expired attempt counts), stuck when flagged, and pending
+// cancelled when an operator asked for it, stuck when flagged (whatever
+// its retry budget: the expired attempt may have had an effect, and an
+// operator must decide, not a failure that hides it), failed when its
+// retry budget is spent (the expired attempt counts), and pending
 // otherwise. It keeps its run_at (a requeued job keeps its place in line),
 // the attempt is charged, and last_error and the attempt row's error say
 // whose lease expired; the attempt row ends with lease_expired.
@@ -18,10 +20,10 @@ func Rescue(job *leasetype.JobRow, flagged bool) driver.Transition {
 	switch {
 	case job.CancelRequested:
 		state = leasetype.StateCancelled
-	case job.ChargedAttempts() >= job.MaxAttempts:
-		state = leasetype.StateFailed
 	case flagged:
 		state = leasetype.StateStuck
+	case job.ChargedAttempts() >= job.MaxAttempts:
+		state = leasetype.StateFailed
 	default:
 		state = leasetype.StatePending
 	}

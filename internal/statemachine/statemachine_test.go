@@ -81,7 +81,7 @@ func TestRescue(t *testing.T) {
 		{"budget left", job("q", 1, 0, 3, false), false, leasetype.StatePending},
 		{"budget left, flagged", job("q", 1, 0, 3, false), true, leasetype.StateStuck},
 		{"budget spent", job("q", 3, 0, 3, false), false, leasetype.StateFailed},
-		{"budget spent, flagged", job("q", 3, 0, 3, false), true, leasetype.StateFailed},
+		{"budget spent, flagged", job("q", 3, 0, 3, false), true, leasetype.StateStuck}, // an operator decides
 		{"free attempts leave budget", job("q", 3, 1, 3, false), false, leasetype.StatePending},
 		{"cancel requested", job("q", 1, 0, 3, true), false, leasetype.StateCancelled},
 		{"cancel requested, budget spent, flagged", job("q", 3, 0, 3, true), true, leasetype.StateCancelled},
