@@ -16,6 +16,7 @@ import (
 	"github.com/leasehold/leasehold/internal/engine"
 	"github.com/leasehold/leasehold/internal/maintenance"
 	"github.com/leasehold/leasehold/internal/service"
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // Client inserts jobs, runs workers under leases, and offers the operator
@@ -35,6 +36,8 @@ type Client struct {
 	// enqueuer inserts the periodic jobs' slots (Config.Periodic,
 	// AddPeriodic).
 	enqueuer *maintenance.Enqueuer
+	// reconciler reports whether a kind is that of reconcile jobs.
+	reconciler func(kind string) bool
 
 	mu    sync.Mutex
 	state clientState
@@ -87,6 +90,7 @@ func NewClient(cfg Config) (*Client, error) {
 		stopped: make(chan struct{}),
 	}
 	c.events.init()
+	c.reconciler = statemachine.Reconciler(cfg.reconcileQueues())
 	c.window = &engine.Window{TTL: cfg.LeaseTTL, Margin: cfg.LeaseSafetyMargin, Clock: c.clock}
 	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
 	c.rescuer = maintenance.NewRescuer(maintenance.RescuerConfig{

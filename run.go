@@ -48,7 +48,7 @@ func (c *Client) classifyPanic(row *JobRow, p any) statemachine.Ending {
 	if row.ChargedAttempts() < row.MaxAttempts {
 		end.Outcome, end.Delay = OutcomeRetried, DefaultRetryPolicy().NextRetry(row, nil)
 	}
-	return end
+	return c.reconcilerEnding(row, end)
 }
 
 // giveUp is the ending of an attempt whose lease the watchdog gave up: none
@@ -64,7 +64,19 @@ func (c *Client) giveUp(row *JobRow) (statemachine.Ending, bool) {
 	if row.ChargedAttempts() >= row.MaxAttempts {
 		end.Outcome = OutcomeFailed
 	}
-	return end, true
+	return c.reconcilerEnding(row, end), true
+}
+
+// reconcilerEnding flags the ending of a reconcile job that would fail or
+// cancel it (its budget spent, a permanent error, a cancel it returned):
+// the job becomes stuck instead, for an operator to run it again or to
+// settle the job it reconciles, which nothing else would ever decide. An
+// operator's cancel is not classified here and still cancels it.
+func (c *Client) reconcilerEnding(row *JobRow, end statemachine.Ending) statemachine.Ending {
+	if c.reconciler(row.Kind) {
+		end.Flag = true // Finish applies it to failed and cancelled only
+	}
+	return end
 }
 
 // leaseGivenUp is the error recorded for an attempt whose lease the
@@ -99,5 +111,5 @@ func (c *Client) classify(row *JobRow, err error) (end statemachine.Ending) {
 	default:
 		res.Outcome, res.Delay = OutcomeRetried, c.retryPolicy(row).NextRetry(row, err)
 	}
-	return res
+	return c.reconcilerEnding(row, res)
 }

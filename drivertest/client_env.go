@@ -79,6 +79,7 @@ var clientTests = []struct {
 	{"PeriodicClientsShareSlots", testPeriodicClientsShareSlots},
 	{"PeriodicCatchUp", testPeriodicCatchUp},
 	{"ReconcileExpiredLease", testClientReconcile},
+	{"ReconcilerGivingUpIsStuck", testReconcilerGivingUpIsStuck},
 	{"ResolveByLostLeaseRefused", testClientResolveLostLease},
 	{"HandlerFenceAndCheckpoint", testHandlerFenceAndCheckpoint},
 	{"KindTimeoutRetried", testKindTimeout},

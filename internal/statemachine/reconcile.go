@@ -28,27 +28,46 @@ type Policy struct {
 }
 
 // PolicyRescuer returns the RescueParams.Decide of a watcher with policy
-// p. A job whose kind is a reconcile target's kind is never reconciled
-// itself (it is rescued as any job of its queue: flagged stuck when the
-// queue is in Flag, else pending or failed), so reconciliation cannot
-// feed on itself.
+// p. A reconcile job (see Reconciler) is never reconciled itself, so
+// reconciliation cannot feed on itself: it is rescued as any job of its
+// queue, but never failed (RescueReconciler).
 func PolicyRescuer(p Policy) func(*leasetype.JobRow) driver.Transition {
-	flagged := Rescuer(p.Flag)
-	reconcileKinds := make(map[string]bool, len(p.Reconcile))
-	for _, t := range p.Reconcile {
-		reconcileKinds[t.Kind] = true
+	flag := make(map[string]bool, len(p.Flag))
+	for _, q := range p.Flag {
+		flag[q] = true
 	}
+	flagged := Rescuer(p.Flag)
+	reconciler := Reconciler(p.Reconcile)
 	return func(job *leasetype.JobRow) driver.Transition {
 		t, ok := p.Reconcile[job.Queue]
 		switch {
-		case reconcileKinds[job.Kind]:
-			return flagged(job)
+		case reconciler(job.Kind):
+			return RescueReconciler(job, flag[job.Queue])
 		case ok:
 			return Reconcile(job, t)
 		default:
 			return flagged(job)
 		}
 	}
+}
+
+// Reconciler returns whether a kind is that of reconcile jobs: the
+// default ReconcileKind, or the kind of one of targets.
+func Reconciler(targets map[string]ReconcileTarget) func(kind string) bool {
+	kinds := map[string]bool{leasetype.ReconcileKind: true}
+	for _, t := range targets {
+		kinds[t.Kind] = true
+	}
+	return func(kind string) bool { return kinds[kind] }
+}
+
+// RescueReconciler returns the transition of a reconcile job whose lease
+// expired: as Rescue's, but stuck where Rescue would fail it (its retry
+// budget spent). A reconcile job is the only thing that decides its
+// reconciling job, so it never ends failed: it waits, stuck, for an
+// operator to run it again or to settle the job it reconciles by hand.
+func RescueReconciler(job *leasetype.JobRow, flagged bool) driver.Transition {
+	return Rescue(job, flagged || job.ChargedAttempts() >= job.MaxAttempts)
 }
 
 // Reconcile returns the transition of job, a processing job whose lease

@@ -25,7 +25,10 @@ func TestPolicyRescuer(t *testing.T) {
 		{"emails", "send", 1, false, leasetype.StatePending},
 		{"rec", "leasehold.reconcile", 1, false, leasetype.StatePending},      // a reconcile job is never reconciled
 		{"recflagged", "leasehold.reconcile", 1, false, leasetype.StateStuck}, // but flagged in a FlagStuck queue
-		{"flagged", "charge", 3, false, leasetype.StateStuck},                 // budget spent: still flagged
+		{"rec", "leasehold.reconcile", 3, false, leasetype.StateStuck},        // and never failed: its budget spent, an operator decides
+		{"rec", "leasehold.reconcile", 3, true, leasetype.StateCancelled},     // unless an operator cancelled it
+		{"emails", "send", 3, false, leasetype.StateFailed},
+		{"flagged", "charge", 3, false, leasetype.StateStuck}, // budget spent: still flagged
 	} {
 		j := &leasetype.JobRow{ID: 7, Kind: c.kind, Queue: c.queue, State: leasetype.StateProcessing, Attempt: c.attempt,
 			MaxAttempts: 3, CancelRequested: c.cancel, LeaseOwner: "host-1", UUID: "9b2f5f8e-0000-4000-8000-000000000001"}

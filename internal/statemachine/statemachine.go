@@ -15,7 +15,8 @@
 //	cancelled   cancelled  kept         charged  the error, if any      yes
 //
 // A job keeps its run_at, and so its place in line ahead of newer work,
-// unless it is delayed on purpose (retried, snoozed). The attempt row
+// unless it is delayed on purpose (retried, snoozed). An ending with Flag
+// set makes stuck (not finished) what would be failed or cancelled. The attempt row
 // records the outcome and the error text as given.
 package statemachine
 
@@ -29,11 +30,14 @@ import (
 // Ending is how one attempt ended, as the engine decided it: the outcome,
 // the delay before the job may run again (retried and snoozed; ignored
 // otherwise) and the error text (none for completed, snoozed and
-// released).
+// released). Flag makes a job that the outcome would fail or cancel stuck
+// instead, the outcome recorded as given: a reconcile job that gives up
+// hands its reconciling job to an operator (see Reconciler).
 type Ending struct {
 	Outcome leasetype.Outcome
 	Delay   time.Duration
 	Error   string
+	Flag    bool
 }
 
 // lastError says what an outcome does with the job's last_error.
@@ -90,6 +94,9 @@ func Finish(e Ending) driver.Transition {
 	}
 	if r.delayed {
 		t.Delay = e.Delay
+	}
+	if e.Flag && (r.state == leasetype.StateFailed || r.state == leasetype.StateCancelled) {
+		t.State, t.Finished = leasetype.StateStuck, false
 	}
 	switch {
 	case r.lastErr == setError, r.lastErr == setAnyError && e.Error != "":

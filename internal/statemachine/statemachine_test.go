@@ -14,32 +14,42 @@ func TestFinish(t *testing.T) {
 		e    Ending
 		want driver.Transition
 	}{
-		{Ending{leasetype.OutcomeCompleted, 0, ""}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeCompleted, Delay: 0, Error: ""}, driver.Transition{
 			State: leasetype.StateCompleted, KeepRunAt: true, KeepLastError: true, Finished: true,
 			Outcome: leasetype.OutcomeCompleted}},
-		{Ending{leasetype.OutcomeRetried, h, "boom"}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeRetried, Delay: h, Error: "boom"}, driver.Transition{
 			State: leasetype.StatePending, Delay: h, LastError: "boom",
 			Outcome: leasetype.OutcomeRetried, AttemptError: "boom"}},
-		{Ending{leasetype.OutcomeRetried, 0, ""}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeRetried, Delay: 0, Error: ""}, driver.Transition{
 			State: leasetype.StatePending, Outcome: leasetype.OutcomeRetried}},
-		{Ending{leasetype.OutcomeFailed, h, "boom"}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeFailed, Delay: h, Error: "boom"}, driver.Transition{
 			State: leasetype.StateFailed, KeepRunAt: true, LastError: "boom", Finished: true,
 			Outcome: leasetype.OutcomeFailed, AttemptError: "boom"}},
-		{Ending{leasetype.OutcomeSnoozed, h, ""}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeSnoozed, Delay: h, Error: ""}, driver.Transition{
 			State: leasetype.StatePending, Delay: h, FreeAttempt: true, KeepLastError: true,
 			Outcome: leasetype.OutcomeSnoozed}},
-		{Ending{leasetype.OutcomeReleased, h, ""}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeReleased, Delay: h, Error: ""}, driver.Transition{
 			State: leasetype.StatePending, KeepRunAt: true, FreeAttempt: true, KeepLastError: true,
 			Outcome: leasetype.OutcomeReleased}},
-		{Ending{leasetype.OutcomeLeaseLost, h, "gave up"}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeLeaseLost, Delay: h, Error: "gave up"}, driver.Transition{
 			State: leasetype.StatePending, KeepRunAt: true, LastError: "gave up",
 			Outcome: leasetype.OutcomeLeaseLost, AttemptError: "gave up"}},
-		{Ending{leasetype.OutcomeCancelled, h, "by operator"}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeCancelled, Delay: h, Error: "by operator"}, driver.Transition{
 			State: leasetype.StateCancelled, KeepRunAt: true, LastError: "by operator", Finished: true,
 			Outcome: leasetype.OutcomeCancelled, AttemptError: "by operator"}},
-		{Ending{leasetype.OutcomeCancelled, 0, ""}, driver.Transition{
+		{Ending{Outcome: leasetype.OutcomeCancelled, Delay: 0, Error: ""}, driver.Transition{
 			State: leasetype.StateCancelled, KeepRunAt: true, KeepLastError: true, Finished: true,
 			Outcome: leasetype.OutcomeCancelled}},
+		// Flag: a reconcile job that gives up is stuck, its outcome kept.
+		{Ending{Outcome: leasetype.OutcomeFailed, Error: "boom", Flag: true}, driver.Transition{
+			State: leasetype.StateStuck, KeepRunAt: true, LastError: "boom",
+			Outcome: leasetype.OutcomeFailed, AttemptError: "boom"}},
+		{Ending{Outcome: leasetype.OutcomeCancelled, Flag: true}, driver.Transition{
+			State: leasetype.StateStuck, KeepRunAt: true, KeepLastError: true,
+			Outcome: leasetype.OutcomeCancelled}},
+		{Ending{Outcome: leasetype.OutcomeRetried, Delay: h, Error: "boom", Flag: true}, driver.Transition{
+			State: leasetype.StatePending, Delay: h, LastError: "boom",
+			Outcome: leasetype.OutcomeRetried, AttemptError: "boom"}},
 	}
 	seen := map[leasetype.Outcome]bool{}
 	for _, c := range cases {
