@@ -199,7 +199,8 @@ type ReconcilePolicy struct {
 	// MaxAttempts is the reconcile jobs' retry budget. Default
 	// Config.DefaultMaxAttempts.
 	MaxAttempts int
-	// Priority is the reconcile jobs' priority (lower runs first).
+	// Priority is the reconcile jobs' priority (lower runs first), in
+	// 0..MaxPriority.
 	Priority int
 }
 
@@ -328,6 +329,10 @@ func (c Config) validateReconcile(name string, q QueueConfig) error {
 	if t.MaxAttempts < 1 {
 		return fmt.Errorf("%w: queue %s: Reconcile.MaxAttempts must not be negative, got %d",
 			ErrInvalidConfig, name, r.MaxAttempts)
+	}
+	if t.Priority < 0 || t.Priority > MaxPriority {
+		return fmt.Errorf("%w: queue %s: Reconcile.Priority must be in 0..%d, got %d",
+			ErrInvalidConfig, name, MaxPriority, r.Priority)
 	}
 	return nil
 }

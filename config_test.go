@@ -61,6 +61,9 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 		{"bad reconcile queue", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Queue: "bad queue"}}}}, "Reconcile.Queue"},
 		{"bad reconcile kind", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Kind: "-x"}}}}, "Reconcile.Kind"},
 		{"negative reconcile attempts", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{MaxAttempts: -1}}}}, "Reconcile.MaxAttempts"},
+		{"negative reconcile priority", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Priority: -1}}}}, "Reconcile.Priority"},
+		{"reconcile priority too high", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Priority: MaxPriority + 1}}}}, "Reconcile.Priority"},
+		{"reconcile priority past int32", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Priority: 1<<31 + 3}}}}, "Reconcile.Priority"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

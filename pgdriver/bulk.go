@@ -61,6 +61,9 @@ func (d *Driver) copyJobs(ctx context.Context, params []*driver.InsertParams) (i
 	src := pgx.CopyFromSlice(len(params), func(i int) ([]any, error) {
 		p := params[i]
 		u, err := jobUUID(p)
+		if err == nil {
+			err = fitsInt32(p)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}

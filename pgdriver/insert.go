@@ -218,6 +218,9 @@ func newInsertArrays(params []*driver.InsertParams) (*insertArrays, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pgdriver: insert job %d: %w", i, err)
 		}
+		if err := fitsInt32(p); err != nil {
+			return nil, fmt.Errorf("pgdriver: insert job %d: %w", i, err)
+		}
 		a.uuids[i] = u
 		a.kinds[i], a.queues[i], a.keys[i] = p.Kind, p.Queue, p.UniqueKey
 		a.args[i], a.metadata[i] = jsonOrEmpty(p.Args), jsonOrEmpty(p.Metadata)
@@ -284,4 +287,13 @@ func notifyQueues(params []*driver.InsertParams) []string {
 		}
 	}
 	return queues
+}
+
+// fitsInt32 returns an error when p's priority or retry budget does not
+// fit the int32 columns that hold them: cast, it would wrap.
+func fitsInt32(p *driver.InsertParams) error {
+	if p.Priority != int(int32(p.Priority)) || p.MaxAttempts != int(int32(p.MaxAttempts)) {
+		return fmt.Errorf("priority %d or max attempts %d outside the columns' range (int32)", p.Priority, p.MaxAttempts)
+	}
+	return nil
 }

@@ -116,3 +116,23 @@ func TestInsertBulk(t *testing.T) {
 		t.Fatalf("Claim after bulk = %d jobs, %v; want %d (one is delayed)", len(jobs), err, n+3)
 	}
 }
+
+// TestInsertRefusesValuesPastInt32: Insert and InsertBulk refuse a
+// priority or a retry budget that the int32 columns cannot hold, instead
+// of wrapping it (a reconcile policy's priority reaches Insert through
+// the watcher, past the client's checks).
+func TestInsertRefusesValuesPastInt32(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	for _, p := range []*driver.InsertParams{
+		{Kind: "a", Queue: "q", MaxAttempts: 1, Priority: 1<<31 + 3},
+		{Kind: "a", Queue: "q", MaxAttempts: 1<<32 + 1},
+	} {
+		if res, err := d.Insert(ctx, nil, []*driver.InsertParams{p}); err == nil {
+			t.Errorf("Insert(priority %d, max attempts %d) = job %+v, nil; want an error", p.Priority, p.MaxAttempts, res[0].Job)
+		}
+		if n, err := d.InsertBulk(ctx, []*driver.InsertParams{p}); err == nil {
+			t.Errorf("InsertBulk(priority %d, max attempts %d) = %d, nil; want an error", p.Priority, p.MaxAttempts, n)
+		}
+	}
+}

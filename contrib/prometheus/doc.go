@@ -22,7 +22,7 @@
 //
 // With the default namespace "leasehold":
 //
-//	leasehold_jobs_inserted_total{queue,kind}           jobs written by Insert, InsertTx, InsertMany, InsertBulk
+//	leasehold_jobs_inserted_total{queue,kind}           jobs written by Insert, InsertTx, InsertMany, InsertBulk (an InsertTx whose transaction rolls back still counts)
 //	leasehold_jobs_claimed_total{queue,kind}            leases taken by the client's fetchers
 //	leasehold_jobs_not_started_total{queue,kind}        claimed, but past the lease's safe window: released unrun
 //	leasehold_jobs_claimed_again_total{queue,kind}      claims of a lease held already (a database lost the claim): the running handler kept it

@@ -21,7 +21,8 @@ type insertMetrics struct {
 func newInsertMetrics(ns string) *insertMetrics {
 	return &insertMetrics{
 		vec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "jobs_inserted_total",
-			Help: "Jobs written by inserts (a unique key that existed is not counted, except by InsertBulk)."},
+			Help: "Jobs written by inserts (a unique key that existed is not counted, except by InsertBulk; " +
+				"an InsertTx is counted when it returns, even if its transaction is then rolled back)."},
 			[]string{"queue", "kind"}),
 		series: map[seriesKey]prometheus.Counter{},
 	}
