@@ -17,13 +17,21 @@ import (
 //
 // Applying a transition to a job writes exactly:
 //
-//	status        = State
+//	status        = State, but cancelled when State is pending or stuck
+//	                and the job's cancel_requested is set
 //	run_at        = run_at (unchanged) when KeepRunAt, else now + Delay
 //	free_attempts = free_attempts + 1 when FreeAttempt, else unchanged
 //	last_error    = last_error (unchanged) when KeepLastError,
 //	                else LastError (NULL when empty)
-//	finished_at   = now when Finished, else NULL
+//	finished_at   = now when Finished or the job was so cancelled, else NULL
 //	lease_owner   = NULL, lease_until = NULL
+//
+// The one rule that reads the row, cancel_requested, is the drivers':
+// an operator may ask to cancel a job while it runs (CancelJob), and the
+// engine learns of it only at the next heartbeat. An attempt that ends
+// before then, retried, snoozed, released or given up, must not put the
+// job back in line: it is cancelled instead, the attempt row keeping the
+// outcome given.
 //
 // and ends the lease's attempt row: ended_at = now, outcome = Outcome,
 // error = AttemptError (NULL when empty), heartbeat_at = the job's

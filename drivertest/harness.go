@@ -126,6 +126,7 @@ func invariants() []invariant {
 		{"RetryJob", testRetryJob},
 		{"RetryRacesCompletion", testRetryRacesCompletion},
 		{"CancelJob", testCancelJob},
+		{"CancelRequestedEndsCancelled", testCancelRequestedEndsCancelled},
 		{"OperatorActionsAfterHeartbeat", testOperatorActionsAfterHeartbeat},
 		{"NotFound", testNotFound},
 		{"ListJobs", testListJobs},

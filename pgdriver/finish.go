@@ -10,6 +10,10 @@ import (
 // The statements that apply transitions (driver.Transition) write the
 // columns the transition names, as given, and nothing else: the state
 // machine is the engine's, so no statement here knows an outcome's name.
+// One rule lives here, because only the row knows it (see
+// driver.Transition): a job whose cancel an operator requested while it
+// ran becomes cancelled, finished, where the transition would make it
+// pending or stuck.
 // statement_timestamp() stands for now because the statement may run in a
 // caller's long transaction.
 //
@@ -36,10 +40,11 @@ const (
 	applyHead = `WITH done AS (
 	UPDATE leasehold_jobs j SET
 		(status, run_at, finished_at, free_attempts, last_error, lease_owner, lease_until) = (
-			SELECT i ->> 1,
+			SELECT CASE WHEN j.cancel_requested AND i ->> 1 IN ('pending', 'stuck') THEN 'cancelled' ELSE i ->> 1 END,
 				CASE WHEN i ->> 2 = '1' THEN j.run_at
 					ELSE statement_timestamp() + (i ->> 3)::bigint * interval '1 microsecond' END,
-				CASE WHEN i ->> 7 = '1' THEN statement_timestamp() END,
+				CASE WHEN i ->> 7 = '1' OR (j.cancel_requested AND i ->> 1 IN ('pending', 'stuck'))
+					THEN statement_timestamp() END,
 				j.free_attempts + (i ->> 4)::int,
 				CASE WHEN i ->> 5 = '1' THEN j.last_error ELSE nullif(i ->> 6, '') END,
 				NULL::text, NULL::timestamptz
@@ -69,10 +74,11 @@ const finishSQL = applyHead + applyTail
 // database.
 const finishUniformSQL = `WITH done AS (
 	UPDATE leasehold_jobs j SET
-		status = $4::text,
+		status = CASE WHEN j.cancel_requested AND $4::text IN ('pending', 'stuck') THEN 'cancelled' ELSE $4::text END,
 		run_at = CASE WHEN $5::boolean THEN j.run_at
 			ELSE statement_timestamp() + $6::bigint * interval '1 microsecond' END,
-		finished_at = CASE WHEN $7::boolean THEN statement_timestamp() END,
+		finished_at = CASE WHEN $7::boolean OR (j.cancel_requested AND $4::text IN ('pending', 'stuck'))
+			THEN statement_timestamp() END,
 		free_attempts = j.free_attempts + $8::int,
 		last_error = CASE WHEN $9::boolean THEN j.last_error ELSE nullif($10::text, '') END,
 		lease_owner = NULL, lease_until = NULL

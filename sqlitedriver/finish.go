@@ -13,7 +13,11 @@ import (
 // The statements that apply transitions (driver.Transition) write the
 // columns the transition names, as given, and nothing else: the state
 // machine is the engine's, so no statement here knows an outcome's name.
-// ?1 is now. The SET expressions see the old row, as in PostgreSQL.
+// One rule lives here, because only the row knows it (see
+// driver.Transition): a job whose cancel an operator requested while it
+// ran becomes cancelled, finished, where the transition would make it
+// pending or stuck. ?1 is now. The SET expressions see the old row, as in
+// PostgreSQL.
 
 // applySQL applies the transitions in ?2, a JSON array of finishEntries
 // ([id, attempt, owner, state, keep_run_at, delay µs, free, keep_error,
@@ -23,10 +27,10 @@ import (
 // The unary + on status keeps the planner from scanning leasehold_jobs_leases
 // for every lease: it loops over the JSON array and looks each job up by id.
 const applySQL = `UPDATE leasehold_jobs SET
-    status = r.state,
+    status = CASE WHEN cancel_requested AND r.state IN ('pending', 'stuck') THEN 'cancelled' ELSE r.state END,
     run_at = CASE WHEN r.keep_run_at THEN run_at ELSE ?1 + r.delay END,
     free_attempts = free_attempts + r.free,
-    finished_at = CASE WHEN r.finished THEN ?1 END,
+    finished_at = CASE WHEN r.finished OR (cancel_requested AND r.state IN ('pending', 'stuck')) THEN ?1 END,
     last_error = CASE WHEN r.keep_error THEN last_error ELSE NULLIF(r.err, '') END,
     lease_owner = NULL, lease_until = NULL
 FROM (SELECT value->>0 AS rid, value->>1 AS ratt, value->>2 AS rowner, value->>3 AS state,

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/leasetype"
 )
 
 // uniformFrom is the rest of a uniform batch's statement after its SET
@@ -39,7 +40,14 @@ RETURNING id, attempt`
 func uniformSQL(t driver.Transition) (string, []any) {
 	var b strings.Builder
 	args := []any{string(t.State)}
-	b.WriteString("UPDATE leasehold_jobs SET status = ?4")
+	// A pending or stuck job whose cancel was requested is cancelled (see
+	// applySQL); a batch of completions, the common one, pays no CASE.
+	cancellable := t.State == leasetype.StatePending || t.State == leasetype.StateStuck
+	if cancellable {
+		b.WriteString("UPDATE leasehold_jobs SET status = CASE WHEN cancel_requested THEN 'cancelled' ELSE ?4 END")
+	} else {
+		b.WriteString("UPDATE leasehold_jobs SET status = ?4")
+	}
 	if !t.KeepRunAt {
 		args = append(args, micros(t.Delay))
 		fmt.Fprintf(&b, ", run_at = ?1 + ?%d", 3+len(args))
@@ -51,9 +59,12 @@ func uniformSQL(t driver.Transition) (string, []any) {
 		args = append(args, t.LastError)
 		fmt.Fprintf(&b, ", last_error = NULLIF(?%d, '')", 3+len(args))
 	}
-	if t.Finished {
+	switch {
+	case t.Finished:
 		b.WriteString(", finished_at = ?1")
-	} else {
+	case cancellable:
+		b.WriteString(", finished_at = CASE WHEN cancel_requested THEN ?1 END")
+	default:
 		b.WriteString(", finished_at = NULL")
 	}
 	b.WriteString(", lease_owner = NULL, lease_until = NULL" + uniformFrom)
