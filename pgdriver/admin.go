@@ -28,7 +28,7 @@ func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error
 func wrapOp(err error) error {
 	if errors.Is(err, leasehold.ErrJobNotFound) || errors.Is(err, leasehold.ErrJobRunning) ||
 		errors.Is(err, leasehold.ErrJobFinished) || errors.Is(err, leasehold.ErrJobNotFinished) ||
-		errors.Is(err, leasehold.ErrUniqueKeyHeld) {
+		errors.Is(err, leasehold.ErrUniqueKeyHeld) || errors.Is(err, leasehold.ErrJobCompleted) {
 		return err
 	}
 	return fmt.Errorf("pgdriver: %w", err)

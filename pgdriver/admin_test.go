@@ -89,6 +89,14 @@ func TestRetryAndCancel(t *testing.T) {
 			t.Fatalf("missing job: %v, want ErrJobNotFound", err)
 		}
 	}
+	again := claimOne(t, d, "q", "w", leaseTTL)
+	if !finish(t, d, nil, &driver.FinishParams{ID: again.ID, Owner: "w", Attempt: again.Attempt, Transition: transition(leasehold.OutcomeCompleted, "")}) {
+		t.Fatal("Finish refused")
+	}
+	// The sentinel as is: the Client names the operation and the job.
+	if _, err := d.RetryJob(ctx, &driver.RetryParams{ID: again.ID}); err != leasehold.ErrJobCompleted {
+		t.Fatalf("RetryJob(completed) = %v, want ErrJobCompleted itself", err)
+	}
 }
 
 func TestListJobsStatsPurge(t *testing.T) {

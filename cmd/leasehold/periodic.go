@@ -21,7 +21,7 @@ func (a *app) periodicCommand() *cobra.Command {
 Client.AddPeriodic, or ` + "`leasehold work --periodic`" + `); every process running a
 schedule records it in the database, so these commands see every schedule from
 any machine. Subcommands: list, forget.`,
-		Args: argNames(),
+		RunE: a.groupRunE(),
 	}
 	cmd.AddCommand(a.periodicListCommand(), a.periodicForgetCommand())
 	return cmd

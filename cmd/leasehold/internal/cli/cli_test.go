@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -241,5 +243,25 @@ func TestServerRefused(t *testing.T) {
 	}
 	if err := serverRefused(tg, errors.New("dial tcp: connection refused")); err != nil {
 		t.Errorf("serverRefused(a dial error) = %v, want nil", err)
+	}
+}
+
+// TestTableEscapesControlCharacters: text from a job (an error message,
+// say) cannot reach the operator's terminal as escape sequences.
+func TestTableEscapesControlCharacters(t *testing.T) {
+	var buf bytes.Buffer
+	tb := NewTable(&buf, "ERROR")
+	tb.Row("\x1b]0;owned\a\x1b[2J\x1b[31mALL GOOD\x1b[0m\tnext\u009bline")
+	if err := tb.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, r := range out {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Fatalf("table output holds control character %U: %q", r, out)
+		}
+	}
+	if want := `\x1b]0;owned\x07\x1b[2J\x1b[31mALL GOOD\x1b[0m next\x9bline`; !strings.Contains(out, want) {
+		t.Fatalf("table output %q lacks %q", out, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 )
 
 // WriteJSON writes v as indented JSON followed by a newline.
@@ -51,12 +52,25 @@ func (t *Table) Flush() error {
 }
 
 // oneLine replaces tabs and line breaks, which would break the columns,
-// and shows an empty cell as "-".
+// shows other control characters as escapes (\x1b), so that text from a
+// job (its error, its args) cannot move the cursor, clear the screen or
+// retitle the operator's terminal, and shows an empty cell as "-".
 func oneLine(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return strings.NewReplacer("\t", " ", "\r", " ", "\n", " ").Replace(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\r' || r == '\n':
+			b.WriteByte(' ')
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // Truncate shortens s to n runes, marking the cut with "…".

@@ -105,16 +105,30 @@ func (t Target) String() string {
 	return "sqlite:" + t.Path
 }
 
-// Redact returns u as a string with its password replaced by "xxxxx".
+// secretParams are the connection parameters that carry a secret.
+var secretParams = []string{"password", "sslpassword"}
+
+// Redact returns u as a string with its password, in the userinfo or as
+// a password or sslpassword parameter, replaced by "xxxxx".
 func Redact(u *url.URL) string {
+	c := *u
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
-			c := *u
 			c.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return c.String()
 		}
 	}
-	return u.String()
+	q := u.Query()
+	masked := false
+	for _, p := range secretParams {
+		if q.Has(p) {
+			q.Set(p, "xxxxx")
+			masked = true
+		}
+	}
+	if masked {
+		c.RawQuery = q.Encode()
+	}
+	return c.String()
 }
 
 var userinfoPattern = regexp.MustCompile(`://[^@/]*@`)
