@@ -1,7 +1,10 @@
 package drivertest
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
@@ -59,4 +62,29 @@ func testCancelRequestedEndsCancelled(c *tc) {
 	plain := c.claimID(c.d, rows[2*len(endings)].ID, "w", liveTTL, false)
 	c.finish(token(plain.ID, "w", plain.Attempt, endings[0].e))
 	c.eq("job without a cancel request, retried: state", c.get(plain.ID).State, leasehold.StatePending)
+}
+
+// testClientCancelBeforeHeartbeat: an operator cancels a running job
+// whose handler then fails before any heartbeat tells the worker; the job
+// ends cancelled after that one attempt and its handler never runs again.
+func testClientCancelBeforeHeartbeat(e *clientEnv) {
+	started, release := make(chan struct{}, 4), make(chan struct{})
+	c := e.newClient(e.d, e.workers(func(context.Context, *leasehold.Job[testArgs]) error {
+		started <- struct{}{}
+		<-release
+		return errors.New("boom") // retryable: the job would run again
+	}), func(c *leasehold.Config) { c.LeaseTTL = 30 * time.Second }) // heartbeats every 10 s
+	id := e.insertOpts(c, &leasehold.InsertOpts{})
+	e.waitGate(started, "the handler to start")
+	if row, err := c.CancelJob(e.ctx, id); err != nil || !row.CancelRequested {
+		e.Fatalf("CancelJob(processing) = %+v, %v; want cancel requested", row, err)
+	}
+	close(release)
+	row := e.waitState(id, leasehold.StateCancelled, 30*time.Second)
+	if h := e.history(id); row.Attempt != 1 || len(h) != 1 || h[0].Outcome != leasehold.OutcomeRetried {
+		e.Fatalf("cancelled job: attempt %d, history %s; want one attempt, ended retried", row.Attempt, fmtHistory(h))
+	}
+	if n := len(started); n != 0 {
+		e.Fatalf("the handler ran %d more times after the cancel", n)
+	}
 }

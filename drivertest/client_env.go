@@ -41,6 +41,7 @@ var clientTests = []struct {
 	{"UnrenewableLeaseCancelledBeforeExpiry", testWatchdogCancelsBeforeExpiry},
 	{"GivenUpLeaseKeepsBudgetAndPolicy", testGiveUpKeepsBudgetAndPolicy},
 	{"StopLeavesCutOffHandlerToWatcher", testStopLeavesCutOffHandlerToWatcher},
+	{"CancelBeforeHeartbeat", testClientCancelBeforeHeartbeat},
 	{"LateClaimReplyNeverStartsHandler", testLateClaimNeverRuns},
 	{"LateClaimReplyReleased", testLateClaimReleased},
 	{"CheckLeaseRefusesPastSafeWindow", testCheckLeaseRefusesPastSafeWindow},
