@@ -227,9 +227,31 @@ func (c *Client) launch() {
 	for _, s := range c.enqueuer.Schedules() {
 		c.warnUnworked(s)
 	}
+	c.warnUnreconciled(kinds)
 	// Start in reverse stop order: what others depend on runs first.
 	for i := len(c.services) - 1; i >= 0; i-- {
 		_ = c.services[i].Start(context.Background()) // new services: cannot fail
+	}
+}
+
+// warnUnreconciled logs a warning for each queue whose expired leases
+// this client, which works queues, sends to reconciliation, when it does
+// not run their reconcile jobs itself (their queue is not in
+// Config.Queues, or no worker is registered for their kind): those jobs,
+// and the payments they would decide, wait for another process, which
+// may be intended, so it is not refused.
+func (c *Client) warnUnreconciled(kinds []string) {
+	if c.producer.Load() == nil {
+		return
+	}
+	for name, t := range c.cfg.reconcileQueues() {
+		_, works := c.cfg.Queues[t.Queue]
+		if works && slices.Contains(kinds, t.Kind) {
+			continue
+		}
+		c.cfg.Logger.Warn("leasehold: queue reconciles expired leases with reconcile jobs this client does not run: "+
+			"its reconciling jobs wait until a process works their queue with a worker for their kind",
+			"queue", name, "reconcile_queue", t.Queue, "reconcile_kind", t.Kind, "client_queues", c.Queues())
 	}
 }
 
