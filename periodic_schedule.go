@@ -39,8 +39,13 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 // default is UTC rather than time.Local so that processes on machines
 // set to different zones compute the same slots. In a zone with daylight
 // saving time, a wall-clock slot that does not exist on the day clocks
-// go forward is skipped, and one that happens twice when they go back
-// fires once. "@every D" is Every(D): it ignores loc. A bad expression,
+// go forward is skipped (not moved), and one that happens twice when they
+// go back fires once, at its first pass: each wall-clock date and time
+// fires at most once, so the second pass of the repeated hour has no
+// slot at all, even for an expression firing every few minutes (in Paris,
+// "0 * * * *" fires at 02:00 summer time, then at 03:00 winter time, two
+// hours later; use Every for a fixed interval). "@every D" is Every(D): it
+// ignores loc. A bad expression,
 // or one that never fires (such as February 30), returns an error
 // matching ErrInvalidSchedule.
 func Cron(expr string, loc *time.Location) (Schedule, error) {
@@ -104,8 +109,41 @@ type cronSchedule struct {
 	text string
 }
 
-// Next returns the first time after t that matches the expression.
-func (c *cronSchedule) Next(t time.Time) time.Time { return c.spec.Next(t) }
+// Next returns the first time after t that matches the expression, once
+// for each wall-clock date and time: a match in the second pass of the
+// hour that clocks repeat when they go back is skipped, since the same
+// wall-clock time matched in the first pass. It depends on t alone.
+func (c *cronSchedule) Next(t time.Time) time.Time {
+	n := c.spec.Next(t)
+	for !n.IsZero() {
+		until, repeated := wallRepeatedUntil(n.In(c.spec.Location))
+		if !repeated {
+			return n
+		}
+		// Every wall-clock time up to until happened in the first pass:
+		// go on from the first one that did not.
+		n = c.spec.Next(until.Add(-time.Nanosecond).In(t.Location()))
+	}
+	return n
+}
+
+// wallRepeatedUntil reports whether the wall-clock date and time of t, in
+// t's location, already happened before t, because the clocks went back
+// less than that change of offset before t; if so, it returns when the
+// repeat ends (the first instant whose wall-clock time is new again).
+func wallRepeatedUntil(t time.Time) (time.Time, bool) {
+	start, _ := t.ZoneBounds()
+	if start.IsZero() {
+		return time.Time{}, false // UTC, a fixed zone, or no change yet
+	}
+	_, before := start.Add(-time.Nanosecond).Zone()
+	_, after := start.Zone()
+	back := time.Duration(before-after) * time.Second
+	if until := start.Add(back); back > 0 && t.Before(until) {
+		return until, true
+	}
+	return time.Time{}, false
+}
 
 // String returns the expression with its zone (CRON_TZ=Zone ...).
 func (c *cronSchedule) String() string { return c.text }

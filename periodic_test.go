@@ -57,6 +57,85 @@ func TestCronNext(t *testing.T) {
 	}
 }
 
+// TestCronFallBackFiresOnce: in a zone with daylight saving time, each
+// wall-clock date and time of a cron expression fires once. The hour that
+// clocks repeat when they go back fires in its first pass only (a daily
+// slot in it, and every slot of a schedule firing within it); the slots
+// of a wall-clock time that does not exist when they go forward are
+// skipped, not made up. Over 2026, a daily slot in the hour Paris skips
+// (02:30) fires 364 times, one in the hour New York repeats (01:30) 365
+// times; every 15 minutes fires 35040 - 4 = 35036 times in both zones.
+func TestCronFallBackFiresOnce(t *testing.T) {
+	zone := func(name string) *time.Location {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Skip("no time zone database:", err)
+		}
+		return loc
+	}
+	paris, newYork := zone("Europe/Paris"), zone("America/New_York")
+	utc := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tt := range []struct {
+		expr  string
+		loc   *time.Location
+		slots int
+		// after is a time in the repeated hour's second pass (or just
+		// before it); want is the slot Next gives from there.
+		after, want string
+	}{
+		{"30 2 * * *", paris, 364, "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"},
+		{"30 1 * * *", newYork, 365, "2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"},
+		{"*/15 * * * *", paris, 35036, "2026-10-25T00:45:00Z", "2026-10-25T02:00:00Z"},
+		{"*/15 * * * *", paris, 35036, "2026-10-25T01:10:00Z", "2026-10-25T02:00:00Z"},
+		{"*/15 * * * *", newYork, 35036, "2026-11-01T05:45:00Z", "2026-11-01T07:00:00Z"},
+		{"0 30 1 * * *", newYork, 365, "2026-11-01T06:00:00Z", "2026-11-02T06:30:00Z"},
+	} {
+		s, err := leasehold.Cron(tt.expr, tt.loc)
+		if err != nil {
+			t.Fatalf("Cron(%q): %v", tt.expr, err)
+		}
+		if got := s.Next(utc(tt.after)); !got.Equal(utc(tt.want)) {
+			t.Errorf("Cron(%q, %v).Next(%s) = %v, want %s", tt.expr, tt.loc, tt.after, got.UTC(), tt.want)
+		}
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, tt.loc)
+		to := from.AddDate(1, 0, 0)
+		walls := map[string]time.Time{}
+		n := 0
+		for slot := s.Next(from.Add(-time.Nanosecond)); slot.Before(to); slot = s.Next(slot) {
+			wall := slot.In(tt.loc).Format(time.DateTime)
+			if first, ok := walls[wall]; ok {
+				t.Errorf("Cron(%q, %v): wall clock %s fires at %v and again at %v", tt.expr, tt.loc, wall, first.UTC(), slot.UTC())
+			}
+			walls[wall] = slot
+			n++
+		}
+		if n != tt.slots {
+			t.Errorf("Cron(%q, %v) fires %d times in 2026, want %d", tt.expr, tt.loc, n, tt.slots)
+		}
+	}
+	// Zones without daylight saving time are left as they were.
+	for _, loc := range []*time.Location{time.UTC, time.FixedZone("X", -(3*3600 + 1800))} {
+		s, err := leasehold.Cron("*/15 * * * *", loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, loc)
+		n := 0
+		for slot := s.Next(from.Add(-time.Nanosecond)); slot.Before(from.AddDate(1, 0, 0)); slot = s.Next(slot) {
+			n++
+		}
+		if n != 35040 {
+			t.Errorf("Cron(\"*/15 * * * *\", %v) fires %d times in 2026, want 35040", loc, n)
+		}
+	}
+}
+
 func TestCronRefusesBadExpressions(t *testing.T) {
 	for _, expr := range []string{"", "* * *", "61 * * * *", "@sometimes", "0 0 30 2 *", "@every 0s",
 		"@every soon", "CRON_TZ=Nowhere/Land * * * * *"} {
