@@ -24,7 +24,10 @@ type InsertJob struct {
 // commits or rolls back with the jobs. A periodic slot another process
 // won comes back from next as a Duplicate result. It may change jobs, then calls next to insert them
 // and returns next's results (nil for InsertBulk, which returns a count),
-// or returns an error instead to refuse the insert.
+// or returns an error instead to refuse the insert. For a periodic slot,
+// an error is retried while the slot's grace lasts, unless a retry would
+// fail the same way (an *InvalidInputError, ErrMiddlewareResults, or an
+// error wrapped with Permanent): then the slot is skipped.
 type InsertMiddleware interface {
 	Insert(ctx context.Context, tx any, jobs []*InsertJob, next func(ctx context.Context) ([]*InsertResult, error)) ([]*InsertResult, error)
 }

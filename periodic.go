@@ -3,6 +3,7 @@ package leasehold
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -169,7 +170,9 @@ func (c *Client) buildPeriodic(job PeriodicJob, slot time.Time) (*InsertJob, err
 // slot's job, runs it through the insert middleware (with no caller
 // transaction) and claims the slot with it. A slot another process won
 // reaches the middleware as a duplicate: the slot's job as found by its
-// unique key, or a result with no job when none is found.
+// unique key, or a result with no job when none is found. A job that
+// cannot be built, or a middleware error that refusesSlot, refuses the
+// slot (maintenance.ErrSlotRefused); any other error is retried.
 func (c *Client) periodicInsert(job PeriodicJob) func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
 	spec := job.Schedule.String()
 	return func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
@@ -202,10 +205,30 @@ func (c *Client) periodicInsert(job PeriodicJob) func(ctx context.Context, slot,
 			return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr) // retried
 		case out != nil:
 			return out, nil // written, whatever the middleware returned afterwards
-		case err != nil:
+		case err == nil:
+			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, ErrMiddlewareResults)
+		case refusesSlot(err):
 			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
 		default:
-			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, ErrMiddlewareResults)
+			return nil, fmt.Errorf("leasehold: periodic insert: insert middleware: %w", err) // retried
 		}
 	}
+}
+
+// refusesSlot reports whether err, returned by the insert middleware of a
+// periodic slot, refuses the slot for good rather than for now: a job the
+// client refuses (a bad kind, queue, arguments or options, a payload too
+// large: the same Args and middleware build it again on a retry), results
+// missing (ErrMiddlewareResults), or an error the middleware marked
+// Permanent. Any other error may pass on a retry (a lookup that timed
+// out), so the slot is retried while its grace lasts.
+func refusesSlot(err error) bool {
+	var (
+		bad  *InvalidInputError
+		perm *PermanentError
+	)
+	return errors.As(err, &bad) || errors.As(err, &perm) ||
+		errors.Is(err, ErrInvalidKind) || errors.Is(err, ErrInvalidQueue) ||
+		errors.Is(err, ErrInvalidArgs) || errors.Is(err, ErrPayloadTooLarge) ||
+		errors.Is(err, ErrMiddlewareResults)
 }

@@ -332,3 +332,86 @@ func logValue(line, key string) string {
 	}
 	return ""
 }
+
+// TestPeriodicMiddlewareErrorRetried: an insert middleware error that a
+// retry may clear (a lookup that timed out) does not skip the slot: it is
+// retried with the enqueuer's backoff, as a database error is, and the
+// slot gets its job within its grace. An error the middleware marks
+// Permanent still refuses the slot at once.
+func TestPeriodicMiddlewareErrorRetried(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		first = map[string]string{} // schedule: the unique key of its first slot's job
+	)
+	failOnce := leasehold.InsertMiddlewareFunc(func(ctx context.Context, _ any, jobs []*leasehold.InsertJob,
+		next func(context.Context) ([]*leasehold.InsertResult, error)) ([]*leasehold.InsertResult, error) {
+		key := jobs[0].Opts.UniqueKey
+		name := strings.Split(key, ":")[1]
+		mu.Lock()
+		_, tried := first[name]
+		if !tried {
+			first[name] = key
+		}
+		mu.Unlock()
+		switch {
+		case tried:
+			return next(ctx)
+		case name == "flaky":
+			return nil, errors.New("tenant lookup: context deadline exceeded")
+		default:
+			return nil, leasehold.Permanent(errors.New("tenant suspended"))
+		}
+	})
+	var logs lockedLog
+	every := func(name string) leasehold.PeriodicJob {
+		return leasehold.PeriodicJob{Name: name, Schedule: leasehold.Every(time.Second), Args: tick, Grace: time.Minute}
+	}
+	c := startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.logger(),
+		InsertMiddleware: []leasehold.InsertMiddleware{failOnce}}, every("flaky"), every("refused"))
+	got := map[string]string{} // schedule: the unique key of its first job
+	waitJobs(t, c, &logs, "a job of each schedule", func(jobs []*leasehold.JobRow) bool {
+		clear(got)
+		for _, j := range jobs {
+			if name := strings.Split(j.UniqueKey, ":")[1]; got[name] == "" {
+				got[name] = j.UniqueKey
+			}
+		}
+		return len(got) == 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if got["flaky"] != first["flaky"] {
+		t.Errorf("the first job of flaky is %s, want its first slot's, %s, whose middleware failed once; log:\n%s",
+			got["flaky"], first["flaky"], logs.text())
+	}
+	if got["refused"] == first["refused"] {
+		t.Errorf("the first slot of refused, %s, which the middleware refused with a permanent error, got a job; log:\n%s",
+			first["refused"], logs.text())
+	}
+}
+
+// waitJobs waits until the jobs of kind tick in c's database, oldest
+// first, are what done wants, and returns them; it fails t after 10 s
+// with the log.
+func waitJobs(t *testing.T, c *leasehold.Client, logs *lockedLog, want string, done func([]*leasehold.JobRow) bool) []*leasehold.JobRow {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		jobs, err := c.ListJobs(t.Context(), &leasehold.ListParams{Kind: tickArgs{}.Kind()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(jobs) {
+			return jobs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 10 s: %d jobs; log:\n%s", want, len(jobs), logs.text())
+		}
+	}
+}
+
+// text returns what was logged so far.
+func (l *lockedLog) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

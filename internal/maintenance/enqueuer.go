@@ -27,8 +27,10 @@ const (
 )
 
 // ErrSlotRefused is wrapped by a Schedule's Insert when the slot's job
-// cannot be built or an insert middleware refused it: the enqueuer logs
-// it and goes on with the next slot rather than retrying this one.
+// cannot be built, or an insert middleware refused it for good, so that
+// a retry would fail the same way: the enqueuer logs it and goes on with
+// the next slot rather than retrying this one. Insert returns any other
+// error unwrapped, and the slot is retried while its grace lasts.
 var ErrSlotRefused = errors.New("periodic slot refused")
 
 // PeriodicDriver is the part of the driver the enqueuer calls itself
