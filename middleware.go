@@ -27,7 +27,9 @@ type InsertJob struct {
 // or returns an error instead to refuse the insert. For a periodic slot,
 // an error is retried while the slot's grace lasts, unless a retry would
 // fail the same way (an *InvalidInputError, ErrMiddlewareResults, or an
-// error wrapped with Permanent): then the slot is skipped.
+// error wrapped with Permanent): then the slot is skipped, as it is when
+// the middleware panics before the slot's job is written (the panic is
+// recovered and logged).
 type InsertMiddleware interface {
 	Insert(ctx context.Context, tx any, jobs []*InsertJob, next func(ctx context.Context) ([]*InsertResult, error)) ([]*InsertResult, error)
 }

@@ -53,7 +53,8 @@ func Cancel(err error) error {
 
 // PanicError is the failure recorded when a handler panics: the job is
 // retried like any failure, and the value and stack are kept in the
-// attempt history.
+// attempt history. A periodic slot whose Args or insert middleware
+// panicked is skipped, and the log has its refusal wrapping a PanicError.
 type PanicError struct {
 	Value any
 	Stack []byte

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -47,7 +48,8 @@ type PeriodicJob struct {
 	// (nil for the defaults). It is called once when the job is added (to
 	// check the job and record its kind and queue), and once for each slot
 	// a process tries to claim, whether or not it wins it. It must be
-	// safe to call from several goroutines.
+	// safe to call from several goroutines. A panic in it for a slot is
+	// recovered and logged, with the stack, and the slot is skipped.
 	Args func(slot time.Time) (Args, *InsertOpts)
 	// CatchUp says what to do with missed slots. Default CatchUpNone.
 	CatchUp CatchUpPolicy
@@ -171,24 +173,36 @@ func (c *Client) buildPeriodic(job PeriodicJob, slot time.Time) (*InsertJob, err
 // transaction) and claims the slot with it. A slot another process won
 // reaches the middleware as a duplicate: the slot's job as found by its
 // unique key, or a result with no job when none is found. A job that
-// cannot be built, or a middleware error that refusesSlot, refuses the
-// slot (maintenance.ErrSlotRefused); any other error is retried.
+// cannot be built, a middleware error that refusesSlot, and a panic in
+// Args or a middleware (a *PanicError, with the stack) refuse the slot
+// (maintenance.ErrSlotRefused); any other error is retried.
 func (c *Client) periodicInsert(job PeriodicJob) func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
 	spec := job.Schedule.String()
 	return func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
-		built, err := c.buildPeriodic(job, slot)
+		var built *InsertJob
+		err := recovered(func() (err error) {
+			built, err = c.buildPeriodic(job, slot)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
 		}
-		var (
-			out       *driver.PeriodicInsertResult
-			driverErr error
-		)
-		_, err = c.intercept(ctx, nil, []*InsertJob{built}, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
+		return c.claimPeriodic(ctx, built, driver.PeriodicInsertParams{Name: job.Name, Spec: spec, Slot: slot, Next: next})
+	}
+}
+
+// claimPeriodic runs built, the job of the slot p claims, through the
+// insert middleware, then claims the slot with it (p with Job set).
+func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+	var (
+		out       *driver.PeriodicInsertResult
+		driverErr error
+	)
+	err := recovered(func() error {
+		_, err := c.intercept(ctx, nil, []*InsertJob{built}, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
 			params := toInsertParams(jobs)
-			out, driverErr = c.driver.PeriodicInsert(ctx, &driver.PeriodicInsertParams{
-				Name: job.Name, Spec: spec, Slot: slot, Next: next, Job: params[0],
-			})
+			p.Job = params[0]
+			out, driverErr = c.driver.PeriodicInsert(ctx, &p)
 			if driverErr != nil {
 				return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr)
 			}
@@ -200,19 +214,38 @@ func (c *Client) periodicInsert(job PeriodicJob) func(ctx context.Context, slot,
 			}
 			return []*InsertResult{out.Job}, nil
 		})
-		switch {
-		case driverErr != nil:
-			return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr) // retried
-		case out != nil:
-			return out, nil // written, whatever the middleware returned afterwards
-		case err == nil:
-			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, ErrMiddlewareResults)
-		case refusesSlot(err):
-			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
-		default:
-			return nil, fmt.Errorf("leasehold: periodic insert: insert middleware: %w", err) // retried
+		return err
+	})
+	var panicked *PanicError
+	switch {
+	case driverErr != nil:
+		return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr) // retried
+	case out != nil:
+		if errors.As(err, &panicked) {
+			c.cfg.Logger.Error("leasehold: insert middleware panicked after the periodic slot's job was written",
+				"schedule", p.Name, "slot", p.Slot, "err", err)
 		}
+		return out, nil // written, whatever the middleware returned afterwards
+	case err == nil:
+		return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, ErrMiddlewareResults)
+	case errors.As(err, &panicked) || refusesSlot(err):
+		return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
+	default:
+		return nil, fmt.Errorf("leasehold: periodic insert: insert middleware: %w", err) // retried
 	}
+}
+
+// recovered returns what f returns, or a *PanicError with the value and
+// the stack when f panics: Args and insert middleware run on the
+// enqueuer's goroutine for periodic slots, where a panic would end the
+// process.
+func recovered(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return f()
 }
 
 // refusesSlot reports whether err, returned by the insert middleware of a

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -387,6 +388,81 @@ func TestPeriodicMiddlewareErrorRetried(t *testing.T) {
 	if got["refused"] == first["refused"] {
 		t.Errorf("the first slot of refused, %s, which the middleware refused with a permanent error, got a job; log:\n%s",
 			first["refused"], logs.text())
+	}
+}
+
+// TestPeriodicPanicRefusesSlot: Args or an insert middleware that panic
+// for a slot, on the enqueuer's goroutine, do not take the process down:
+// the slot is refused, the panic logged with its value and stack, and the
+// schedule goes on with its next slots. A middleware that panics once the
+// slot's job is written leaves the job, and the panic is logged.
+func TestPeriodicPanicRefusesSlot(t *testing.T) {
+	var argsCalls atomic.Int32
+	panicky := func(time.Time) (leasehold.Args, *leasehold.InsertOpts) {
+		if argsCalls.Add(1) == 2 { // the first call is AddPeriodic's probe
+			panic("tenant table not loaded")
+		}
+		return tickArgs{}, nil
+	}
+	var (
+		mu        sync.Mutex
+		firstLate string // the unique key of the first slot of schedule late
+		tried     = map[string]bool{}
+	)
+	mw := leasehold.InsertMiddlewareFunc(func(ctx context.Context, _ any, jobs []*leasehold.InsertJob,
+		next func(context.Context) ([]*leasehold.InsertResult, error)) ([]*leasehold.InsertResult, error) {
+		key := jobs[0].Opts.UniqueKey
+		name := strings.Split(key, ":")[1]
+		mu.Lock()
+		first := !tried[name]
+		tried[name] = true
+		if first && name == "late" {
+			firstLate = key
+		}
+		mu.Unlock()
+		switch {
+		case first && name == "mw":
+			panic(errors.New("metrics registry closed"))
+		case first && name == "late":
+			_, _ = next(ctx)
+			panic("span exporter gone")
+		}
+		return next(ctx)
+	})
+	var logs lockedLog
+	every := func(name string, args func(time.Time) (leasehold.Args, *leasehold.InsertOpts)) leasehold.PeriodicJob {
+		return leasehold.PeriodicJob{Name: name, Schedule: leasehold.Every(time.Second), Args: args}
+	}
+	c := startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.logger(),
+		InsertMiddleware: []leasehold.InsertMiddleware{mw}}, every("args", panicky), every("mw", tick), every("late", tick))
+	keys := map[string]bool{}
+	waitJobs(t, c, &logs, "two jobs of each schedule", func(jobs []*leasehold.JobRow) bool {
+		n := map[string]int{}
+		for _, j := range jobs {
+			n[strings.Split(j.UniqueKey, ":")[1]]++
+			keys[j.UniqueKey] = true
+		}
+		return n["args"] >= 2 && n["mw"] >= 2 && n["late"] >= 2
+	})
+	text := logs.text()
+	for _, name := range []string{"args", "mw"} {
+		if strings.Count(text, "slot skipped\" schedule="+name+" ") != 1 {
+			t.Errorf("the log does not say once that schedule %s skipped a slot; log:\n%s", name, text)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !keys[firstLate] {
+		t.Errorf("the first slot of late (%s), whose middleware panicked once its job was written, has no job; log:\n%s", firstLate, text)
+	}
+	if !strings.Contains(text, "written\" schedule=late ") || strings.Contains(text, "slot skipped\" schedule=late ") {
+		t.Errorf("the log does not say that late's middleware panicked once its job was written, or says its slot was skipped; log:\n%s", text)
+	}
+	for _, want := range []string{"panic: tenant table not loaded", "panic: metrics registry closed", "panic: span exporter gone",
+		"TestPeriodicPanicRefusesSlot.func1", "TestPeriodicPanicRefusesSlot.func2"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the log does not name the panic and its stack (%q); log:\n%s", want, text)
+		}
 	}
 }
 

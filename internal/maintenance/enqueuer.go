@@ -27,10 +27,11 @@ const (
 )
 
 // ErrSlotRefused is wrapped by a Schedule's Insert when the slot's job
-// cannot be built, or an insert middleware refused it for good, so that
-// a retry would fail the same way: the enqueuer logs it and goes on with
-// the next slot rather than retrying this one. Insert returns any other
-// error unwrapped, and the slot is retried while its grace lasts.
+// cannot be built, or an insert middleware refused it for good (a retry
+// would fail the same way), or either panicked: the enqueuer logs it and
+// goes on with the next slot rather than retrying this one. Insert
+// returns any other error unwrapped, and the slot is retried while its
+// grace lasts.
 var ErrSlotRefused = errors.New("periodic slot refused")
 
 // PeriodicDriver is the part of the driver the enqueuer calls itself
