@@ -21,13 +21,7 @@ func TestCronNext(t *testing.T) {
 	if err != nil {
 		t.Skip("no time zone database:", err)
 	}
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	at := func(s string) time.Time { return rfc3339(t, s) }
 	for _, tt := range []struct {
 		expr       string
 		loc        *time.Location
@@ -58,6 +52,16 @@ func TestCronNext(t *testing.T) {
 	}
 }
 
+// rfc3339 parses s, an RFC 3339 time, failing t if it does not parse.
+func rfc3339(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // TestCronFallBackFiresOnce: in a zone with daylight saving time, each
 // wall-clock date and time of a cron expression fires once. The hour that
 // clocks repeat when they go back fires in its first pass only (a daily
@@ -75,13 +79,7 @@ func TestCronFallBackFiresOnce(t *testing.T) {
 		return loc
 	}
 	paris, newYork := zone("Europe/Paris"), zone("America/New_York")
-	utc := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	utc := func(s string) time.Time { return rfc3339(t, s) }
 	for _, tt := range []struct {
 		expr  string
 		loc   *time.Location
