@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/leasehold/leasehold/internal/statemachine"
 )
 
 // TestWithTimeout checks what a handler returning after its kind's
@@ -62,7 +64,7 @@ func TestTimeoutClassified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Client{cfg: Config{Workers: ws, RetryPolicy: constantRetry(time.Hour)}}
+	c := &Client{cfg: Config{Workers: ws, RetryPolicy: constantRetry(time.Hour)}, reconciler: statemachine.Reconciler(nil)}
 	te := &TimeoutError{Timeout: time.Second, Err: context.DeadlineExceeded}
 	got := c.classify(&JobRow{Kind: "kind_opts", Attempt: 1, MaxAttempts: 2}, te)
 	if got.Outcome != OutcomeRetried || got.Delay != time.Minute || got.Error != "timed out after 1s" {
