@@ -111,9 +111,14 @@ func (a *app) logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// operator returns a client without workers for operator commands.
-func (a *app) operator(db *cli.DB) (*leasehold.Client, error) {
-	c, err := leasehold.NewClient(leasehold.Config{Driver: db.Driver, Logger: a.logger(slog.LevelWarn)})
+// operator returns a client without workers for operator commands, with
+// the queue policies its stuck watcher applies (nil: requeue every
+// expired lease).
+func (a *app) operator(db *cli.DB, queues map[string]leasehold.QueueConfig) (*leasehold.Client, error) {
+	c, err := leasehold.NewClient(leasehold.Config{Driver: db.Driver, Queues: queues, Logger: a.logger(slog.LevelWarn)})
+	if errors.Is(err, leasehold.ErrInvalidConfig) {
+		return nil, cli.UsageError(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -148,6 +153,12 @@ func (a *app) withOperator(cmd *cobra.Command, query func(ctx context.Context, c
 // tool knows (cli.DB.CheckSchema), and runs fn with it and an operator
 // client.
 func (a *app) withDB(cmd *cobra.Command, fn func(db *cli.DB, c *leasehold.Client) error) error {
+	return a.withPolicyDB(cmd, nil, fn)
+}
+
+// withPolicyDB is withDB with a client whose stuck watcher applies the
+// queue policies of queues (see operator).
+func (a *app) withPolicyDB(cmd *cobra.Command, queues map[string]leasehold.QueueConfig, fn func(db *cli.DB, c *leasehold.Client) error) error {
 	db, err := a.open(cmd, false)
 	if err != nil {
 		return err
@@ -156,7 +167,7 @@ func (a *app) withDB(cmd *cobra.Command, fn func(db *cli.DB, c *leasehold.Client
 	if err := db.CheckSchema(cmd.Context()); err != nil {
 		return err
 	}
-	c, err := a.operator(db)
+	c, err := a.operator(db, queues)
 	if err != nil {
 		return err
 	}

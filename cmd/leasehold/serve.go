@@ -36,6 +36,7 @@ const serveShutdownTimeout = 5 * time.Second
 type serveFlags struct {
 	addr, prefix, logLevel string
 	opts                   web.Options
+	policy                 policyFlags
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -53,7 +54,10 @@ it is then served only on a loopback address: serve refuses any other address
 without authentication. --read-only refuses changes (retry, cancel, bulk
 actions) even to authenticated operators. Put a TLS-terminating proxy in front
 of it for anything but localhost: credentials travel in every request. The
-Prometheus metrics at /metrics need no authentication (they hold no job data).`,
+Prometheus metrics at /metrics need no authentication (they hold no job data).
+The dashboard's "run the stuck watcher now" applies --flag-stuck and
+--reconcile, as ` + "`leasehold watch`" + ` does: give serve the workers' queue
+policies, or expired leases of a queue that flags or reconciles are requeued.`,
 		Example: `  leasehold serve --db postgres://localhost/app
   LEASEHOLD_WEB_TOKEN=$(openssl rand -hex 16) leasehold serve --addr :8080
   leasehold serve --read-only --prefix /queue`,
@@ -68,6 +72,7 @@ Prometheus metrics at /metrics need no authentication (they hold no job data).`,
 	fl.StringVar(&f.opts.BasicUser, "basic-user", "", "basic-auth user (default $"+envWebUser+")")
 	fl.StringVar(&f.opts.BasicPassword, "basic-password", "", "basic-auth password (default $"+envWebPassword+")")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	f.policy.add(fl)
 	return cmd
 }
 
@@ -82,7 +87,11 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	if err := checkListen(f.addr, f.opts.Token != "" || f.opts.BasicUser != ""); err != nil {
 		return err
 	}
-	return a.withDB(cmd, func(_ *cli.DB, c *leasehold.Client) error {
+	queues, err := f.policy.queues()
+	if err != nil {
+		return err
+	}
+	return a.withPolicyDB(cmd, queues, func(_ *cli.DB, c *leasehold.Client) error {
 		f.opts.Logger = a.logger(level)
 		dash, err := web.New(c, f.opts)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/view"
 )
 
 // TestServeRefusesPublicWithoutAuth: serve refuses to listen on anything
@@ -165,4 +166,45 @@ func fetch(t *testing.T, method, url, token string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestServeRescueAppliesPolicy: the dashboard's "run the stuck watcher
+// now" applies the queue policies serve was given, as `watch` does: an
+// expired lease of a queue that reconciles goes to reconciling with a
+// reconcile job, one of a queue that flags goes to stuck, never back to
+// pending.
+func TestServeRescueAppliesPolicy(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		pay := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "pay")
+		flag := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "flag")
+		w := start(t, db, "work", "--queue", "pay", "--queue", "flag", "--ttl", "1s", "--no-watcher",
+			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
+		waitStatus(t, db, pay, "processing")
+		waitStatus(t, db, flag, "processing")
+		if err := w.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = w.wait(t)
+		waitFor(t, 30*time.Second, "both leases expired", func() bool {
+			var jobs []view.JobView
+			okJSON(t, db, &jobs, "jobs", "stuck")
+			return len(jobs) == 2 && jobs[0].Lease != nil && jobs[0].Lease.Expired && jobs[1].Lease != nil && jobs[1].Lease.Expired
+		})
+		s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", "127.0.0.1:0", "--reconcile", "pay=rec", "--flag-stuck", "flag")
+		if status, body := fetch(t, http.MethodPost, s.url+"rescue", "tok"); status != http.StatusSeeOther && status != http.StatusOK {
+			t.Fatalf("POST rescue = %d:\n%s", status, body)
+		}
+		s.stop(t)
+		if j := showJob(t, db, pay); j.Status != "reconciling" {
+			t.Errorf("job of the reconciling queue after the dashboard's rescue: %s, want reconciling", j.Status)
+		}
+		if j := showJob(t, db, flag); j.Status != "stuck" {
+			t.Errorf("job of the flagging queue after the dashboard's rescue: %s, want stuck", j.Status)
+		}
+		var recs []view.JobView
+		okJSON(t, db, &recs, "jobs", "list", "--queue", "rec")
+		if len(recs) != 1 || recs[0].Kind != "leasehold.reconcile" {
+			t.Errorf("reconcile jobs = %+v, want one leasehold.reconcile", recs)
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -19,8 +20,7 @@ type watchFlags struct {
 	interval    time.Duration
 	statusEvery time.Duration
 	once        bool
-	flagStuck   []string
-	reconcile   []string // QUEUE=RECONCILE_QUEUE
+	policy      policyFlags
 }
 
 func (a *app) watchCommand() *cobra.Command {
@@ -45,26 +45,14 @@ error with --json). Several watchers at once are harmless.`,
 	fl.Var(cli.NewDurationValue(&f.statusEvery, time.Minute, 0, 24*time.Hour),
 		"status-every", "while nothing expires, say so this often (0: never)")
 	fl.BoolVar(&f.once, "once", false, "run one pass and exit")
-	fl.StringSliceVar(&f.flagStuck, "flag-stuck", nil, "queues whose expired jobs are flagged stuck instead of requeued")
-	fl.StringSliceVar(&f.reconcile, "reconcile", nil,
-		"QUEUE=RECONCILE_QUEUE: expired jobs of QUEUE go to reconciling, with a reconcile job in RECONCILE_QUEUE (as the workers' policy)")
+	f.policy.add(fl)
 	return cmd
 }
 
 func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
-	queues := map[string]leasehold.QueueConfig{}
-	for _, q := range f.flagStuck {
-		if err := leasehold.ValidateQueue(q); err != nil {
-			return cli.FlagError("--flag-stuck", err)
-		}
-		queues[q] = leasehold.QueueConfig{FlagStuck: true}
-	}
-	for _, r := range f.reconcile {
-		q, into, ok := strings.Cut(r, "=")
-		if !ok {
-			return cli.Usagef("--reconcile %q: want QUEUE=RECONCILE_QUEUE", r)
-		}
-		queues[q] = leasehold.QueueConfig{FlagStuck: queues[q].FlagStuck, Reconcile: &leasehold.ReconcilePolicy{Queue: into}}
+	queues, err := f.policy.queues()
+	if err != nil {
+		return err
 	}
 	db, err := a.open(cmd, false)
 	if err != nil {
@@ -83,7 +71,7 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 	}
 	ctx := cmd.Context()
 	if !f.once {
-		a.watchStatus("watching %s every %s for expired leases%s", db.Target, cli.FormatDuration(f.interval), flagNote(f.flagStuck))
+		a.watchStatus("watching %s every %s for expired leases%s", db.Target, cli.FormatDuration(f.interval), flagNote(f.policy.flagStuck))
 	}
 	t := time.NewTicker(f.interval)
 	defer t.Stop()
@@ -93,16 +81,23 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil {
+		switch {
+		case err != nil && (f.once || work.Fatal(err)):
 			return err
+		case err != nil:
+			// A database that went away for a moment: the next pass
+			// tries again, as the library's own watcher does.
+			fmt.Fprintf(a.stderr, "%s leasehold watch: pass failed, trying again in %s: %v\n",
+				time.Now().Format(time.TimeOnly), cli.FormatDuration(f.interval), err)
+		default:
+			if err := a.printRescued(moved, f.once); err != nil {
+				return err
+			}
+			if f.once {
+				return nil
+			}
+			a.idleStatus(&st, len(moved), f.statusEvery)
 		}
-		if err := a.printRescued(moved, f.once); err != nil {
-			return err
-		}
-		if f.once {
-			return nil
-		}
-		a.idleStatus(&st, len(moved), f.statusEvery)
 		select {
 		case <-ctx.Done():
 			return nil

@@ -8,10 +8,10 @@ import (
 	"github.com/leasehold/leasehold/sqlitedriver"
 )
 
-// fatal reports whether err is a database failure no retry mends: the
+// Fatal reports whether err is a database failure no retry mends: the
 // SQLite file removed or replaced under the worker (its path no longer
 // names the file it opened), or corrupt.
-func fatal(err error) bool {
+func Fatal(err error) bool {
 	return errors.Is(err, sqlitedriver.ErrFileReplaced) || errors.Is(err, sqlitedriver.ErrCorrupt)
 }
 
@@ -39,7 +39,7 @@ func watchFatal(ctx context.Context, c *leasehold.Client, stop context.CancelFun
 				if !ok {
 					return
 				}
-				if fatal(ev.Err) {
+				if Fatal(ev.Err) {
 					w.gone <- ev.Err
 					stop()
 					return

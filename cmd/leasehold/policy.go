@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+)
+
+// policyFlags are the queue policies a command that runs the stuck
+// watcher must share with the workers (`watch`, and `serve` for the
+// dashboard's "run the stuck watcher now"): which queues flag their
+// expired leases stuck, and which send them to reconciliation.
+type policyFlags struct {
+	flagStuck []string
+	reconcile []string // QUEUE=RECONCILE_QUEUE
+}
+
+// add registers the flags on fl.
+func (p *policyFlags) add(fl *pflag.FlagSet) {
+	fl.StringSliceVar(&p.flagStuck, "flag-stuck", nil, "queues whose expired jobs are flagged stuck instead of requeued")
+	fl.StringSliceVar(&p.reconcile, "reconcile", nil,
+		"QUEUE=RECONCILE_QUEUE: expired jobs of QUEUE go to reconciling, with a reconcile job in RECONCILE_QUEUE (as the workers' policy)")
+}
+
+// queues returns the Config.Queues the flags describe, or a usage error.
+func (p *policyFlags) queues() (map[string]leasehold.QueueConfig, error) {
+	queues := map[string]leasehold.QueueConfig{}
+	for _, q := range p.flagStuck {
+		if err := leasehold.ValidateQueue(q); err != nil {
+			return nil, cli.FlagError("--flag-stuck", err)
+		}
+		queues[q] = leasehold.QueueConfig{FlagStuck: true}
+	}
+	for _, r := range p.reconcile {
+		q, into, ok := strings.Cut(r, "=")
+		if !ok {
+			return nil, cli.Usagef("--reconcile %q: want QUEUE=RECONCILE_QUEUE", r)
+		}
+		queues[q] = leasehold.QueueConfig{FlagStuck: queues[q].FlagStuck, Reconcile: &leasehold.ReconcilePolicy{Queue: into}}
+	}
+	return queues, nil
+}
