@@ -36,6 +36,10 @@ type JobView struct {
 	Lease *LeaseView `json:"lease,omitempty"`
 }
 
+// ChargedAttempts is how many of the job's attempts count against its
+// retry budget (MaxAttempts): its claims but those not charged.
+func (v JobView) ChargedAttempts() int { return v.Attempt - v.FreeAttempts }
+
 // LeaseView is the lease of a processing job.
 type LeaseView struct {
 	Owner       string     `json:"owner"`

@@ -88,13 +88,15 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request, name string,
 }
 
 // actionStatus is the status of an action's error: 404 for an unknown
-// job, 409 for one whose state refuses it, 500 otherwise.
+// job, 409 for one whose state refuses it (or whose unique key another job
+// holds now), 500 otherwise.
 func actionStatus(err error) int {
 	switch {
 	case errors.Is(err, leasehold.ErrJobNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, leasehold.ErrJobRunning), errors.Is(err, leasehold.ErrJobFinished),
-		errors.Is(err, leasehold.ErrJobNotFinished), errors.Is(err, leasehold.ErrJobCompleted):
+		errors.Is(err, leasehold.ErrJobNotFinished), errors.Is(err, leasehold.ErrJobCompleted),
+		errors.Is(err, leasehold.ErrUniqueKeyHeld):
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
@@ -110,8 +112,11 @@ type bulkData struct {
 	// Matched counts the filtered jobs read, Skipped those whose state
 	// refuses the action; More is set when more than MaxBulk matched.
 	// Completed counts the completed jobs among IDs, which a retry runs
-	// again only when the form confirms it.
+	// again only when the form confirms it; CompletedIDs are their ids,
+	// posted with the form so that the confirmation covers these jobs
+	// alone, not one that completes after the page was shown.
 	Matched, Skipped, Completed int
+	CompletedIDs                []int64
 	More                        bool
 	Max                         int
 	Back                        string
@@ -147,6 +152,7 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 			d.IDs = append(d.IDs, j.ID)
 			if j.State == leasehold.StateCompleted {
 				d.Completed++
+				d.CompletedIDs = append(d.CompletedIDs, j.ID)
 			}
 		} else {
 			d.Skipped++
@@ -176,10 +182,8 @@ type doneData struct {
 // bulk applies the confirmed action to the listed job ids.
 func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 	action := r.PostFormValue("action")
-	fn := map[string]func(context.Context, int64) (*leasehold.JobRow, error){
-		"retry": h.retryFunc(r), "cancel": h.client.CancelJob,
-	}[action]
-	if fn == nil {
+	fnFor := h.bulkFunc(r, action)
+	if fnFor == nil {
 		h.fail(w, r, http.StatusBadRequest, "action must be retry or cancel")
 		return
 	}
@@ -195,7 +199,7 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 			d.Failed = append(d.Failed, fmt.Sprintf("%q: not a job id", s))
 			continue
 		}
-		if _, err := fn(r.Context(), id); err != nil {
+		if _, err := fnFor(id)(r.Context(), id); err != nil {
 			d.Failed = append(d.Failed, err.Error()) // it names the action and the job
 			continue
 		}
@@ -203,6 +207,35 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.InfoContext(r.Context(), "web: bulk action", "action", action, "done", d.Done, "refused", len(d.Failed))
 	h.render(w, r, "done", "Bulk "+action, d)
+}
+
+// bulkFunc returns, for each job id of a confirmed bulk action, the
+// Client's function to apply (nil for an unknown action). A retry runs a
+// completed job again only when the form confirms it (completed=1) and
+// names the job among those that were completed when the confirmation
+// was shown (completed_id): a job that completed since is refused with
+// ErrJobCompleted, as a single retry that did not ask would be.
+func (h *handler) bulkFunc(r *http.Request, action string) func(id int64) func(context.Context, int64) (*leasehold.JobRow, error) {
+	switch action {
+	case "cancel":
+		return func(int64) func(context.Context, int64) (*leasehold.JobRow, error) { return h.client.CancelJob }
+	case "retry":
+		again := map[int64]bool{}
+		if r.PostFormValue("completed") == "1" {
+			for _, s := range r.PostForm["completed_id"] {
+				if id, err := strconv.ParseInt(s, 10, 64); err == nil {
+					again[id] = true
+				}
+			}
+		}
+		return func(id int64) func(context.Context, int64) (*leasehold.JobRow, error) {
+			if again[id] {
+				return h.client.RetryCompletedJob
+			}
+			return h.client.RetryJob
+		}
+	}
+	return nil
 }
 
 // rescue runs one pass of the stuck watcher now.

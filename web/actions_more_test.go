@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,4 +111,55 @@ func (e *env) paused(queue string) bool {
 		}
 	}
 	return false
+}
+
+// actionRE matches the action of a form that pauses or resumes a queue.
+var actionRE = regexp.MustCompile(`action="([^"]*/queues/[^"]*/(?:pause|resume))"`)
+
+// TestPauseResumeQueueWithSlash: a queue whose name holds "/" (a valid
+// name) is paused and resumed through the URLs the overview renders.
+func TestPauseResumeQueueWithSlash(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		e.insert("tenant/a", "k", `{}`)
+		for _, want := range []bool{true, false} {
+			body := e.mustGet("/")
+			m := actionRE.FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("the overview offers no pause or resume form:\n%s", body)
+			}
+			if status, _ := e.post(m[1], url.Values{"csrf": {e.csrf("/")}}); status != http.StatusSeeOther || e.paused("tenant/a") != want {
+				t.Fatalf("POST %s = %d, paused %v; want 303, paused %v", m[1], status, e.paused("tenant/a"), want)
+			}
+		}
+	})
+}
+
+// TestRetryOfHeldKeyIsConflict: a retry refused because another job holds
+// the job's unique key now is a 409 naming the conflict, not a failure of
+// the dashboard.
+func TestRetryOfHeldKeyIsConflict(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{Token: testToken})
+		e.login()
+		opts := &leasehold.InsertOpts{UniqueKey: "k1", UniqueScope: leasehold.UniqueWhileUnfinished}
+		insert := func() int64 {
+			res, err := e.client.Insert(e.t.Context(), leasehold.RawArgs{KindName: "k", JSON: json.RawMessage(`{}`)}, opts)
+			if err != nil || res.Duplicate {
+				t.Fatalf("Insert = %+v, %v", res, err)
+			}
+			return res.Job.ID
+		}
+		first := insert()
+		if _, err := e.client.CancelJob(e.t.Context(), first); err != nil {
+			t.Fatal(err)
+		}
+		insert()
+		path := "/jobs/" + strconv.FormatInt(first, 10)
+		status, body := e.post(path+"/retry", url.Values{"csrf": {e.csrf(path)}})
+		if status != http.StatusConflict || !strings.Contains(body, "unique key") {
+			t.Fatalf("retry of a job whose key another job holds = %d, want 409 naming the key:\n%s", status, body)
+		}
+	})
 }

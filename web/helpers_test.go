@@ -181,6 +181,19 @@ func (e *env) mustGet(path string) string {
 
 var csrfRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`)
 
+// hiddenRE matches a hidden input of a form.
+var hiddenRE = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)">`)
+
+// formOf returns the hidden inputs of the forms of body, as a browser
+// posts them.
+func formOf(body string) url.Values {
+	form := url.Values{}
+	for _, m := range hiddenRE.FindAllStringSubmatch(body, -1) {
+		form.Add(m[1], m[2])
+	}
+	return form
+}
+
 // csrf returns the CSRF token of the page at path.
 func (e *env) csrf(path string) string {
 	e.t.Helper()

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -55,6 +56,9 @@ var funcs = template.FuncMap{
 	"pretty":     pretty,
 	"short":      short,
 	"args":       subArgs,
+	// "segment" escapes a name for one segment of a path: a queue name
+	// may hold "/", which html/template leaves as is in a path.
+	"segment": url.PathEscape,
 }
 
 // sub is what a nested template receives: the page, a list and a state.

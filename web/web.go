@@ -104,6 +104,9 @@ func (o Options) withDefaults() (Options, error) {
 	if (o.BasicUser == "") != (o.BasicPassword == "") {
 		return o, errors.New("web: BasicUser and BasicPassword go together")
 	}
+	if o.Token != "" && strings.TrimSpace(o.Token) == "" {
+		return o, errors.New("web: Token is blank: a token of spaces authenticates anyone who guesses it")
+	}
 	if o.UnclaimedAfter <= 0 {
 		o.UnclaimedAfter = DefaultUnclaimedAfter
 	}

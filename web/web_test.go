@@ -291,17 +291,18 @@ func TestBulkRetryCompleted(t *testing.T) {
 		e := newEnv(t, d, web.Options{Token: testToken})
 		e.login()
 		done := []int64{e.ended("bulkc", leasehold.OutcomeCompleted).ID, e.ended("bulkc", leasehold.OutcomeCompleted).ID}
-		failed := e.ended("bulkc", leasehold.OutcomeFailed)
+		e.ended("bulkc", leasehold.OutcomeFailed)
+		late := e.insert("bulkc", "k", `{}`) // pending when the page is shown, completed before the post
 		body := e.mustGet("/bulk?action=retry&queue=bulkc")
-		if !strings.Contains(body, "<b>3</b> job(s)") || !strings.Contains(body, "2 of them completed") || !strings.Contains(body, `id="retry-completed"`) {
+		if !strings.Contains(body, "<b>4</b> job(s)") || !strings.Contains(body, "2 of them completed") || !strings.Contains(body, `id="retry-completed"`) {
 			t.Fatalf("retry confirmation does not count the completed jobs:\n%s", body)
 		}
-		form := url.Values{"csrf": {csrfRE.FindStringSubmatch(body)[1]}, "action": {"retry"}}
-		for _, id := range append(done, failed.ID) {
-			form.Add("id", strconv.FormatInt(id, 10))
+		form := formOf(body)
+		if !e.finish(e.claim(late.ID, "w", time.Minute, false), leasehold.OutcomeCompleted, "") {
+			t.Fatal("Finish refused")
 		}
 		status, body := e.post("/bulk", form)
-		if status != http.StatusOK || !strings.Contains(body, "retry: 1 job(s) done, 2 refused") || !strings.Contains(body, "runs its handler again") {
+		if status != http.StatusOK || !strings.Contains(body, "retry: 1 job(s) done, 3 refused") || !strings.Contains(body, "runs its handler again") {
 			t.Fatalf("bulk retry, completed jobs not confirmed = %d:\n%s", status, body)
 		}
 		for _, id := range done {
@@ -310,13 +311,18 @@ func TestBulkRetryCompleted(t *testing.T) {
 			}
 		}
 		form.Set("completed", "1")
-		if status, body := e.post("/bulk", form); status != http.StatusOK || !strings.Contains(body, "retry: 3 job(s) done.") {
+		if status, body := e.post("/bulk", form); status != http.StatusOK || !strings.Contains(body, "retry: 3 job(s) done, 1 refused") {
 			t.Fatalf("bulk retry, completed jobs confirmed = %d:\n%s", status, body)
 		}
 		for _, id := range done {
 			if got := e.state(id); got != leasehold.StatePending {
 				t.Errorf("completed job %d after a confirmed bulk retry: %s, want pending", id, got)
 			}
+		}
+		// The box confirmed the jobs completed when the page was shown,
+		// not one that completed after.
+		if got := e.state(late.ID); got != leasehold.StateCompleted {
+			t.Errorf("job completed after the confirmation page, after a confirmed bulk retry: %s, want completed", got)
 		}
 	})
 }
