@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/view"
@@ -39,7 +40,7 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := h.client.DeleteJob(r.Context(), id); err != nil {
-		h.failErr(w, r, actionStatus(err), err) // "leasehold: delete job N: ..."
+		h.failAction(w, r, "delete", id, err)
 		return
 	}
 	h.log.InfoContext(r.Context(), "web: job action", "action", "delete", "job", id)
@@ -80,11 +81,35 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request, name string,
 		return
 	}
 	if _, err := fn(r.Context(), id); err != nil {
-		h.failErr(w, r, actionStatus(err), err) // the Client's errors name the action and the job
+		h.failAction(w, r, name, id, err)
 		return
 	}
 	h.log.InfoContext(r.Context(), "web: job action", "action", name, "job", id)
 	http.Redirect(w, r, h.path("/jobs/"+strconv.FormatInt(id, 10)+"?done="+name), http.StatusSeeOther)
+}
+
+// failAction answers the error of action on job id: a refusal (the job's
+// state, a unique key another job holds) with its status and one line
+// saying why, anything else as a failure of the dashboard, logged.
+func (h *handler) failAction(w http.ResponseWriter, r *http.Request, action string, id int64, err error) {
+	status := actionStatus(err)
+	if status >= http.StatusInternalServerError {
+		h.failErr(w, r, status, err)
+		return
+	}
+	h.fail(w, r, status, refusal(action, id, err))
+}
+
+// refusal is the message of an action's error: the Client's own, which
+// names the action and the job ("leasehold: retry job 7: job running"),
+// except for a unique key another job holds, whose error carries the
+// database's constraint text: that one says which key and what to do.
+func refusal(action string, id int64, err error) string {
+	if errors.Is(err, leasehold.ErrUniqueKeyHeld) {
+		return fmt.Sprintf("leasehold: %s job %d: %s: let that job finish, or cancel it, first",
+			action, id, strings.TrimPrefix(leasehold.ErrUniqueKeyHeld.Error(), "leasehold: "))
+	}
+	return err.Error()
 }
 
 // actionStatus is the status of an action's error: 404 for an unknown
@@ -200,7 +225,7 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if _, err := fnFor(id)(r.Context(), id); err != nil {
-			d.Failed = append(d.Failed, err.Error()) // it names the action and the job
+			d.Failed = append(d.Failed, refusal(action, id, err))
 			continue
 		}
 		d.Done++

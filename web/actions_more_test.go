@@ -1,14 +1,17 @@
 package web_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,11 +140,13 @@ func TestPauseResumeQueueWithSlash(t *testing.T) {
 }
 
 // TestRetryOfHeldKeyIsConflict: a retry refused because another job holds
-// the job's unique key now is a 409 naming the conflict, not a failure of
-// the dashboard.
+// the job's unique key now is a 409 saying so in one line, without the
+// database's constraint text, and logs no error: it is a refusal, not a
+// failure of the dashboard. A bulk retry reports it the same way.
 func TestRetryOfHeldKeyIsConflict(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		e := newEnv(t, d, web.Options{Token: testToken})
+		var log syncBuffer
+		e := newEnv(t, d, web.Options{Token: testToken, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		e.login()
 		opts := &leasehold.InsertOpts{UniqueKey: "k1", UniqueScope: leasehold.UniqueWhileUnfinished}
 		insert := func() int64 {
@@ -156,10 +161,40 @@ func TestRetryOfHeldKeyIsConflict(t *testing.T) {
 			t.Fatal(err)
 		}
 		insert()
-		path := "/jobs/" + strconv.FormatInt(first, 10)
+		id := strconv.FormatInt(first, 10)
+		want := "leasehold: retry job " + id + ": another job holds the job&#39;s unique key: let that job finish, or cancel it, first"
+		path := "/jobs/" + id
 		status, body := e.post(path+"/retry", url.Values{"csrf": {e.csrf(path)}})
-		if status != http.StatusConflict || !strings.Contains(body, "unique key") {
-			t.Fatalf("retry of a job whose key another job holds = %d, want 409 naming the key:\n%s", status, body)
+		if status != http.StatusConflict || !strings.Contains(body, want) || strings.Contains(body, "constraint") {
+			t.Errorf("retry of a job whose key another job holds = %d, want 409 saying %q, without the constraint:\n%s", status, want, body)
+		}
+		status, body = e.post("/bulk", url.Values{"csrf": {e.csrf("/jobs")}, "action": {"retry"}, "id": {id}})
+		if status != http.StatusOK || !strings.Contains(body, "<li>"+want+"</li>") || strings.Contains(body, "constraint") {
+			t.Errorf("bulk retry of a job whose key another job holds = %d, want it refused saying %q, without the constraint:\n%s", status, want, body)
+		}
+		if strings.Contains(log.String(), "level=ERROR") {
+			t.Errorf("a refused retry logged an error:\n%s", log.String())
+		}
+		if got := e.state(first); got != leasehold.StateCancelled {
+			t.Errorf("job after its refused retries: %s, want cancelled", got)
 		}
 	})
+}
+
+// syncBuffer is a bytes.Buffer the handler writes and the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
