@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -116,27 +117,43 @@ func (e *env) paused(queue string) bool {
 	return false
 }
 
-// actionRE matches the action of a form that pauses or resumes a queue.
-var actionRE = regexp.MustCompile(`action="([^"]*/queues/[^"]*/(?:pause|resume))"`)
-
 // TestPauseResumeQueueWithSlash: a queue whose name holds "/" (a valid
-// name) is paused and resumed through the URLs the overview renders.
+// name) is paused and resumed through the URLs the overview renders, at
+// the root and under a prefix, and its link lists its jobs.
 func TestPauseResumeQueueWithSlash(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		e := newEnv(t, d, web.Options{Token: testToken})
-		e.login()
-		e.insert("tenant/a", "k", `{}`)
-		for _, want := range []bool{true, false} {
-			body := e.mustGet("/")
-			m := actionRE.FindStringSubmatch(body)
-			if m == nil {
-				t.Fatalf("the overview offers no pause or resume form:\n%s", body)
+		for _, prefix := range []string{"", "/admin/jobs"} {
+			e := newEnv(t, d, web.Options{Token: testToken, Prefix: prefix})
+			e.login()
+			queue := "tenant/a" + prefix
+			j := e.insert(queue, "k", `{}`)
+			for _, want := range []bool{true, false} {
+				body := e.mustGet("/")
+				m := formRE(prefix, queue).FindStringSubmatch(body)
+				if m == nil {
+					t.Fatalf("the overview offers no pause or resume form under %q:\n%s", prefix, body)
+				}
+				if status, _ := e.post(m[1], url.Values{"csrf": {e.csrf("/")}}); status != http.StatusSeeOther || e.paused(queue) != want {
+					t.Fatalf("POST %s%s = %d, paused %v; want 303, paused %v", prefix, m[1], status, e.paused(queue), want)
+				}
 			}
-			if status, _ := e.post(m[1], url.Values{"csrf": {e.csrf("/")}}); status != http.StatusSeeOther || e.paused("tenant/a") != want {
-				t.Fatalf("POST %s = %d, paused %v; want 303, paused %v", m[1], status, e.paused("tenant/a"), want)
+			linkRE := regexp.MustCompile(`href="` + prefix + `(/jobs\?queue=[^"&]*)">` + regexp.QuoteMeta(queue) + `</a>`)
+			link := linkRE.FindStringSubmatch(e.mustGet("/"))
+			if link == nil {
+				t.Fatalf("the overview links to no queue's jobs under %q", prefix)
+			}
+			if got, want := jobIDs(e.mustGet(html.UnescapeString(link[1]))), []string{strconv.FormatInt(j.ID, 10)}; !slices.Equal(got, want) {
+				t.Errorf("the queue's link %s lists %v, want %v", link[1], got, want)
 			}
 		}
 	})
+}
+
+// formRE matches the path (under prefix) of the form that pauses or
+// resumes queue on the overview, found by its button's id.
+func formRE(prefix, queue string) *regexp.Regexp {
+	return regexp.MustCompile(`action="` + prefix + `(/queues/[^"]*/(?:pause|resume))" class="inline">` +
+		`<input type="hidden" name="csrf" value="[0-9a-f]+"><button class="small" id="(?:pause|resume)-` + regexp.QuoteMeta(queue) + `"`)
 }
 
 // TestRetryOfHeldKeyIsConflict: a retry refused because another job holds
