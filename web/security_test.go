@@ -209,7 +209,8 @@ func TestHeaders(t *testing.T) {
 	})
 }
 
-// TestNewRefusesBadOptions: New checks its options.
+// TestNewRefusesBadOptions: New checks its options; a token of white
+// space is no token.
 func TestNewRefusesBadOptions(t *testing.T) {
 	if _, err := web.New(nil, web.Options{}); err == nil {
 		t.Errorf("New without a client succeeded")
@@ -218,7 +219,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []web.Options{{Prefix: "ops"}, {BasicUser: "u"}, {Secret: []byte("short")}} {
+	for _, o := range []web.Options{{Prefix: "ops"}, {BasicUser: "u"}, {Secret: []byte("short")}, {Token: " "}, {Token: "\t\n"}} {
 		if _, err := web.New(c, o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}

@@ -16,7 +16,8 @@ import (
 type Options struct {
 	// Token, when set, is a shared secret: a request is authenticated by
 	// "Authorization: Bearer <Token>", or by the session cookie the login
-	// page sets once the token is typed in.
+	// page sets once the token is typed in. New refuses a token of only
+	// white space.
 	Token string
 	// BasicUser and BasicPassword, when both set, authenticate requests
 	// with HTTP basic authentication.
@@ -105,7 +106,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("web: BasicUser and BasicPassword go together")
 	}
 	if o.Token != "" && strings.TrimSpace(o.Token) == "" {
-		return o, errors.New("web: Token is blank: a token of spaces authenticates anyone who guesses it")
+		return o, errors.New("web: Token is blank (only white space): set a real token, or none")
 	}
 	if o.UnclaimedAfter <= 0 {
 		o.UnclaimedAfter = DefaultUnclaimedAfter

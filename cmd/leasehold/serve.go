@@ -137,13 +137,19 @@ func serveMode(o web.Options) string {
 }
 
 // resolve fills the credentials from the environment where no flag gave
-// them, and checks the prefix.
+// them, refuses a blank token, and checks the prefix.
 func (f *serveFlags) resolve(getenv func(string) string) error {
 	for dst, env := range map[*string]string{&f.opts.Token: envWebToken, &f.opts.BasicUser: envWebUser,
 		&f.opts.BasicPassword: envWebPassword} {
 		if *dst == "" {
 			*dst = getenv(env)
 		}
+	}
+	if f.opts.Token != "" && strings.TrimSpace(f.opts.Token) == "" {
+		// Not a token: refused, rather than let it pass for
+		// authentication on a public address.
+		return cli.Usagef("the token ($%s or --token) is blank: set a real one, or none to serve the dashboard read-only on a loopback address",
+			envWebToken)
 	}
 	if (f.opts.BasicUser == "") != (f.opts.BasicPassword == "") {
 		return cli.Usagef("basic auth needs both a user and a password (--basic-user, --basic-password or $%s, $%s)",

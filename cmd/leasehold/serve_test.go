@@ -36,7 +36,9 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"a bad address", nil, []string{"--addr", "nowhere"}, "want host:port"},
 		{"a port out of range", nil, []string{"--addr", "127.0.0.1:99999"}, "want host:port with a port from 0 to 65535"},
 		{"a bad prefix", nil, []string{"--prefix", "queue"}, "must start with /"},
-		{"a blank token", []string{envWebToken + "= "}, []string{"--addr", "0.0.0.0:0"}, "Token is blank"},
+		{"a blank token", []string{envWebToken + "= "}, []string{"--addr", "0.0.0.0:0"}, "the token ($" + envWebToken + " or --token) is blank"},
+		{"a blank token on loopback", []string{envWebToken + "=\t "}, []string{"--addr", "127.0.0.1:0"}, "the token ($" + envWebToken + " or --token) is blank"},
+		{"a blank --token", nil, []string{"--addr", "[::]:0", "--token", "  "}, "the token ($" + envWebToken + " or --token) is blank"},
 	}
 	for _, c := range cases {
 		r := runIn(t, "", c.env, append([]string{"--db", db, "serve"}, c.args...)...)
