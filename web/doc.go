@@ -12,7 +12,9 @@
 //	h, err := web.New(client, web.Options{Token: os.Getenv("DASHBOARD_TOKEN"), Prefix: "/jobs-admin"})
 //	mux.Handle("/jobs-admin/", h)
 //
-// or run it on its own with `leasehold serve`.
+// or run it on its own with `leasehold serve`. The client needs no
+// workers, but the workers' Config.Queues: the attention page's watcher
+// pass applies its queue policies (see New).
 //
 // Security: when Options names a token or basic-auth credentials, every
 // page needs them; without either, the dashboard is read-only. Every

@@ -70,7 +70,11 @@ type handler struct {
 }
 
 // New returns the dashboard for client, which needs no workers: an
-// operator client (leasehold.NewClient with only a Driver) is enough.
+// operator client (leasehold.NewClient without Workers) is enough. Give
+// it the workers' Config.Queues, though: the attention page's watcher
+// pass (Client.RescueExpired) applies the client's queue policies, and
+// without them it requeues the expired leases of a FlagStuck or
+// Reconcile queue instead of flagging or reconciling them.
 func New(client *leasehold.Client, opts Options) (http.Handler, error) {
 	if client == nil {
 		return nil, ErrNoClient
