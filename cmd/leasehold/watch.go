@@ -35,7 +35,10 @@ named by --reconcile, to failed when their retry budget is spent (elsewhere), or
 cancelled when an operator asked for it. Each moved job is printed (one JSON
 object per line with --json). It says when it starts and, every
 --status-every while nothing expires, that it is still watching (on standard
-error with --json). Several watchers at once are harmless.`,
+error with --json). A pass that fails (a dropped connection, a locked
+database) is reported on standard error and tried again at the next interval;
+with --once, or when the SQLite file was replaced or is corrupt, it exits 1.
+Several watchers at once are harmless.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.watch(cmd, &f) }),
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/view"
 )
 
 // TestWatchOutlastsADroppedConnection: a stand-alone watcher whose
@@ -45,5 +47,68 @@ func TestWatchOutlastsADroppedConnection(t *testing.T) {
 	}
 	if err := w.wait(t); err != nil {
 		t.Fatalf("watch after a dropped connection: %v\n%s", err, w.stderr.String())
+	}
+}
+
+// TestWatchOutlastsAFailedPass: a pass that fails for real on SQLite (a
+// trigger aborts the rescue's UPDATE) is reported and tried again at the
+// next interval; once the failure is gone the next pass rescues the
+// expired lease, and SIGTERM ends the watcher cleanly. Only --once turns
+// the failed pass into exit 1.
+func TestWatchOutlastsAFailedPass(t *testing.T) {
+	path := testdb.SQLitePath(t)
+	db := "sqlite:" + path
+	ok(t, db, "migrate")
+	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "plain")
+	w := start(t, db, "work", "--queue", "plain", "--ttl", "1s", "--no-watcher",
+		"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
+	waitStatus(t, db, id, "processing")
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.wait(t)
+	sqlDB, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqlDB.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := sqlDB.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TRIGGER fail_rescue BEFORE UPDATE ON leasehold_jobs BEGIN SELECT RAISE(ABORT, 'injected failure'); END`)
+	waitFor(t, 30*time.Second, "the lease to expire", func() bool {
+		var jobs []view.JobView
+		okJSON(t, db, &jobs, "jobs", "stuck")
+		return len(jobs) == 1 && jobs[0].Lease != nil && jobs[0].Lease.Expired
+	})
+	if r := lh(t, db, "watch", "--once"); r.code != 1 || !strings.Contains(r.stderr, "injected failure") {
+		t.Errorf("watch --once, its pass failing: %s\nwant exit 1 and the error", r)
+	}
+	watcher := start(t, db, "watch", "--interval", "100ms", "--status-every", "0s")
+	waitFor(t, 30*time.Second, "two failed passes", func() bool {
+		select {
+		case err := <-watcher.done:
+			watcher.done <- err
+			t.Fatalf("watch exited after a failed pass: %v\n%s", err, watcher.stderr.String())
+		default:
+		}
+		return strings.Count(watcher.stderr.String(), "pass failed") >= 2
+	})
+	if j := showJob(t, db, id); j.Status != "processing" {
+		t.Fatalf("job %d after failed passes: %s, want processing", id, j.Status)
+	}
+	exec(`DROP TRIGGER fail_rescue`)
+	waitStatus(t, db, id, "pending")
+	if err := watcher.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("the watcher is gone: %v\n%s", err, watcher.stderr.String())
+	}
+	if err := watcher.wait(t); err != nil {
+		t.Fatalf("watch after failed passes: %v\n%s", err, watcher.stderr.String())
+	}
+	if out := watcher.stdout.String(); !strings.Contains(out, fmt.Sprintf("job %d (leasehold.sleep, queue plain)", id)) {
+		t.Errorf("watch printed no rescue of job %d:\n%s", id, out)
 	}
 }
