@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // TestEnqueueUniqueScope: with --unique-while-unfinished a key is held
@@ -33,6 +35,27 @@ func TestEnqueueUniqueScope(t *testing.T) {
 		r := lh(t, db, "enqueue", "leasehold.sleep", "--unique-key", "k", "--unique-window", "1500ns")
 		if r.code != 2 || !strings.Contains(r.stderr, "--unique-window 1.5µs is too short") {
 			t.Errorf("enqueue with a 1500ns window: %s\nwant a refusal naming --unique-window", r)
+		}
+	})
+}
+
+// TestRetryUniqueKeyHeld: retrying a cancelled job whose unique key a
+// newer job holds is refused with exit code 1 in one line that names the
+// job, says another job holds its key and what to do, without the
+// database's constraint text; with --completed too.
+func TestRetryUniqueKeyHeld(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		scoped := []string{"leasehold.sleep", "--unique-key", "k", "--unique-while-unfinished"}
+		old := enqueueID(t, db, scoped...)
+		ok(t, db, "jobs", "cancel", fmt.Sprint(old))
+		enqueueID(t, db, scoped...)
+		for _, args := range [][]string{{"jobs", "retry", fmt.Sprint(old)}, {"jobs", "retry", "--completed", fmt.Sprint(old)}} {
+			// One line holding all of want is want and nothing else.
+			want := fmt.Sprintf("leasehold: job %d: another job holds its unique key now; let that job finish, or cancel it, first\n", old)
+			checkOneLineError(t, strings.Join(args, " "), lh(t, db, args...), cli.ExitFailure, want)
+		}
+		if j := showJob(t, db, old); j.Status != "cancelled" {
+			t.Errorf("job %d is %s after the refused retries, want cancelled", old, j.Status)
 		}
 	})
 }

@@ -28,7 +28,11 @@ A completed job is refused too (exit code 1), unless --completed is given: its
 handler ran to success, and running it again repeats what it did (a payment
 charged twice) unless the handler is idempotent. The state is checked by the
 same statement that makes the job pending, so a job that completes while you
-type is refused as well.`,
+type is refused as well.
+
+A finished job whose unique key (enqueue --unique-while-unfinished) another
+job holds now is refused too (exit code 1): two unfinished jobs would hold one
+key. Let that job finish, or cancel it, first.`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])
@@ -70,6 +74,10 @@ func jobErr(id int64, err error) error {
 			"unless the handler is idempotent; pass --completed to retry it anyway", id)
 	case errors.Is(err, leasehold.ErrJobFinished):
 		return cli.Failf("job %d has already finished; nothing to cancel", id)
+	case errors.Is(err, leasehold.ErrUniqueKeyHeld):
+		// The driver's error carries the database's constraint text too,
+		// which says nothing the operator can act on.
+		return cli.Failf("job %d: another job holds its unique key now; let that job finish, or cancel it, first", id)
 	}
 	return err
 }
