@@ -118,3 +118,20 @@ func TestWorkPeriodicFlagRefusesBadSchedules(t *testing.T) {
 	}
 	checkOneLineError(t, "--scan-every", lh(t, db, "work", "--scan-every", "1s"), cli.ExitUsage, "needs --reconcile-into")
 }
+
+// TestPeriodicForgetNames: `periodic forget` with an empty or blank NAME
+// is a usage error (exit code 2), refused before the database is looked
+// at; an unknown NAME exits 3.
+func TestPeriodicForgetNames(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		for _, name := range []string{"", "   ", "\t\n"} {
+			checkOneLineError(t, fmt.Sprintf("forget %q", name), lh(t, db, "periodic", "forget", name), cli.ExitUsage,
+				"periodic forget takes a schedule NAME, got an empty one")
+		}
+		checkOneLineError(t, "forget nosuch", lh(t, db, "periodic", "forget", "nosuch"), cli.ExitNotFound,
+			"no schedule nosuch recorded")
+	})
+	missing := "sqlite:" + filepath.Join(t.TempDir(), "none.db")
+	checkOneLineError(t, "forget '' without a database", lh(t, missing, "periodic", "forget", ""), cli.ExitUsage,
+		"periodic forget takes a schedule NAME, got an empty one")
+}
