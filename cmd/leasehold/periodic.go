@@ -83,13 +83,19 @@ code 3 (not found), as an unknown job id does; an empty NAME is a usage error
 					return err
 				}
 				if !ok {
-					return &cli.Error{Code: cli.ExitNotFound, Err: fmt.Errorf("no schedule %s recorded", cli.Truncate(args[0], 80))}
+					return &cli.Error{Code: cli.ExitNotFound, Err: fmt.Errorf("no schedule %s recorded", shownName(args[0]))}
 				}
 				return a.print(periodicForgetResult{Name: args[0], Forgotten: true}, func(w io.Writer) error {
-					_, err := fmt.Fprintf(w, "schedule %s forgotten\n", cli.Truncate(args[0], 80))
+					_, err := fmt.Fprintf(w, "schedule %s forgotten\n", shownName(args[0]))
 					return err
 				})
 			})
 		}),
 	}
+}
+
+// shownName is a schedule name as typed, cut to 80 characters on one line
+// with its control characters escaped, for a message that echoes it.
+func shownName(name string) string {
+	return cli.Printable(cli.Truncate(name, 80))
 }

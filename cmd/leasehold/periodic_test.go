@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/fleet"
@@ -117,11 +118,29 @@ func TestWorkPeriodicFlagRefusesBadSchedules(t *testing.T) {
 		checkOneLineError(t, c.flag, lh(t, db, "work", "--periodic", c.flag), cli.ExitUsage, c.want)
 	}
 	checkOneLineError(t, "--scan-every", lh(t, db, "work", "--scan-every", "1s"), cli.ExitUsage, "needs --reconcile-into")
+	// The cron parser's error quotes the spec raw.
+	r := lh(t, db, "work", "--periodic", "tick=CRON_TZ=\x1b[2J * * * * *:leasehold.sleep")
+	checkOneLineError(t, "--periodic with an escape sequence", r, cli.ExitUsage, `unknown time zone \x1b[2J`)
+	checkNoControlCharacters(t, "--periodic with an escape sequence", r.stderr)
+}
+
+// checkNoControlCharacters fails the test if s, but for line breaks,
+// holds a control character.
+func checkNoControlCharacters(t *testing.T, name, s string) {
+	t.Helper()
+	for _, r := range s {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Errorf("%s: output holds control character %U: %q", name, r, s)
+			return
+		}
+	}
 }
 
 // TestPeriodicForgetNames: `periodic forget` with an empty or blank NAME
 // is a usage error (exit code 2), refused before the database is looked
-// at; an unknown NAME exits 3.
+// at; an unknown NAME exits 3, echoed with its control characters
+// escaped, so that it cannot reach the operator's terminal as escape
+// sequences.
 func TestPeriodicForgetNames(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
 		for _, name := range []string{"", "   ", "\t\n"} {
@@ -130,6 +149,10 @@ func TestPeriodicForgetNames(t *testing.T) {
 		}
 		checkOneLineError(t, "forget nosuch", lh(t, db, "periodic", "forget", "nosuch"), cli.ExitNotFound,
 			"no schedule nosuch recorded")
+		r := lh(t, db, "periodic", "forget", "a\x1b]0;owned\a\x1b[2Jb\u009b")
+		checkOneLineError(t, "forget an escape sequence", r, cli.ExitNotFound,
+			`no schedule a\x1b]0;owned\x07\x1b[2Jb\x9b recorded`)
+		checkNoControlCharacters(t, "forget an escape sequence", r.stderr)
 	})
 	missing := "sqlite:" + filepath.Join(t.TempDir(), "none.db")
 	checkOneLineError(t, "forget '' without a database", lh(t, missing, "periodic", "forget", ""), cli.ExitUsage,

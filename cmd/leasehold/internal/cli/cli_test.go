@@ -265,3 +265,14 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 		t.Fatalf("table output %q lacks %q", out, want)
 	}
 }
+
+// TestMessageEscapesControlCharacters: an error that quotes input raw
+// (a third-party parser's, say) reaches stderr as one line with its
+// control characters escaped, as in a table.
+func TestMessageEscapesControlCharacters(t *testing.T) {
+	err := errors.New("leasehold: --periodic: bad location \x1b]0;owned\a\x1b[2J\r\nnext\u009bline")
+	got := Message(err)
+	if want := `leasehold: --periodic: bad location \x1b]0;owned\x07\x1b[2J next\x9bline`; got != want {
+		t.Errorf("Message = %q, want %q", got, want)
+	}
+}

@@ -70,8 +70,9 @@ func ExitCode(err error) int {
 
 // Message renders err as the single line the command prints on stderr:
 // "leasehold: ..." without repeated prefixes (also inside, where a flag's
-// name came before a library error) or line breaks, with a hint when the
-// database has no leasehold schema yet.
+// name came before a library error), line breaks or control characters
+// (shown as escapes, as in tables: an error may quote input raw), with a
+// hint when the database has no leasehold schema yet.
 func Message(err error) string {
 	msg := err.Error()
 	for {
@@ -82,7 +83,7 @@ func Message(err error) string {
 		msg = trimmed
 	}
 	msg = strings.ReplaceAll(msg, ": leasehold: ", ": ")
-	msg = strings.Join(strings.Fields(msg), " ")
+	msg = Printable(strings.Join(strings.Fields(msg), " "))
 	if IsNoSchema(err) {
 		msg += " (the database has no leasehold schema: run `leasehold migrate` first)"
 	}

@@ -51,14 +51,20 @@ func (t *Table) Flush() error {
 	return nil
 }
 
-// oneLine replaces tabs and line breaks, which would break the columns,
-// shows other control characters as escapes (\x1b), so that text from a
-// job (its error, its args) cannot move the cursor, clear the screen or
-// retitle the operator's terminal, and shows an empty cell as "-".
+// oneLine is Printable, with an empty cell shown as "-".
 func oneLine(s string) string {
 	if s == "" {
 		return "-"
 	}
+	return Printable(s)
+}
+
+// Printable replaces tabs and line breaks, which would break a table's
+// columns or a one-line message, with spaces, and shows other control
+// characters as escapes (\x1b), so that text from a job (its error, its
+// args) or from the command line cannot move the cursor, clear the screen
+// or retitle the operator's terminal.
+func Printable(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
