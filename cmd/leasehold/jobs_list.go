@@ -100,12 +100,17 @@ func (a *app) printMore(jobs []*leasehold.JobRow, more, desc bool) error {
 	if desc {
 		flag = "--before"
 	}
-	w := a.stdout
-	if a.jsonOut {
-		w = a.stderr
-	}
-	_, err := fmt.Fprintf(w, "… more jobs match: see the next page with %s %d\n", flag, jobs[len(jobs)-1].ID)
+	_, err := fmt.Fprintf(a.noteWriter(), "… more jobs match: see the next page with %s %d\n", flag, jobs[len(jobs)-1].ID)
 	return err
+}
+
+// noteWriter is where a line about a listing goes: stdout after the
+// table, or stderr with --json, so that stdout stays a JSON array.
+func (a *app) noteWriter() io.Writer {
+	if a.jsonOut {
+		return a.stderr
+	}
+	return a.stdout
 }
 
 func checkLimit(n int) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -26,14 +27,15 @@ jobs flagged stuck by the watcher in queues that flag instead of requeueing
 (decide with jobs retry or jobs cancel). Below them, a line points at each kind
 whose due jobs no worker ever claimed for longer than --unclaimed-after while
 none of its jobs runs (as ` + "`leasehold queues`" + ` does): probably no running worker
-handles it.`,
+handles it. At most --limit jobs of each sort are listed, the oldest first; when
+more match, a line below the table says so (on standard error with --json).`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			if err := checkLimit(limit); err != nil {
 				return err
 			}
 			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
-				jobs, err := stuckJobs(ctx, c, queue, limit)
+				jobs, cut, err := stuckJobs(ctx, c, queue, limit)
 				if err != nil {
 					return nil, err
 				}
@@ -45,6 +47,9 @@ handles it.`,
 				}
 				return func(now time.Time) error {
 					if err := a.printJobs(jobs, now, cli.RenderStuck); err != nil {
+						return err
+					}
+					if err := a.printCut(cut, limit); err != nil {
 						return err
 					}
 					return cli.RenderUnclaimed(a.stdout, onlyQueue(qs, queue), unclaimedAfter)
@@ -59,21 +64,41 @@ handles it.`,
 	return cmd
 }
 
-// stuckJobs lists expired leases and flagged jobs, by id.
-func stuckJobs(ctx context.Context, c *leasehold.Client, queue string, limit int) ([]*leasehold.JobRow, error) {
-	expired, err := c.ListJobs(ctx, &leasehold.ListParams{Expired: true, Queue: queue, Limit: limit})
+// stuckJobs lists expired leases and flagged jobs, by id, at most limit
+// of each sort, and names each sort that has more jobs than that.
+func stuckJobs(ctx context.Context, c *leasehold.Client, queue string, limit int) ([]*leasehold.JobRow, []string, error) {
+	expired, moreExpired, err := listPage(ctx, c, leasehold.ListParams{Expired: true, Queue: queue, Limit: limit})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	flagged, err := c.ListJobs(ctx, &leasehold.ListParams{
+	flagged, moreFlagged, err := listPage(ctx, c, leasehold.ListParams{
 		States: []leasehold.JobState{leasehold.StateStuck}, Queue: queue, Limit: limit,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var cut []string
+	if moreExpired {
+		cut = append(cut, "processing jobs with an expired lease")
+	}
+	if moreFlagged {
+		cut = append(cut, "jobs flagged stuck")
 	}
 	jobs := append(expired, flagged...)
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].ID < jobs[j].ID })
-	return jobs, nil
+	return jobs, cut, nil
+}
+
+// printCut says, for each sort of stuck jobs that has more jobs than
+// limit, that only the first limit are listed: on stdout after the
+// table, or on stderr with --json, as printMore does.
+func (a *app) printCut(cut []string, limit int) error {
+	for _, what := range cut {
+		if _, err := fmt.Fprintf(a.noteWriter(), "… more %s match: only the first %d are listed (raise --limit)\n", what, limit); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+	}
+	return nil
 }
 
 // onlyQueue keeps the statistics of queue ("" keeps all).
