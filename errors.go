@@ -46,6 +46,15 @@ var (
 	// retries it on purpose.
 	ErrJobCompleted = errors.New("leasehold: job completed; retrying it runs its handler again")
 
+	// ErrJobChanging reports an operator action (RetryJob, CancelJob,
+	// DeleteJob) that found the job in another state each time it tried:
+	// its conditional write matched nothing, yet the job, read again,
+	// was in a state the action allows, three times in a row. The job is
+	// changing state faster than the action can catch it (claimed and
+	// finished again and again); nothing was written, and the action may
+	// be tried again later.
+	ErrJobChanging = errors.New("leasehold: job keeps changing state")
+
 	// ErrJobNotFinished reports an operator action allowed only on a job in
 	// a terminal state (completed, failed or cancelled), such as deleting
 	// it, on a pending or stuck one: cancel it first.

@@ -77,7 +77,10 @@ func (c *Client) ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error)
 // pending now with a fresh retry budget. It returns ErrJobRunning for a
 // processing job, and ErrJobCompleted for a completed one: its handler
 // ran to success, and running it again repeats its effects unless the
-// handler is idempotent. RetryCompletedJob retries that one too.
+// handler is idempotent. RetryCompletedJob retries that one too. A job
+// that changed state under each of the driver's tries (claimed and
+// finished again and again) is ErrJobChanging: nothing was written, and
+// the retry may be asked for again.
 func (c *Client) RetryJob(ctx context.Context, id int64) (*JobRow, error) {
 	return c.retry(ctx, &driver.RetryParams{ID: id})
 }
@@ -105,7 +108,9 @@ func (c *Client) retry(ctx context.Context, p *driver.RetryParams) (*JobRow, err
 // marked for cancellation: its handler's context is cancelled (cause
 // ErrJobCancelled) at its next heartbeat and the job ends cancelled; if
 // its worker died, the watcher cancels it when the lease expires. A
-// finished job is left alone and ErrJobFinished is returned with it.
+// finished job is left alone and ErrJobFinished is returned with it. A
+// job that changed state under each of the driver's tries is
+// ErrJobChanging, as for RetryJob.
 func (c *Client) CancelJob(ctx context.Context, id int64) (*JobRow, error) {
 	row, err := c.driver.CancelJob(ctx, id)
 	if err != nil {
@@ -239,7 +244,9 @@ func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
 // attempt history at once (PurgeFinished does the same by age), and
 // returns the job as it was. It refuses an unfinished job, returning it
 // with ErrJobRunning when it is processing and ErrJobNotFinished when it
-// is pending, stuck or reconciling (cancel it first); a missing job is ErrJobNotFound.
+// is pending, stuck or reconciling (cancel it first); a missing job is ErrJobNotFound,
+// and one that changed state under each of the driver's tries
+// ErrJobChanging, as for RetryJob.
 func (c *Client) DeleteJob(ctx context.Context, id int64) (*JobRow, error) {
 	row, err := c.driver.DeleteJob(ctx, id)
 	if err != nil {

@@ -141,7 +141,11 @@ type Driver interface {
 	// p.Completed, and ErrUniqueKeyHeld for a finished job whose scoped
 	// unique key another job holds, changing nothing in each case. The
 	// state is checked by the UPDATE itself, so a job that completes
-	// meanwhile is never retried by a call that did not allow it.
+	// meanwhile is never retried by a call that did not allow it. A
+	// driver whose write and read of the job are separate statements
+	// tries again when the write matched nothing but the job read allows
+	// the action; after a few such misses it returns
+	// leasehold.ErrJobChanging, as do CancelJob and DeleteJob.
 	RetryJob(ctx context.Context, p *RetryParams) (*leasetype.JobRow, error)
 
 	// CancelJob cancels a pending, stuck or reconciling job at once, and sets

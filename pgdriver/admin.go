@@ -28,7 +28,8 @@ func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error
 func wrapOp(err error) error {
 	if errors.Is(err, leasehold.ErrJobNotFound) || errors.Is(err, leasehold.ErrJobRunning) ||
 		errors.Is(err, leasehold.ErrJobFinished) || errors.Is(err, leasehold.ErrJobNotFinished) ||
-		errors.Is(err, leasehold.ErrUniqueKeyHeld) || errors.Is(err, leasehold.ErrJobCompleted) {
+		errors.Is(err, leasehold.ErrUniqueKeyHeld) || errors.Is(err, leasehold.ErrJobCompleted) ||
+		errors.Is(err, leasehold.ErrJobChanging) {
 		return err
 	}
 	return fmt.Errorf("pgdriver: %w", err)
@@ -232,10 +233,15 @@ func retryRefused(s leasehold.JobState, completed bool) error {
 	return nil
 }
 
+// maxOperatorTries is how many times updateOr tries its write before it
+// gives up with ErrJobChanging.
+const maxOperatorTries = 3
+
 // updateOr runs a conditional UPDATE of job id ($1, then more as $2...)
 // returning the job. When no row matched, it reads the job to find out
 // why: refuse returns the error for the state found, or nil when the
-// state changed meanwhile and the update is worth another try.
+// state changed meanwhile and the update is worth another try. After
+// maxOperatorTries such misses it returns ErrJobChanging.
 func (d *Driver) updateOr(ctx context.Context, id int64, update string, refuse func(*leasehold.JobRow) error, more ...any) (*leasehold.JobRow, error) {
 	args := append([]any{id}, more...)
 	for try := 0; ; try++ {
@@ -249,8 +255,9 @@ func (d *Driver) updateOr(ctx context.Context, id int64, update string, refuse f
 		if err := refuse(j); err != nil {
 			return j, err
 		}
-		if try == 2 {
-			return nil, errors.New("the job keeps changing state")
+		if try == maxOperatorTries-1 {
+			return nil, fmt.Errorf("%w: %d writes matched nothing while the job was %s when read",
+				leasehold.ErrJobChanging, maxOperatorTries, j.State)
 		}
 	}
 }

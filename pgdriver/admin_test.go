@@ -2,6 +2,7 @@ package pgdriver
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +142,60 @@ func TestListJobsStatsPurge(t *testing.T) {
 	}
 	if as, err := d.ListAttempts(ctx, j.ID); err != nil || len(as) != 0 {
 		t.Fatalf("attempts left after purge: %+v, %v", as, err)
+	}
+}
+
+// TestOperatorGivesUpOnChurn: an operator action whose write keeps
+// matching nothing while the job, read again, is in a state the action
+// allows, gives up after its tries with ErrJobChanging, the sentinel
+// itself unprefixed, and writes nothing. A trigger that skips every
+// write of the jobs makes the churn deterministic.
+func TestOperatorGivesUpOnChurn(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	jobs := insertJobs(t, d, "q", 2)
+	failed := claimOne(t, d, "q", "w", leaseTTL)
+	if !finish(t, d, nil, &driver.FinishParams{ID: failed.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeFailed, "x")}) {
+		t.Fatal("Finish refused")
+	}
+	pending := jobs[0].ID + jobs[1].ID - failed.ID
+	for _, stmt := range []string{
+		`CREATE SEQUENCE churn_writes`,
+		`CREATE FUNCTION churn_skip() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN PERFORM nextval('churn_writes'); RETURN NULL; END $$`,
+		`CREATE TRIGGER churn_skip BEFORE UPDATE OR DELETE ON leasehold_jobs FOR EACH ROW EXECUTE FUNCTION churn_skip()`,
+	} {
+		if _, err := d.pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		id   int64
+		op   func() (*leasehold.JobRow, error)
+	}{
+		{"RetryJob", failed.ID, func() (*leasehold.JobRow, error) { return d.RetryJob(ctx, &driver.RetryParams{ID: failed.ID}) }},
+		{"CancelJob", pending, func() (*leasehold.JobRow, error) { return d.CancelJob(ctx, pending) }},
+		{"DeleteJob", failed.ID, func() (*leasehold.JobRow, error) { return d.DeleteJob(ctx, failed.ID) }},
+	} {
+		before := getJob(t, d, tc.id)
+		var start int64
+		if err := d.pool.QueryRow(ctx, `SELECT coalesce((SELECT last_value FROM churn_writes WHERE is_called), 0)`).Scan(&start); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tc.op()
+		if !errors.Is(err, leasehold.ErrJobChanging) || strings.HasPrefix(err.Error(), "pgdriver") {
+			t.Errorf("%s of a job whose writes keep missing = %v, want ErrJobChanging", tc.name, err)
+		}
+		var end int64
+		if err := d.pool.QueryRow(ctx, `SELECT last_value FROM churn_writes`).Scan(&end); err != nil {
+			t.Fatal(err)
+		}
+		if end-start != maxOperatorTries {
+			t.Errorf("%s tried its write %d times, want %d", tc.name, end-start, maxOperatorTries)
+		}
+		if after := getJob(t, d, tc.id); after.State != before.State {
+			t.Errorf("%s changed the job from %s to %s", tc.name, before.State, after.State)
+		}
 	}
 }
