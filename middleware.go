@@ -29,7 +29,7 @@ type InsertJob struct {
 // fail the same way (an *InvalidInputError, ErrMiddlewareResults, or an
 // error wrapped with Permanent): then the slot is skipped, as it is when
 // the middleware panics before the slot's job is written (the panic is
-// recovered and logged).
+// recovered, logged and counted in Stats.Panics).
 type InsertMiddleware interface {
 	Insert(ctx context.Context, tx any, jobs []*InsertJob, next func(ctx context.Context) ([]*InsertResult, error)) ([]*InsertResult, error)
 }

@@ -49,7 +49,8 @@ type PeriodicJob struct {
 	// check the job and record its kind and queue), and once for each slot
 	// a process tries to claim, whether or not it wins it. It must be
 	// safe to call from several goroutines. A panic in it for a slot is
-	// recovered and logged, with the stack, and the slot is skipped.
+	// recovered, logged with the stack and counted in Stats.Panics, and
+	// the slot is skipped.
 	Args func(slot time.Time) (Args, *InsertOpts)
 	// CatchUp says what to do with missed slots. Default CatchUpNone.
 	CatchUp CatchUpPolicy
@@ -180,7 +181,7 @@ func (c *Client) periodicInsert(job PeriodicJob) func(ctx context.Context, slot,
 	spec := job.Schedule.String()
 	return func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
 		var built *InsertJob
-		err := recovered(func() (err error) {
+		err := c.recovered(func() (err error) {
 			built, err = c.buildPeriodic(job, slot)
 			return err
 		})
@@ -198,7 +199,7 @@ func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.P
 		out       *driver.PeriodicInsertResult
 		driverErr error
 	)
-	err := recovered(func() error {
+	err := c.recovered(func() error {
 		_, err := c.intercept(ctx, nil, []*InsertJob{built}, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
 			params := toInsertParams(jobs)
 			p.Job = params[0]
@@ -236,12 +237,13 @@ func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.P
 }
 
 // recovered returns what f returns, or a *PanicError with the value and
-// the stack when f panics: Args and insert middleware run on the
-// enqueuer's goroutine for periodic slots, where a panic would end the
-// process.
-func recovered(f func() error) (err error) {
+// the stack when f panics, counted in Stats.Panics: Args and insert
+// middleware run on the enqueuer's goroutine for periodic slots, where a
+// panic would end the process.
+func (c *Client) recovered(f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
+			c.events.stats.panics.Add(1)
 			err = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()

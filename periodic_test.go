@@ -456,6 +456,9 @@ func TestPeriodicPanicRefusesSlot(t *testing.T) {
 	if !strings.Contains(text, "written\" schedule=late ") || strings.Contains(text, "slot skipped\" schedule=late ") {
 		t.Errorf("the log does not say that late's middleware panicked once its job was written, or says its slot was skipped; log:\n%s", text)
 	}
+	if n := c.Stats().Panics; n != 3 {
+		t.Errorf("Stats().Panics = %d, want 3 (Args, a middleware before the write, a middleware after it)", n)
+	}
 	for _, want := range []string{"panic: tenant table not loaded", "panic: metrics registry closed", "panic: span exporter gone",
 		"TestPeriodicPanicRefusesSlot.func1", "TestPeriodicPanicRefusesSlot.func2"} {
 		if !strings.Contains(text, want) {

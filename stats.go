@@ -33,8 +33,14 @@ type Stats struct {
 	// (EventOutcomeDropped).
 	OutcomesDropped int64
 	Rescued         int64 // expired leases moved by this client's watcher (EventRescued)
-	Panics          int64 // handler and work middleware panics recovered
-	Running         int64 // handlers running now, or claimed and about to run
+	// Panics counts the panics the client recovered: in a handler or a
+	// work middleware (the attempt fails with a *PanicError), while
+	// reading a handler's error or its retry policy, and in a periodic
+	// job's Args or an insert middleware run for one of its slots
+	// (logged with a *PanicError; the slot is refused unless its job was
+	// written already).
+	Panics  int64
+	Running int64 // handlers running now, or claimed and about to run
 	// SkippedLate counts claimed jobs whose handler was not started
 	// because LeaseTTL - LeaseSafetyMargin had passed (on the client's
 	// monotonic clock, since the claim was sent) by the time it would have
