@@ -38,6 +38,9 @@ type Client struct {
 	enqueuer *maintenance.Enqueuer
 	// reconciler reports whether a kind is that of reconcile jobs.
 	reconciler func(kind string) bool
+	// resolutions are the running reconcile jobs' resolutions made in
+	// callers' transactions, reported once their handlers return.
+	resolutions txResolutions
 
 	mu    sync.Mutex
 	state clientState

@@ -19,7 +19,7 @@ const (
 	EventStarted         = leasetype.EventStarted         // its handler is about to run
 	EventNotStarted      = leasetype.EventNotStarted      // claimed, but past its safe window: released unrun
 	EventClaimedAgain    = leasetype.EventClaimedAgain    // a claim returned a lease held already: its running handler keeps it
-	EventFinished        = leasetype.EventFinished        // its outcome was written (fence matched)
+	EventFinished        = leasetype.EventFinished        // its outcome was written (fence matched), or a reconciler's resolution committed
 	EventFenceRefused    = leasetype.EventFenceRefused    // its outcome was refused: the lease was someone else's
 	EventOutcomeDropped  = leasetype.EventOutcomeDropped  // its outcome was given up unwritten
 	EventLeaseLost       = leasetype.EventLeaseLost       // its handler was cancelled: lease taken over or not renewed
@@ -89,10 +89,12 @@ func (b *eventBus) emit(ev Event) {
 }
 
 // tally counts the attempts that ended, by queue and outcome: every
-// written outcome, and every expired lease the watcher ended.
+// written outcome, and every expired lease the watcher ended. A
+// reconciler's resolution ends no attempt: the watcher counted the
+// expired one.
 func (b *eventBus) tally(ev *Event) {
 	switch {
-	case ev.Kind == EventFinished && ev.Job != nil:
+	case ev.Kind == EventFinished && ev.Job != nil && ev.ResolvedBy == nil:
 		b.throughput.Add(ev.Job.Queue, ev.Outcome)
 	case ev.Kind == EventRescued && ev.Rescued != nil:
 		b.throughput.Add(ev.Rescued.Queue, OutcomeLeaseExpired)

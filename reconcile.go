@@ -76,7 +76,9 @@ type Resolution struct {
 
 // ResolveReconcile applies r to the job that job, a reconcile job this
 // client is running, reconciles, in a transaction of its own. See
-// ResolveReconcileTx.
+// ResolveReconcileTx. Once it has committed, the resolution is reported
+// as an EventFinished of the reconciled job (with Event.ResolvedBy) and
+// counted in Stats, as the job reaching that outcome would be.
 func (c *Client) ResolveReconcile(ctx context.Context, job *JobRow, r Resolution) error {
 	return c.resolve(ctx, nil, job, r)
 }
@@ -98,6 +100,14 @@ func (c *Client) ResolveReconcile(ctx context.Context, job *JobRow, r Resolution
 // decide. Either way nothing is written. The job's history keeps the
 // expired attempt's lease_expired and records the resolution on it.
 //
+// A resolution made here is reported as ResolveReconcile's is (an
+// EventFinished of the reconciled job, counted in Stats), but only if tx
+// commits, which the client knows only once the handler has returned: as
+// for CompleteTx, the event waits until then, when the client reads the
+// job's history once to tell whether the resolution is there. A
+// resolution whose tx rolled back, or was still open when the handler
+// returned, is not reported.
+//
 // It returns ErrUnsupportedTx for a nil or foreign tx (checked first),
 // ErrNotInHandler
 // when job is not a lease this client is running, and ErrInvalidArgs when
@@ -112,7 +122,8 @@ func (c *Client) ResolveReconcileTx(ctx context.Context, tx any, job *JobRow, r 
 // resolve is ResolveReconcile and ResolveReconcileTx (tx nil: own
 // transaction).
 func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution) error {
-	if c.leases.Lookup(job.ID, job.Attempt) == nil {
+	l := c.leases.Lookup(job.ID, job.Attempt)
+	if l == nil {
 		return fmt.Errorf("%w: job %d attempt %d", ErrNotInHandler, job.ID, job.Attempt)
 	}
 	var args ReconcileArgs
@@ -136,6 +147,13 @@ func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution)
 	})
 	if err != nil {
 		return fmt.Errorf("leasehold: resolve job %d attempt %d: %w", args.JobID, args.Attempt, err)
+	}
+	if ev, ok := resolvedEvent(l.Row, &args, r.Action, t.State); ok {
+		if tx == nil {
+			c.events.emit(ev)
+		} else {
+			c.resolutions.add(l, txResolution{ev: ev, text: text})
+		}
 	}
 	c.wake(args.JobQueue)
 	return nil

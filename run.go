@@ -21,8 +21,11 @@ func ClientFromContext(ctx context.Context) *Client {
 }
 
 // runHandler runs the handler of row's kind through the work middleware,
-// and turns a panic in either into a *PanicError.
+// and turns a panic in either into a *PanicError. Once the handler has
+// returned, it reports the resolutions it made in transactions that
+// committed (reportTxResolutions).
 func (c *Client) runHandler(ctx context.Context, row *JobRow) (err error) {
+	defer c.reportTxResolutions(ctx)
 	defer func() {
 		if v := recover(); v != nil {
 			c.events.stats.panics.Add(1)

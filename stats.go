@@ -4,6 +4,9 @@ import "sync/atomic"
 
 // Stats are counters of what a client has done since it was created. They
 // are built on the client's events (see Subscribe): each field says which.
+// Completed, Retried, Failed and Snoozed count the resolutions of the
+// client's reconcile jobs too (ResolveReconcile: an EventFinished with
+// ResolvedBy set), each as the outcome it gave the reconciled job.
 type Stats struct {
 	Claimed   int64 // leases taken by this client's fetchers (EventClaimed)
 	Completed int64 // jobs completed: fenced write applied (EventFinished, completed)

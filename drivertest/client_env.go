@@ -82,6 +82,7 @@ var clientTests = []struct {
 	{"ReconcileExpiredLease", testClientReconcile},
 	{"ReconcilerGivingUpIsStuck", testReconcilerGivingUpIsStuck},
 	{"ResolveByLostLeaseRefused", testClientResolveLostLease},
+	{"ResolutionEventsAndStats", testResolutionEvents},
 	{"HandlerFenceAndCheckpoint", testHandlerFenceAndCheckpoint},
 	{"KindTimeoutRetried", testKindTimeout},
 	{"KindMaxAttempts", testKindMaxAttempts},

@@ -29,6 +29,15 @@ const (
 	// matched. Outcome is what was written; Duration is how long the
 	// handler ran (zero for a lease released unrun); Err is the handler's
 	// error, nil on success.
+	//
+	// A reconciler's resolution of a reconciling job (ResolveReconcile)
+	// that committed is reported the same way, with ResolvedBy set: Job
+	// is the reconciled job and Outcome what the resolution made of it
+	// (completed, retried, snoozed or failed; a resolution to stuck
+	// leaves it to an operator and is not reported). No attempt ended
+	// with it (the expired attempt ended lease_expired, reported by the
+	// EventRescued of the watcher that moved it), so Duration is zero
+	// and Err nil.
 	EventFinished EventKind = "finished"
 	// EventFenceRefused: the database refused the fenced write of an
 	// outcome because the lease was no longer this client's (a late
@@ -94,4 +103,10 @@ type Event struct {
 	Leases int
 	// Rescued is the moved job, for EventRescued.
 	Rescued *RescuedJob
+	// ResolvedBy is the reconcile job whose resolution an EventFinished
+	// reports, nil for any other event. Job is then the reconciled job as
+	// its ReconcileArgs name it: ID, Kind, Queue, Attempt (the expired
+	// one) and State (the state the resolution moved it to) are set,
+	// the other fields are not.
+	ResolvedBy *JobRow
 }

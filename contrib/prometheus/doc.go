@@ -26,7 +26,7 @@
 //	leasehold_jobs_claimed_total{queue,kind}            leases taken by the client's fetchers
 //	leasehold_jobs_not_started_total{queue,kind}        claimed, but past the lease's safe window: released unrun
 //	leasehold_jobs_claimed_again_total{queue,kind}      claims of a lease held already (a database lost the claim): the running handler kept it
-//	leasehold_jobs_finished_total{queue,kind,outcome}   outcomes written, fence matched
+//	leasehold_jobs_finished_total{queue,kind,outcome}   outcomes written, fence matched, and reconcilers' resolutions committed (of the reconciled job's queue and kind)
 //	leasehold_jobs_rescued_total{queue,kind,state}      expired leases the stuck watcher moved, by new state
 //	leasehold_leases_lost_total{queue,kind}             handlers cancelled: lease taken over or not renewed
 //	leasehold_fenced_writes_refused_total{queue,kind}   late outcomes the database refused (the lease was another's)

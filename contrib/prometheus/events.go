@@ -47,7 +47,7 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 		claimed:      counter("jobs_claimed_total", "Leases taken by the client's fetchers.", qk...),
 		notStarted:   counter("jobs_not_started_total", "Claimed jobs whose handler was not started: the lease was past its safe window or already lost.", qk...),
 		claimedAgain: counter("jobs_claimed_again_total", "Claims that returned a lease the client held already (the database had lost the claim that gave it); the running handler kept the job.", qk...),
-		finished: counter("jobs_finished_total", "Attempts whose outcome was written, fence matched, by outcome.",
+		finished: counter("jobs_finished_total", "Attempts whose outcome was written, fence matched, and reconcilers' resolutions that committed, by outcome.",
 			"queue", "kind", "outcome"),
 		rescued: counter("jobs_rescued_total", "Expired leases the stuck watcher moved, by the job's new state.",
 			"queue", "kind", "state"),

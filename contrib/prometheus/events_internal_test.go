@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/leasehold/leasehold"
 )
@@ -170,5 +171,28 @@ func BenchmarkObserve(b *testing.B) {
 		for i := range events {
 			e.observe(&events[i])
 		}
+	}
+}
+
+// TestResolutionCountedFinished: a reconciler's resolution, an
+// EventFinished with ResolvedBy set, counts in jobs_finished_total under
+// the reconciled job's queue and kind, and observes no handler duration
+// (no handler of that job ran).
+func TestResolutionCountedFinished(t *testing.T) {
+	e := newEventMetrics("leasehold", DefaultHandlerBuckets)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e.collectors()...)
+	reconciler := &leasehold.JobRow{ID: 9, Queue: "rec", Kind: leasehold.ReconcileKind}
+	paid := &leasehold.JobRow{ID: 7, Queue: "pay", Kind: "charge", Attempt: 1, State: leasehold.StateCompleted}
+	e.observe(&leasehold.Event{Kind: leasehold.EventFinished, Job: paid, Outcome: leasehold.OutcomeCompleted, ResolvedBy: reconciler})
+	if got := testutil.ToFloat64(e.finished.WithLabelValues("pay", "charge", "completed")); got != 1 {
+		t.Errorf("jobs_finished_total{pay,charge,completed} = %v after a resolution, want 1", got)
+	}
+	var m dto.Metric
+	if err := e.handler.WithLabelValues("pay", "charge").(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetHistogram().GetSampleCount(); got != 0 {
+		t.Errorf("handler_duration_seconds{pay,charge} observed %d durations for a resolution, want 0", got)
 	}
 }

@@ -1,0 +1,121 @@
+package leasehold
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/engine"
+)
+
+// resolutionCheckTimeout bounds the read that tells whether the
+// transactions of a reconcile job's ResolveReconcileTx calls committed.
+const resolutionCheckTimeout = 5 * time.Second
+
+// resolvedEvent returns the EventFinished of resolution a of the job
+// args name, moved to state, decided by reconciler; false for a
+// resolution that is not reported (stuck: no outcome says it).
+func resolvedEvent(reconciler *JobRow, args *ReconcileArgs, a ResolveAction, state JobState) (Event, bool) {
+	var o Outcome
+	switch a {
+	case ResolveComplete:
+		o = OutcomeCompleted
+	case ResolveRetry:
+		o = OutcomeRetried
+	case ResolveSnooze:
+		o = OutcomeSnoozed
+	case ResolveFail:
+		o = OutcomeFailed
+	default:
+		return Event{}, false
+	}
+	job := &JobRow{ID: args.JobID, Kind: args.JobKind, Queue: args.JobQueue, Attempt: args.Attempt, State: state}
+	return Event{Kind: EventFinished, Job: job, Outcome: o, ResolvedBy: reconciler}, true
+}
+
+// txResolution is a resolution made in a caller's transaction, waiting
+// for its reconcile job's handler to return.
+type txResolution struct {
+	ev Event
+	// text is the resolution as the expired attempt's history row
+	// records it once the transaction commits.
+	text string
+}
+
+// txResolutions holds the resolutions the running reconcile jobs made in
+// callers' transactions (ResolveReconcileTx). Whether such a transaction
+// commits is known only once the handler has returned, as for
+// CompleteTx, so their events wait until then (reportTxResolutions).
+type txResolutions struct {
+	mu sync.Mutex
+	m  map[*engine.Lease][]txResolution
+}
+
+// add records r, made under lease l.
+func (rs *txResolutions) add(l *engine.Lease, r txResolution) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.m == nil {
+		rs.m = map[*engine.Lease][]txResolution{}
+	}
+	rs.m[l] = append(rs.m[l], r)
+}
+
+// take removes and returns the resolutions made under lease l.
+func (rs *txResolutions) take(l *engine.Lease) []txResolution {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := rs.m[l]
+	delete(rs.m, l)
+	return out
+}
+
+// reportTxResolutions emits, once the handler that received ctx has
+// returned, the events of the resolutions it made in transactions that
+// committed: a resolution committed when the expired attempt's history
+// row records it. One event at most per reconciled job; a check that
+// fails is logged and its event not emitted.
+func (c *Client) reportTxResolutions(ctx context.Context) {
+	l := engine.FromContext(ctx)
+	if l == nil {
+		return
+	}
+	pending := c.resolutions.take(l)
+	if len(pending) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resolutionCheckTimeout)
+	defer cancel()
+	reported := map[int64]bool{}
+	for _, r := range pending {
+		if reported[r.ev.Job.ID] {
+			continue
+		}
+		ok, err := c.resolutionCommitted(ctx, r)
+		if err != nil {
+			c.cfg.Logger.Warn("leasehold: cannot tell whether a resolution made in a transaction committed; not reporting it",
+				"job", r.ev.Job.ID, "attempt", r.ev.Job.Attempt, "reconcile_job", r.ev.ResolvedBy.ID, "err", err)
+			continue
+		}
+		if ok {
+			reported[r.ev.Job.ID] = true
+			c.events.emit(r.ev)
+		}
+	}
+}
+
+// resolutionCommitted reports whether r is recorded on its job's expired
+// attempt.
+func (c *Client) resolutionCommitted(ctx context.Context, r txResolution) (bool, error) {
+	as, err := c.driver.ListAttempts(ctx, r.ev.Job.ID)
+	if err != nil {
+		return false, fmt.Errorf("leasehold: attempts of job %d: %w", r.ev.Job.ID, err)
+	}
+	for _, a := range as {
+		if a.Attempt == r.ev.Job.Attempt {
+			return a.Resolution == r.text, nil
+		}
+	}
+	return false, nil
+}
