@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/internal/engine"
@@ -48,8 +49,12 @@ type txResolution struct {
 // commits is known only once the handler has returned, as for
 // CompleteTx, so their events wait until then (reportTxResolutions).
 type txResolutions struct {
-	mu sync.Mutex
-	m  map[*engine.Lease][]txResolution
+	// held counts the leases with resolutions waiting, so that a handler
+	// that made none (every one but a reconciler in a transaction) returns
+	// without taking mu.
+	held atomic.Int64
+	mu   sync.Mutex
+	m    map[*engine.Lease][]txResolution
 }
 
 // add records r, made under lease l.
@@ -59,15 +64,24 @@ func (rs *txResolutions) add(l *engine.Lease, r txResolution) {
 	if rs.m == nil {
 		rs.m = map[*engine.Lease][]txResolution{}
 	}
+	if _, ok := rs.m[l]; !ok {
+		rs.held.Add(1)
+	}
 	rs.m[l] = append(rs.m[l], r)
 }
 
 // take removes and returns the resolutions made under lease l.
 func (rs *txResolutions) take(l *engine.Lease) []txResolution {
+	if rs.held.Load() == 0 {
+		return nil
+	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	out := rs.m[l]
-	delete(rs.m, l)
+	out, ok := rs.m[l]
+	if ok {
+		delete(rs.m, l)
+		rs.held.Add(-1)
+	}
 	return out
 }
 
