@@ -280,28 +280,60 @@ func (w *window) String() string {
 }
 
 // searchWindow sets p's id bounds to the window f's page reads, below
-// f.Before newest first or above f.After oldest first.
+// f.Before newest first or above f.After oldest first. The window starts
+// at the first job that exists past that bound (one read of the primary
+// key), so that a page does not search a range that retention or deletes
+// emptied: ids are never reused, so no job lies between.
 func (h *handler) searchWindow(ctx context.Context, f filter, p *leasehold.ListParams) (*window, error) {
-	newest, err := h.client.ListJobs(ctx, &leasehold.ListParams{Desc: true, Limit: 1})
+	newest, err := h.nearestID(ctx, &leasehold.ListParams{Desc: true})
 	if err != nil {
 		return nil, err
 	}
-	w := &window{}
-	if len(newest) > 0 {
-		w.Max = newest[0].ID
-	}
+	w := &window{Max: newest}
 	if f.Oldest {
+		first, err := h.nearestID(ctx, &leasehold.ListParams{AfterID: f.After})
+		if err != nil {
+			return nil, err
+		}
 		w.Low = f.After
+		if first > 0 {
+			w.Low = first - 1
+		}
 		w.High = w.Low + searchWindow + 1
 	} else {
-		w.High = f.Before
-		if w.High == 0 {
-			w.High = w.Max + 1
+		w.High = w.Max + 1
+		if f.Before > 0 {
+			below, err := h.nearestID(ctx, &leasehold.ListParams{Desc: true, BeforeID: f.Before})
+			if err != nil {
+				return nil, err
+			}
+			w.High = below + 1
 		}
 		w.Low = max(w.High-searchWindow-1, 0)
+		if w.Low > 0 {
+			// No page below when no job is left there.
+			oldest, err := h.nearestID(ctx, &leasehold.ListParams{})
+			if err != nil {
+				return nil, err
+			}
+			if oldest > w.Low {
+				w.Low = 0
+			}
+		}
 	}
 	p.AfterID, p.BeforeID = w.Low, w.High
 	return w, nil
+}
+
+// nearestID returns the id of the first job p lists (p unfiltered: a read
+// of the primary key), 0 when there is none.
+func (h *handler) nearestID(ctx context.Context, p *leasehold.ListParams) (int64, error) {
+	p.Limit = 1
+	rows, err := h.client.ListJobs(ctx, p)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return rows[0].ID, nil
 }
 
 // next returns the query of the page after rows (more says the page is
