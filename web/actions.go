@@ -114,14 +114,14 @@ func refusal(action string, id int64, err error) string {
 
 // actionStatus is the status of an action's error: 404 for an unknown
 // job, 409 for one whose state refuses it (or whose unique key another job
-// holds now), 500 otherwise.
+// holds now, or that kept changing state under the action), 500 otherwise.
 func actionStatus(err error) int {
 	switch {
 	case errors.Is(err, leasehold.ErrJobNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, leasehold.ErrJobRunning), errors.Is(err, leasehold.ErrJobFinished),
 		errors.Is(err, leasehold.ErrJobNotFinished), errors.Is(err, leasehold.ErrJobCompleted),
-		errors.Is(err, leasehold.ErrUniqueKeyHeld):
+		errors.Is(err, leasehold.ErrUniqueKeyHeld), errors.Is(err, leasehold.ErrJobChanging):
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
@@ -145,6 +145,10 @@ type bulkData struct {
 	More                        bool
 	Max                         int
 	Back                        string
+	// Window is the id range a search read, empty without a search;
+	// Next is the confirmation of the same action on the next window,
+	// empty on the last.
+	Window, Next string
 }
 
 // bulkConfirm says how many jobs a bulk action on the filtered set would
@@ -161,15 +165,10 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, http.StatusBadRequest, err)
 		return
 	}
-	f.Before, f.After, f.Oldest = 0, 0, true
-	rows, err := h.client.ListJobs(r.Context(), f.params(MaxBulk+1))
+	d, rows, err := h.bulkRows(r.Context(), action, f)
 	if err != nil {
 		h.failErr(w, r, listStatus(err), err)
 		return
-	}
-	d := bulkData{Action: action, Filter: f, Max: MaxBulk, Back: h.link("/jobs", f.query())}
-	if len(rows) > MaxBulk {
-		rows, d.More = rows[:MaxBulk], true
 	}
 	d.Matched = len(rows)
 	for _, j := range rows {
@@ -184,6 +183,39 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.render(w, r, "bulk", "Confirm bulk "+action, d)
+}
+
+// bulkRows reads the jobs a bulk action on f's filtered set lists, oldest
+// first, at most MaxBulk. A search has no index to serve it, so it reads
+// one window of ids (as a page of the jobs list does) from f.After on, and
+// links to the next window's confirmation.
+func (h *handler) bulkRows(ctx context.Context, action string, f filter) (bulkData, []*leasehold.JobRow, error) {
+	f.Before, f.Oldest, f.Finished = 0, true, 0
+	if f.Search == "" {
+		f.After = 0
+	}
+	d := bulkData{Action: action, Filter: f, Max: MaxBulk, Back: h.link("/jobs", f.query())}
+	p := f.params(MaxBulk + 1)
+	var win *window
+	if f.Search != "" {
+		var err error
+		if win, err = h.searchWindow(ctx, f, p); err != nil {
+			return d, nil, err
+		}
+		d.Window = win.String()
+	}
+	rows, err := h.client.ListJobs(ctx, p)
+	if err != nil {
+		return d, nil, err
+	}
+	if len(rows) > MaxBulk {
+		rows, d.More = rows[:MaxBulk], true
+	}
+	if next := f.next(rows, d.More, win); win != nil && next != nil {
+		next.Set("action", action)
+		d.Next = h.link("/bulk", next)
+	}
+	return d, rows, nil
 }
 
 // allows reports whether action applies to a job in state s.
