@@ -142,16 +142,8 @@ func TestLiveLease(t *testing.T) {
 // they expire; `watch` returns them to their queue or flags them stuck.
 func TestStuckAndWatch(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		plain := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "plain")
-		flagged := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "flagged")
-		w := start(t, db, "work", "--queue", "plain,flagged", "--ttl", "1s", "--no-watcher",
-			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
-		waitStatus(t, db, plain, "processing")
-		waitStatus(t, db, flagged, "processing")
-		if err := w.cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		_ = w.wait(t)
+		ids := killedHolding(t, db, "plain", "flagged")
+		plain, flagged := ids[0], ids[1]
 		waitFor(t, 30*time.Second, "expired leases in jobs stuck", func() bool {
 			var jobs []view.JobView
 			okJSON(t, db, &jobs, "jobs", "stuck")
@@ -192,6 +184,29 @@ func TestStuckAndWatch(t *testing.T) {
 	})
 }
 
+// killedHolding enqueues a one-minute job in each of queues and starts a
+// worker, owner "doomed", with a 1 s lease and no watcher, that claims
+// them all; once they are processing it is killed with SIGKILL, so their
+// leases expire with no one to release them. It returns the jobs' ids in
+// the order of queues.
+func killedHolding(t *testing.T, db string, queues ...string) []int64 {
+	t.Helper()
+	var ids []int64
+	for _, q := range queues {
+		ids = append(ids, enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", q))
+	}
+	w := start(t, db, "work", "--queue", strings.Join(queues, ","), "--ttl", "1s", "--no-watcher",
+		"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
+	for _, id := range ids {
+		waitStatus(t, db, id, "processing")
+	}
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.wait(t)
+	return ids
+}
+
 // waitStatus waits until job id has status and returns it.
 func waitStatus(t *testing.T, db string, id int64, status string) view.JobInfoView {
 	t.Helper()
@@ -209,14 +224,7 @@ func waitStatus(t *testing.T, db string, id int64, status string) view.JobInfoVi
 // reconciling job alone and jobs cancel cancels it at once.
 func TestWatchReconcile(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "pay")
-		w := start(t, db, "work", "--queue", "pay", "--ttl", "1s", "--no-watcher",
-			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
-		waitStatus(t, db, id, "processing")
-		if err := w.cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		_ = w.wait(t)
+		id := killedHolding(t, db, "pay")[0]
 		waitFor(t, 30*time.Second, "the expired lease in jobs stuck", func() bool {
 			var jobs []view.JobView
 			okJSON(t, db, &jobs, "jobs", "stuck")

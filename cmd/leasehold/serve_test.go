@@ -178,16 +178,8 @@ func fetch(t *testing.T, method, url, token string) (int, string) {
 // pending.
 func TestServeRescueAppliesPolicy(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
-		pay := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "pay")
-		flag := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "flag")
-		w := start(t, db, "work", "--queue", "pay", "--queue", "flag", "--ttl", "1s", "--no-watcher",
-			"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
-		waitStatus(t, db, pay, "processing")
-		waitStatus(t, db, flag, "processing")
-		if err := w.cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		_ = w.wait(t)
+		ids := killedHolding(t, db, "pay", "flag")
+		pay, flag := ids[0], ids[1]
 		waitFor(t, 30*time.Second, "both leases expired", func() bool {
 			var jobs []view.JobView
 			okJSON(t, db, &jobs, "jobs", "stuck")

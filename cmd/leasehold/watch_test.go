@@ -64,14 +64,7 @@ func TestWatchOutlastsAFailedPass(t *testing.T) {
 	path := testdb.SQLitePath(t)
 	db := "sqlite:" + path
 	ok(t, db, "migrate")
-	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", "plain")
-	w := start(t, db, "work", "--queue", "plain", "--ttl", "1s", "--no-watcher",
-		"--poll-interval", "50ms", "--owner", "doomed", "--log-level", "error")
-	waitStatus(t, db, id, "processing")
-	if err := w.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = w.wait(t)
+	id := killedHolding(t, db, "plain")[0]
 	sqlDB, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
