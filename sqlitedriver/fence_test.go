@@ -79,3 +79,44 @@ func holdWriteLock(t *testing.T, db *sql.DB, d time.Duration) <-chan error {
 	}()
 	return done
 }
+
+// TestCheckpointStampsAfterTheWriteLock: a checkpoint written in a
+// caller's transaction begun DEFERRED, which waits for the write lock
+// another connection holds, is stamped once the lock is won, not with a
+// clock read before the wait.
+func TestCheckpointStampsAfterTheWriteLock(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	path := testdb.SQLitePath(t)
+	openPath(t, path) // migrated
+	caller := openDB(t, path)
+	d, err := New(caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	insert(t, d, job(`{}`))
+	held := claim(t, d, "w", 1, time.Minute, false)[0]
+	before, err := d.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriteLock(t, openDB(t, path), wait)
+	tx, err := caller.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := d.Checkpoint(ctx, tx, &driver.CheckpointParams{
+		Lease: driver.FenceParams{ID: held.ID, Owner: "w", Attempt: held.Attempt}, Name: "charge-sent"})
+	if err != nil {
+		t.Fatalf("Checkpoint: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-release; err != nil {
+		t.Fatal(err)
+	}
+	if got := row.WrittenAt.Sub(before); got < wait-50*time.Millisecond {
+		t.Errorf("checkpoint stamped %v after the clock read before a %v wait for the write lock; want a time after the wait", got, wait)
+	}
+}
