@@ -226,12 +226,23 @@ func (d *Driver) withTx(ctx context.Context, tx *sql.Tx, fn txFunc, queries ...s
 	if tx == nil {
 		return d.inTx(ctx, fn, queries...)
 	}
+	// A caller's transaction begun DEFERRED takes the write lock at its
+	// first write, after waiting for any other writer: take it before the
+	// clock is read, so that the times fn stamps are not stale by that
+	// wait (TestCallerTxStampsAfterTheWriteLock).
+	if _, err := d.exec(ctx, tx, writeLockSQL); err != nil {
+		return d.wrapErr(fmt.Errorf("sqlitedriver: take the write lock: %w", err))
+	}
 	now, err := d.txNow(ctx, tx)
 	if err != nil {
 		return d.wrapErr(err)
 	}
 	return d.wrapErr(fn(ctx, tx, now))
 }
+
+// writeLockSQL writes nothing, but takes the database's write lock for
+// the transaction it runs in, as any write does (a no-op once held).
+const writeLockSQL = `UPDATE leasehold_jobs SET id = id WHERE 0`
 
 // txNow reads the database clock in tx.
 func (d *Driver) txNow(ctx context.Context, tx *sql.Tx) (int64, error) {

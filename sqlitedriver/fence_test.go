@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
@@ -118,5 +119,65 @@ func TestCheckpointStampsAfterTheWriteLock(t *testing.T) {
 	}
 	if got := row.WrittenAt.Sub(before); got < wait-50*time.Millisecond {
 		t.Errorf("checkpoint stamped %v after the clock read before a %v wait for the write lock; want a time after the wait", got, wait)
+	}
+}
+
+// TestCallerTxStampsAfterTheWriteLock: an insert, and a finish, each in
+// a caller's transaction begun DEFERRED, which waits for the write lock
+// another connection holds, stamp the job's run_at (finished_at) once the
+// lock is won, not with a clock read before the wait.
+func TestCallerTxStampsAfterTheWriteLock(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	path := testdb.SQLitePath(t)
+	openPath(t, path) // migrated
+	caller := openDB(t, path)
+	d, err := New(caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	held := claimOne(t, d, 3)
+	// Each write returns the time it stamped on its job, or zero for one
+	// read once the transaction has committed.
+	writes := map[string]func(tx *sql.Tx) time.Time{
+		"an insert's run_at": func(tx *sql.Tx) time.Time {
+			res, err := d.Insert(ctx, tx, []*driver.InsertParams{job(`{}`)})
+			if err != nil {
+				t.Fatalf("Insert: %v", err)
+			}
+			return res[0].Job.RunAt
+		},
+		"a finish's finished_at": func(tx *sql.Tx) time.Time {
+			done, err := d.Finish(ctx, tx, []*driver.FinishParams{{ID: held.ID, Owner: "w", Attempt: held.Attempt,
+				Transition: statemachine.Finish(statemachine.Ending{Outcome: leasehold.OutcomeCompleted})}})
+			if err != nil || len(done) != 1 {
+				t.Fatalf("Finish = %v, %v; want job %d", done, err, held.ID)
+			}
+			return time.Time{}
+		},
+	}
+	for what, write := range writes {
+		before, err := d.Now(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := holdWriteLock(t, openDB(t, path), wait)
+		tx, err := caller.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := write(tx)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-release; err != nil {
+			t.Fatal(err)
+		}
+		if at.IsZero() {
+			at = mustGet(t, d, held.ID).FinishedAt
+		}
+		if got := at.Sub(before); got < wait-50*time.Millisecond {
+			t.Errorf("%s is %v after the clock read before a %v wait for the write lock; want a time after the wait", what, got, wait)
+		}
 	}
 }
