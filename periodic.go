@@ -50,7 +50,8 @@ type PeriodicJob struct {
 	// a process tries to claim, whether or not it wins it. It must be
 	// safe to call from several goroutines. A panic in it for a slot is
 	// recovered, logged with the stack and counted in Stats.Panics, and
-	// the slot is skipped.
+	// the slot is skipped; a panic in the call when the job is added
+	// refuses the job (ErrInvalidPeriodic, with the *PanicError).
 	Args func(slot time.Time) (Args, *InsertOpts)
 	// CatchUp says what to do with missed slots. Default CatchUpNone.
 	CatchUp CatchUpPolicy
@@ -145,7 +146,11 @@ func (c *Client) periodicSchedule(job PeriodicJob) (*maintenance.Schedule, error
 	case job.Grace < 0:
 		return nil, fmt.Errorf("%w: %s: negative Grace %v", ErrInvalidPeriodic, job.Name, job.Grace)
 	}
-	probe, err := c.buildPeriodic(job, job.Schedule.Next(time.Now()))
+	var probe *InsertJob
+	err := c.recovered(func() (err error) { // a panic in Args is an invalid job, not the caller's crash
+		probe, err = c.buildPeriodic(job, job.Schedule.Next(time.Now()))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPeriodic, job.Name, err)
 	}

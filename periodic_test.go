@@ -213,6 +213,13 @@ func TestAddPeriodicErrors(t *testing.T) {
 			}
 		}
 	}
+	panicky := bad(func(j *leasehold.PeriodicJob) {
+		j.Args = func(time.Time) (leasehold.Args, *leasehold.InsertOpts) { panic("tenant table not loaded") }
+	})
+	var pe *leasehold.PanicError
+	if err := c.AddPeriodic(panicky); !errors.Is(err, leasehold.ErrInvalidPeriodic) || !errors.As(err, &pe) {
+		t.Errorf("AddPeriodic whose Args panics = %v, want ErrInvalidPeriodic with a *PanicError", err)
+	}
 	if err := c.RemovePeriodic("nope"); !errors.Is(err, leasehold.ErrPeriodicNotFound) {
 		t.Errorf("RemovePeriodic of an unknown name = %v, want ErrPeriodicNotFound", err)
 	}
