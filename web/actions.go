@@ -187,8 +187,9 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 
 // bulkRows reads the jobs a bulk action on f's filtered set lists, oldest
 // first, at most MaxBulk. A search has no index to serve it, so it reads
-// one window of ids (as a page of the jobs list does) from f.After on, and
-// links to the next window's confirmation.
+// one window of ids (as a page of the jobs list does) from f.After on,
+// names the ids it covers (up to the last job listed when more match),
+// and links to the next window's confirmation.
 func (h *handler) bulkRows(ctx context.Context, action string, f filter) (bulkData, []*leasehold.JobRow, error) {
 	f.Before, f.Oldest, f.Finished = 0, true, 0
 	if f.Search == "" {
@@ -202,7 +203,6 @@ func (h *handler) bulkRows(ctx context.Context, action string, f filter) (bulkDa
 		if win, err = h.searchWindow(ctx, f, p); err != nil {
 			return d, nil, err
 		}
-		d.Window = win.String()
 	}
 	rows, err := h.client.ListJobs(ctx, p)
 	if err != nil {
@@ -210,10 +210,14 @@ func (h *handler) bulkRows(ctx context.Context, action string, f filter) (bulkDa
 	}
 	if len(rows) > MaxBulk {
 		rows, d.More = rows[:MaxBulk], true
+		win.cut(rows[len(rows)-1].ID, true)
 	}
-	if next := f.next(rows, d.More, win); win != nil && next != nil {
-		next.Set("action", action)
-		d.Next = h.link("/bulk", next)
+	if win != nil {
+		d.Window = win.String()
+		if next := f.next(rows, d.More, win); next != nil {
+			next.Set("action", action)
+			d.Next = h.link("/bulk", next)
+		}
 	}
 	return d, rows, nil
 }

@@ -211,6 +211,7 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 	more := len(rows) > h.opts.PageSize
 	if more {
 		rows = rows[:h.opts.PageSize]
+		win.cut(rows[len(rows)-1].ID, f.Oldest)
 	}
 	d := jobsData{Filter: f, States: stateNames(), Jobs: jobViews(rows, now), Paged: f.Before > 0 || f.After > 0}
 	d.Deleted, _ = optionalID(q, "deleted")
@@ -277,6 +278,19 @@ func (w *window) String() string {
 		return "no jobs to search in this range"
 	}
 	return fmt.Sprintf("searched jobs %d to %d", lo, hi)
+}
+
+// cut narrows w, when not nil, to the ids a page cut at its size covers:
+// up to its last job, last, in the page's order (oldest first or not).
+// The next page goes on from last, so its window follows this one.
+func (w *window) cut(last int64, oldest bool) {
+	switch {
+	case w == nil:
+	case oldest:
+		w.High = last + 1
+	default:
+		w.Low = last - 1
+	}
 }
 
 // searchWindow sets p's id bounds to the window f's page reads, below

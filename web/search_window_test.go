@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,7 +106,87 @@ func TestBulkSearchReadsOneWindow(t *testing.T) {
 		if !slices.Equal(listed, needles) {
 			t.Errorf("the two confirmations list %d ids, want the %d needles once each", len(listed), len(needles))
 		}
+		e.confirmBulk(t, first, "cancel: 800 job(s) done")
+		checkStates(t, e, needles[:800], leasehold.StateCancelled)
+		checkStates(t, e, needles[800:], leasehold.StatePending)
 	})
+}
+
+// TestBulkSearchCutNamesItsRange: a window holding more matches than a
+// bulk action takes lists the first MaxBulk of them and names the ids up
+// to the last one as its range; the next confirmation's range follows on
+// from there, and confirming the first touches its jobs alone.
+func TestBulkSearchCutNamesItsRange(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
+		e.http.Transport = basicAuth{"ops", "pw"}
+		needles := e.insertArgs(t, web.MaxBulk+300, `{"customer":"needle"}`)
+		newest := e.insertArgs(t, 800, `{"customer":"hay"}`)[799]
+		first := e.mustGet("/bulk?action=cancel&search=needle")
+		cut := needles[web.MaxBulk-1]
+		if want := rangeText(needles[0], cut); !strings.Contains(first, want) {
+			t.Errorf("the first confirmation does not say %q:\n%s", want, first)
+		}
+		second := e.mustGet(nextLink(t, first))
+		if want := rangeText(cut+1, min(cut+searchIDs, newest)); !strings.Contains(second, want) {
+			t.Errorf("the second confirmation does not say %q:\n%s", want, second)
+		}
+		if ids := idsOf(t, second); !slices.Equal(ids, needles[web.MaxBulk:]) {
+			t.Errorf("the second confirmation lists %d ids, want the last 300 needles", len(ids))
+		}
+		e.confirmBulk(t, first, fmt.Sprintf("cancel: %d job(s) done", web.MaxBulk))
+		checkStates(t, e, needles[:web.MaxBulk], leasehold.StateCancelled)
+		checkStates(t, e, needles[web.MaxBulk:], leasehold.StatePending)
+	})
+}
+
+// TestSearchPageCutNamesItsRange: a search page cut at its size names the
+// ids up to its last job as what it searched, and the next page's range
+// follows on from there.
+func TestSearchPageCutNamesItsRange(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{PageSize: 2})
+		needles := e.insertArgs(t, 3, `{"customer":"needle"}`)
+		first := e.mustGet("/jobs?search=needle")
+		if want := rangeText(needles[1], needles[2]); !strings.Contains(first, want) {
+			t.Errorf("newest first, the first page does not say %q:\n%s", want, first)
+		}
+		up := e.mustGet("/jobs?search=needle&order=oldest")
+		if want := rangeText(needles[0], needles[1]); !strings.Contains(up, want) {
+			t.Errorf("oldest first, the first page does not say %q:\n%s", want, up)
+		}
+		if want := rangeText(needles[2], needles[2]); !strings.Contains(e.mustGet(nextLink(t, up)), want) {
+			t.Errorf("oldest first, the second page does not say %q", want)
+		}
+	})
+}
+
+// searchIDs is how many ids a search window reads.
+const searchIDs = 2000
+
+// rangeText is how a page names the ids lo to hi it searched.
+func rangeText(lo, hi int64) string {
+	return fmt.Sprintf("searched jobs %d to %d", lo, hi)
+}
+
+// confirmBulk posts the form of the bulk confirmation body and checks
+// that the result page says want.
+func (e *env) confirmBulk(t *testing.T, body, want string) {
+	t.Helper()
+	status, done := e.post("/bulk", formOf(body))
+	if status != http.StatusOK || !strings.Contains(done, want) {
+		t.Fatalf("the confirmed bulk action = %d, want %q:\n%s", status, want, done)
+	}
+}
+
+// checkStates checks that every job of ids is in state want.
+func checkStates(t *testing.T, e *env, ids []int64, want leasehold.JobState) {
+	t.Helper()
+	for _, id := range ids {
+		if got := e.state(id); got != want {
+			t.Errorf("job %d is %s, want %s", id, got, want)
+		}
+	}
 }
 
 // idsOf returns the job ids a bulk confirmation's form posts.
