@@ -221,3 +221,50 @@ func purge(t *testing.T, e *env, n int) {
 		t.Fatalf("PurgeFinished deleted %d jobs, want %d", done, n)
 	}
 }
+
+// TestSearchPagesListEveryMatchOnce: walked page by page, newest first
+// and oldest first, a search lists every match once and in order, across
+// pages cut at their size, windows with no match and purged ranges.
+func TestSearchPagesListEveryMatchOnce(t *testing.T) {
+	drivers(t, func(t *testing.T, d driver.Driver) {
+		e := newEnv(t, d, web.Options{PageSize: 2})
+		var needles, purged []int64
+		for _, n := range []int{3, 1, 5, 2} {
+			needles = append(needles, e.insertArgs(t, n, `{"customer":"needle"}`)...)
+			purged = append(purged, e.insertArgs(t, 2100, `{"customer":"hay"}`)...)
+			e.insertArgs(t, 2100, `{"customer":"hay"}`)
+		}
+		for _, id := range purged {
+			if _, err := e.client.CancelJob(t.Context(), id); err != nil {
+				t.Fatalf("CancelJob %d: %v", id, err)
+			}
+		}
+		purge(t, e, len(purged))
+		if got := walkSearch(t, e, "/jobs?search=needle&order=oldest"); !slices.Equal(got, needles) {
+			t.Errorf("oldest first, the pages list %v, want %v", got, needles)
+		}
+		slices.Reverse(needles)
+		if got := walkSearch(t, e, "/jobs?search=needle"); !slices.Equal(got, needles) {
+			t.Errorf("newest first, the pages list %v, want %v", got, needles)
+		}
+	})
+}
+
+// walkSearch follows the pages of a search from path on and returns the
+// ids they list, in order; it stops after 50 pages.
+func walkSearch(t *testing.T, e *env, path string) []int64 {
+	t.Helper()
+	var ids []int64
+	for pages := 0; path != "" && pages < 50; pages++ {
+		body := e.mustGet(path)
+		for _, s := range jobIDs(body) {
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatalf("job id %q: %v", s, err)
+			}
+			ids = append(ids, id)
+		}
+		path = nextLink(t, body)
+	}
+	return ids
+}
