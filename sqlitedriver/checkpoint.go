@@ -13,13 +13,10 @@ import (
 // scanCheckpoint's order.
 const checkpointColumns = `job_id, seq, attempt, name, data, written_at`
 
-// insertCheckpointSQL records checkpoint ?3 (name) ?4 (data) of job ?1 at
-// attempt ?2; leaseHeld has checked the lease in the transaction. Its
-// time is the statement's own clock, read with the write lock held
-// (leaseHeldSQL took it): in a caller's transaction begun DEFERRED, a
-// clock read before the lock was won would be stale by the wait.
+// insertCheckpointSQL records checkpoint ?4 (name) ?5 (data) of job ?2 at
+// attempt ?3, at ?1; leaseHeld has checked the lease in the transaction.
 const insertCheckpointSQL = `INSERT INTO leasehold_checkpoints (job_id, attempt, name, data, written_at)
-VALUES (?1, ?2, ?3, ?4, ` + nowExpr + `)
+VALUES (?2, ?3, ?4, ?5, ?1)
 RETURNING ` + checkpointColumns
 
 // listCheckpointsSQL reads the checkpoints of job ?1 in order.
@@ -34,12 +31,12 @@ func (d *Driver) Checkpoint(ctx context.Context, tx any, p *driver.CheckpointPar
 		return nil, err
 	}
 	var row *leasehold.CheckpointRow
-	err = d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, _ int64) error {
+	err = d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		if err := d.leaseHeld(ctx, tx, &p.Lease); err != nil {
 			return err
 		}
 		var err error
-		row, err = scanCheckpoint(d.queryRow(ctx, tx, insertCheckpointSQL, p.Lease.ID, p.Lease.Attempt,
+		row, err = scanCheckpoint(d.queryRow(ctx, tx, insertCheckpointSQL, now, p.Lease.ID, p.Lease.Attempt,
 			p.Name, jsonText(p.Data)))
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: checkpoint: %w", err)

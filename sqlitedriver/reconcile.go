@@ -10,19 +10,16 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// resolveSQL moves reconciling job ?1 at attempt ?2 as the transition
-// says (?3 state, ?4 keep_run_at, ?5 delay µs, ?6 free, ?7 finished,
-// ?8 keep_error, ?9 error). Its times are the statement's own clock,
-// read with the write lock held (leaseHeldSQL took it): in a caller's
-// transaction begun DEFERRED, a clock read before the lock was won would
-// be stale by the wait (TestResolveStampsAfterTheWriteLock).
+// resolveSQL moves reconciling job ?2 at attempt ?3 as the transition
+// says (?4 state, ?5 keep_run_at, ?6 delay µs, ?7 free, ?8 finished,
+// ?9 keep_error, ?10 error), at ?1.
 const resolveSQL = `UPDATE leasehold_jobs SET
-    status = ?3,
-    run_at = CASE WHEN ?4 THEN run_at ELSE ` + nowExpr + ` + ?5 END,
-    free_attempts = free_attempts + ?6,
-    finished_at = CASE WHEN ?7 THEN ` + nowExpr + ` END,
-    last_error = CASE WHEN ?8 THEN last_error ELSE NULLIF(?9, '') END
-WHERE id = ?1 AND status = 'reconciling' AND attempt = ?2
+    status = ?4,
+    run_at = CASE WHEN ?5 THEN run_at ELSE ?1 + ?6 END,
+    free_attempts = free_attempts + ?7,
+    finished_at = CASE WHEN ?8 THEN ?1 END,
+    last_error = CASE WHEN ?9 THEN last_error ELSE NULLIF(?10, '') END
+WHERE id = ?2 AND status = 'reconciling' AND attempt = ?3
 RETURNING id`
 
 // resolutionSQL records resolution ?3 on attempt ?2 of job ?1.
@@ -38,21 +35,20 @@ func (d *Driver) Resolve(ctx context.Context, tx any, p *driver.ResolveParams) e
 	if err := driver.ValidateResolve(p); err != nil {
 		return fmt.Errorf("sqlitedriver: %w", err)
 	}
-	return d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, _ int64) error {
+	return d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		lease := &driver.FenceParams{ID: p.ID, Owner: p.Owner, Attempt: p.LeaseAttempt}
 		if err := d.leaseHeld(ctx, tx, lease); err != nil {
 			return err
 		}
-		return d.resolve(ctx, tx, p)
+		return d.resolve(ctx, tx, now, p)
 	}, leaseHeldSQL, resolveSQL, resolutionSQL)
 }
 
-// resolve moves p's reconciling job and records the resolution, in tx,
-// once leaseHeld has taken the write lock.
-func (d *Driver) resolve(ctx context.Context, tx *sql.Tx, p *driver.ResolveParams) error {
+// resolve moves p's reconciling job and records the resolution, in tx.
+func (d *Driver) resolve(ctx context.Context, tx *sql.Tx, now int64, p *driver.ResolveParams) error {
 	t := p.Transition
 	var id int64
-	err := d.queryRow(ctx, tx, resolveSQL, p.JobID, p.Attempt, string(t.State), flag(t.KeepRunAt),
+	err := d.queryRow(ctx, tx, resolveSQL, now, p.JobID, p.Attempt, string(t.State), flag(t.KeepRunAt),
 		micros(t.Delay), flag(t.FreeAttempt), flag(t.Finished), flag(t.KeepLastError), t.LastError).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: job %d attempt %d", leasehold.ErrNotReconciling, p.JobID, p.Attempt)
