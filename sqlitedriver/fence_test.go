@@ -19,13 +19,7 @@ import (
 // holds it. The lease must be judged by the clock once the lock is won,
 // not by one read before the wait: a lease that expired meanwhile is lost.
 func TestFenceJudgesAfterTheWriteLock(t *testing.T) {
-	path := testdb.SQLitePath(t)
-	openPath(t, path) // migrated
-	caller := openDB(t, path)
-	d, err := New(caller)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, caller, d := callerDriver(t)
 	ctx := testCtx(t)
 	insert(t, d, job(`{}`))
 	const ttl = time.Second
@@ -87,13 +81,7 @@ func holdWriteLock(t *testing.T, db *sql.DB, d time.Duration) <-chan error {
 // clock read before the wait.
 func TestCheckpointStampsAfterTheWriteLock(t *testing.T) {
 	const wait = 300 * time.Millisecond
-	path := testdb.SQLitePath(t)
-	openPath(t, path) // migrated
-	caller := openDB(t, path)
-	d, err := New(caller)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, caller, d := callerDriver(t)
 	ctx := testCtx(t)
 	insert(t, d, job(`{}`))
 	held := claim(t, d, "w", 1, time.Minute, false)[0]
@@ -128,13 +116,7 @@ func TestCheckpointStampsAfterTheWriteLock(t *testing.T) {
 // lock is won, not with a clock read before the wait.
 func TestCallerTxStampsAfterTheWriteLock(t *testing.T) {
 	const wait = 300 * time.Millisecond
-	path := testdb.SQLitePath(t)
-	openPath(t, path) // migrated
-	caller := openDB(t, path)
-	d, err := New(caller)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, caller, d := callerDriver(t)
 	ctx := testCtx(t)
 	held := claimOne(t, d, 3)
 	// Each write returns the time it stamped on its job, or zero for one
@@ -180,4 +162,19 @@ func TestCallerTxStampsAfterTheWriteLock(t *testing.T) {
 			t.Errorf("%s is %v after the clock read before a %v wait for the write lock; want a time after the wait", what, got, wait)
 		}
 	}
+}
+
+// callerDriver migrates a new database file and returns its path, a
+// database handle on it as a caller's (transactions begun DEFERRED), and
+// a Driver from New on that handle.
+func callerDriver(t *testing.T) (string, *sql.DB, *Driver) {
+	t.Helper()
+	path := testdb.SQLitePath(t)
+	openPath(t, path) // migrated
+	caller := openDB(t, path)
+	d, err := New(caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, caller, d
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/statemachine"
-	"github.com/leasehold/leasehold/internal/testdb"
 )
 
 // TestResolveStampsAfterTheWriteLock: a resolution in a caller's
@@ -18,13 +17,7 @@ import (
 func TestResolveStampsAfterTheWriteLock(t *testing.T) {
 	const wait = 300 * time.Millisecond
 	for _, action := range []statemachine.Resolution{statemachine.ResolveRetry, statemachine.ResolveComplete} {
-		path := testdb.SQLitePath(t)
-		openPath(t, path) // migrated
-		caller := openDB(t, path)
-		d, err := New(caller)
-		if err != nil {
-			t.Fatal(err)
-		}
+		path, caller, d := callerDriver(t)
 		ctx := testCtx(t)
 		p := reconcilingJob(t, d, action)
 
