@@ -39,6 +39,11 @@ func TestWatchOutlastsADroppedConnection(t *testing.T) {
 		}
 		return n
 	}
+	// A cut during the start's schema check ends the command, as a
+	// database gone at start does: cut only once the passes have begun.
+	waitFor(t, 30*time.Second, "the watcher to start", func() bool {
+		return strings.Contains(w.stdout.String(), "watching ")
+	})
 	// The first connection cut may be one the passes no longer use (the
 	// schema check's, idle in the pool, which replaces it unseen): cut the
 	// watcher's connections until a pass fails.
