@@ -32,7 +32,7 @@ func resolvedEvent(reconciler *JobRow, args *ReconcileArgs, a ResolveAction, sta
 		return Event{}, false
 	}
 	job := &JobRow{ID: args.JobID, Kind: args.JobKind, Queue: args.JobQueue, Attempt: args.Attempt, State: state}
-	return Event{Kind: EventFinished, Job: job, Outcome: o, ResolvedBy: reconciler}, true
+	return Event{Kind: EventFinished, Job: job, Outcome: o, State: state, ResolvedBy: reconciler}, true
 }
 
 // txResolution is a resolution made in a caller's transaction, waiting

@@ -11,9 +11,14 @@ type Stats struct {
 	Claimed   int64 // leases taken by this client's fetchers (EventClaimed)
 	Completed int64 // jobs completed: fenced write applied (EventFinished, completed)
 	Retried   int64 // failures scheduled for another attempt (EventFinished, retried)
-	Failed    int64 // jobs failed for good (EventFinished, failed)
+	Failed    int64 // jobs failed for good (EventFinished, failed, State failed)
 	Snoozed   int64 // jobs snoozed by their handler (EventFinished, snoozed)
-	Cancelled int64 // jobs cancelled, operator or handler (EventFinished, cancelled)
+	Cancelled int64 // jobs cancelled, operator or handler (EventFinished, cancelled, State cancelled)
+	// Flagged counts reconcile jobs that gave up (their budget spent, a
+	// permanent error, a cancel their handler returned) and were flagged
+	// stuck for an operator instead of failed or cancelled (EventFinished,
+	// State stuck).
+	Flagged int64
 	// Released counts leases given back unrun or given up: at shutdown,
 	// claimed too late to start, or not renewed in time (EventFinished,
 	// released or lease_lost).
@@ -66,7 +71,7 @@ type stats struct {
 	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
 	leaseLost, finishRefused, heartbeatErrors, finishErrors, dropped  atomic.Int64
 	rescued, panics, skippedLate, eventsDropped, claimedAgain         atomic.Int64
-	claimErrors                                                       atomic.Int64
+	claimErrors, flagged                                              atomic.Int64
 }
 
 // Stats returns a snapshot of the client's counters.
@@ -74,7 +79,7 @@ func (c *Client) Stats() Stats {
 	s := &c.events.stats
 	st := Stats{
 		Claimed: s.claimed.Load(), Completed: s.completed.Load(), Retried: s.retried.Load(),
-		Failed: s.failed.Load(), Snoozed: s.snoozed.Load(), Cancelled: s.cancelled.Load(),
+		Failed: s.failed.Load(), Snoozed: s.snoozed.Load(), Cancelled: s.cancelled.Load(), Flagged: s.flagged.Load(),
 		Released: s.released.Load(), LeaseLost: s.leaseLost.Load(), FinishRefused: s.finishRefused.Load(),
 		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(), ClaimErrors: s.claimErrors.Load(),
 		OutcomesDropped: s.dropped.Load(), Rescued: s.rescued.Load(), Panics: s.panics.Load(),
@@ -98,7 +103,7 @@ func (s *stats) observe(ev *Event) {
 	case EventClaimedAgain:
 		s.claimedAgain.Add(1)
 	case EventFinished:
-		s.countApplied(ev.Outcome)
+		s.countApplied(ev)
 	case EventFenceRefused:
 		s.finishRefused.Add(1)
 	case EventOutcomeDropped:
@@ -117,8 +122,12 @@ func (s *stats) observe(ev *Event) {
 }
 
 // countApplied records an outcome whose fenced write was applied.
-func (s *stats) countApplied(o Outcome) {
-	switch o {
+func (s *stats) countApplied(ev *Event) {
+	if ev.State == StateStuck {
+		s.flagged.Add(1)
+		return
+	}
+	switch ev.Outcome {
 	case OutcomeCompleted:
 		s.completed.Add(1)
 	case OutcomeRetried:

@@ -39,6 +39,10 @@ func testReconcilerGivingUpIsStuck(e *clientEnv) {
 	})
 	e.waitFor("the reconcile job to run", 30*time.Second, func() bool { return recID.Load() != 0 })
 	rec := e.waitState(recID.Load(), leasehold.StateStuck, 30*time.Second)
+	e.waitFor("Stats to count the reconcile job flagged", 10*time.Second, func() bool { return cRef.Stats().Flagged == 1 })
+	if st := cRef.Stats(); st.Failed != 0 {
+		e.Fatalf("Stats after a reconcile job was flagged stuck: Failed %d, want 0 (Flagged %d)", st.Failed, st.Flagged)
+	}
 	if h := e.history(rec.ID); rec.Attempt != 2 || len(h) != 2 || h[1].Outcome != leasehold.OutcomeFailed {
 		e.Fatalf("reconcile job after its budget: attempt %d, history %s; want 2 attempts, the last failed", rec.Attempt, fmtHistory(h))
 	}

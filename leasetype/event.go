@@ -90,6 +90,15 @@ type Event struct {
 	// Outcome is the attempt's outcome, for EventFinished,
 	// EventFenceRefused and EventOutcomeDropped.
 	Outcome Outcome
+	// State is the state the outcome's write moves the job to, for the
+	// same kinds (for EventFenceRefused and EventOutcomeDropped, the state
+	// it would have moved it to): the one Outcome implies, except that a
+	// reconcile job that gives up is flagged StateStuck for an operator
+	// instead of failed or cancelled. An operator's cancel requested while
+	// the attempt ran turns a pending or stuck state into cancelled in the
+	// database, which State does not see (GetJob does). For a
+	// reconciler's resolution it is Job.State.
+	State JobState
 	// Duration is how long the handler ran, for the same kinds; the time
 	// from claim to start for EventStarted; the round trip of an
 	// EventHeartbeat.

@@ -12,7 +12,10 @@ type StatsView struct {
 	Failed    int64  `json:"failed"`
 	Snoozed   int64  `json:"snoozed"`
 	Cancelled int64  `json:"cancelled"`
-	Released  int64  `json:"released"`
+	// Flagged counts reconcile jobs that gave up and were flagged stuck
+	// for an operator.
+	Flagged  int64 `json:"flagged"`
+	Released int64 `json:"released"`
 	// LeaseLost counts handlers cancelled because their lease was gone or
 	// could not be renewed in time.
 	LeaseLost int64 `json:"lease_lost"`
@@ -39,7 +42,7 @@ type StatsView struct {
 func NewStatsView(owner string, s leasehold.Stats) StatsView {
 	return StatsView{
 		Owner: owner, Claimed: s.Claimed, Completed: s.Completed, Retried: s.Retried, Failed: s.Failed,
-		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Released: s.Released, LeaseLost: s.LeaseLost,
+		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Flagged: s.Flagged, Released: s.Released, LeaseLost: s.LeaseLost,
 		FinishRefused: s.FinishRefused, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, Panics: s.Panics,
 		SkippedLate: s.SkippedLate, EventsDropped: s.EventsDropped, ClaimedAgain: s.ClaimedAgain,
 	}

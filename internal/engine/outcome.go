@@ -70,7 +70,7 @@ func (it *finishItem) set(e statemachine.Ending) {
 
 // event returns the item's outcome event of kind k.
 func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
-	return leasetype.Event{Kind: k, Job: it.lease.Row, Outcome: it.p.Outcome, Duration: it.ran, Err: it.err}
+	return leasetype.Event{Kind: k, Job: it.lease.Row, Outcome: it.p.Outcome, State: it.p.State, Duration: it.ran, Err: it.err}
 }
 
 // decide turns a handler's result into the fenced write to make, or nil

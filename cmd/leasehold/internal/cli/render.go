@@ -252,8 +252,8 @@ func RenderStuck(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
 // unreachable at shutdown), how many leases were left behind and when
 // their jobs come back. ttl is the worker's lease TTL.
 func StatsSummary(s view.StatsView, ttl time.Duration) string {
-	line := fmt.Sprintf("worker %s stopped: claimed %d, completed %d, retried %d, failed %d, snoozed %d, cancelled %d, panicked %d, released %d, skipped late %d, leases lost %d, late writes refused %d, outcomes dropped %d, rescued %d, claimed again %d",
-		s.Owner, s.Claimed, s.Completed, s.Retried, s.Failed, s.Snoozed, s.Cancelled, s.Panics, s.Released,
+	line := fmt.Sprintf("worker %s stopped: claimed %d, completed %d, retried %d, failed %d, snoozed %d, cancelled %d, flagged stuck %d, panicked %d, released %d, skipped late %d, leases lost %d, late writes refused %d, outcomes dropped %d, rescued %d, claimed again %d",
+		s.Owner, s.Claimed, s.Completed, s.Retried, s.Failed, s.Snoozed, s.Cancelled, s.Flagged, s.Panics, s.Released,
 		s.SkippedLate, s.LeaseLost, s.FinishRefused, s.OutcomesDropped, s.Rescued, s.ClaimedAgain)
 	switch n := s.OutcomesDropped; {
 	case n == 1:
