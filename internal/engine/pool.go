@@ -8,17 +8,17 @@ import "sync"
 // of the engine's CPU time in a drain of no-op jobs. A goroutine that runs
 // job after job keeps its grown stack (the garbage collector shrinks the
 // stacks of idle ones). The fetchers' slots bound how many jobs run at
-// once, so the pool holds about as many goroutines as the client has
-// worker slots, no more; they all exit at Stop.
+// once, so the pool never holds many more goroutines than the client has
+// worker slots; they all exit at Stop.
 //
 // Jobs wait in a queue, and a worker whose job has returned takes the
 // next one from it without parking. Waking a parked goroutine for every
 // job (its thread often woken on the other processor) cost a drain of
-// no-op jobs on PostgreSQL a quarter of its client's CPU time (8.5 µs a
-// job, against 6.0 with the queue; docs/benchmarks.md). So the pool keeps
-// one worker searching, no more: run wakes a worker only when none is
-// searching, and a searching worker that takes a job wakes the next one
-// only if jobs are still queued. Whenever the queue holds a job, a
+// no-op jobs on PostgreSQL over a quarter of its client's CPU time (8.5
+// µs a job, against 6.0 with the queue; docs/benchmarks.md). So the pool
+// keeps one worker searching, no more: run wakes a worker only when none
+// is searching, and a searching worker that takes a job wakes the next
+// one only if jobs are still queued. Whenever the queue holds a job, a
 // searching worker is on its way to it, so a job never waits behind a
 // handler that blocks.
 //
