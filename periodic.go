@@ -16,6 +16,12 @@ import (
 // PeriodicJob.Grace is zero.
 const DefaultPeriodicGrace = time.Minute
 
+// MinPeriodicGrace is the shortest PeriodicJob.Grace accepted. A slot is
+// enqueued some milliseconds after its time even on a healthy system (a
+// timer, a read of the database clock, the insert), so a shorter grace
+// would miss slots, payouts included, with nothing wrong.
+const MinPeriodicGrace = time.Second
+
 // CatchUpPolicy says what a periodic job does with slots that no process
 // enqueued in time (see PeriodicJob.Grace), after all its processes were
 // down or could not reach the database.
@@ -58,7 +64,7 @@ type PeriodicJob struct {
 	// Grace is how long after its time a slot may still be enqueued (a
 	// process stalled, a database briefly unreachable, a restart); a slot
 	// no process enqueued within Grace is missed. Default
-	// DefaultPeriodicGrace.
+	// DefaultPeriodicGrace; at least MinPeriodicGrace.
 	Grace time.Duration
 }
 
@@ -145,6 +151,9 @@ func (c *Client) periodicSchedule(job PeriodicJob) (*maintenance.Schedule, error
 		return nil, fmt.Errorf("%w: %s: unknown CatchUp policy %d", ErrInvalidPeriodic, job.Name, job.CatchUp)
 	case job.Grace < 0:
 		return nil, fmt.Errorf("%w: %s: negative Grace %v", ErrInvalidPeriodic, job.Name, job.Grace)
+	case job.Grace > 0 && job.Grace < MinPeriodicGrace:
+		return nil, fmt.Errorf("%w: %s: Grace %v is below %v: slots enqueued a few milliseconds late would be missed",
+			ErrInvalidPeriodic, job.Name, job.Grace, MinPeriodicGrace)
 	}
 	var probe *InsertJob
 	err := c.recovered(func() (err error) { // a panic in Args is an invalid job, not the caller's crash

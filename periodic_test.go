@@ -202,6 +202,7 @@ func TestAddPeriodicErrors(t *testing.T) {
 		{"no args", bad(func(j *leasehold.PeriodicJob) { j.Args = nil }), []error{leasehold.ErrInvalidPeriodic}},
 		{"bad policy", bad(func(j *leasehold.PeriodicJob) { j.CatchUp = 7 }), []error{leasehold.ErrInvalidPeriodic}},
 		{"negative grace", bad(func(j *leasehold.PeriodicJob) { j.Grace = -time.Second }), []error{leasehold.ErrInvalidPeriodic}},
+		{"grace below the minimum", bad(func(j *leasehold.PeriodicJob) { j.Grace = time.Millisecond }), []error{leasehold.ErrInvalidPeriodic}},
 		{"bad kind", bad(func(j *leasehold.PeriodicJob) {
 			j.Args = func(time.Time) (leasehold.Args, *leasehold.InsertOpts) { return badKindArgs{}, nil }
 		}), []error{leasehold.ErrInvalidPeriodic, leasehold.ErrInvalidKind}},
