@@ -59,7 +59,7 @@ func Cron(expr string, loc *time.Location) (Schedule, error) {
 	}
 	s, err := cronParser.Parse(expr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidSchedule, expr, err)
+		return nil, fmt.Errorf("%w: %q: %s", ErrInvalidSchedule, expr, escapeControl(err.Error()))
 	}
 	spec, ok := s.(*cron.SpecSchedule)
 	if !ok {

@@ -142,6 +142,11 @@ func TestCronRefusesBadExpressions(t *testing.T) {
 			t.Errorf("Cron(%q) = %v, want ErrInvalidSchedule", expr, err)
 		}
 	}
+	// The parser's message echoes the zone: its control characters are
+	// escaped, as in the expression quoted before it.
+	if _, err := leasehold.Cron("CRON_TZ=Bad\x1b[31mZone * * * * *", nil); err == nil || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("Cron with an escape sequence in its zone = %q, want an error with it escaped", err)
+	}
 	if _, err := leasehold.Cron("CRON_TZ=UTC * * * * *", time.UTC); !errors.Is(err, leasehold.ErrInvalidSchedule) {
 		t.Errorf("Cron with a zone in the expression and a location = %v, want ErrInvalidSchedule", err)
 	}

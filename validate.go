@@ -188,3 +188,14 @@ func validateByFinish(p *ListParams) error {
 	}
 	return nil
 }
+
+// escapeControl returns s with its control characters and invalid UTF-8
+// escaped as in a Go string literal, for an error message that echoes
+// outside input (a terminal would otherwise run the escape sequences).
+func escapeControl(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
