@@ -73,7 +73,7 @@ func Cron(expr string, loc *time.Location) (Schedule, error) {
 		spec.Location = loc
 		text = "CRON_TZ=" + loc.String() + " " + expr
 	}
-	c := &cronSchedule{spec: spec, text: text}
+	c := newCronSchedule(spec, text)
 	if c.Next(time.Now()).IsZero() {
 		return nil, fmt.Errorf("%w: %q never fires", ErrInvalidSchedule, expr)
 	}
@@ -103,46 +103,69 @@ func parseEvery(expr, d string) (Schedule, error) {
 	return s, nil
 }
 
-// cronSchedule is a parsed cron expression.
+// cronSchedule is a parsed cron expression. Its slots are searched in
+// wall-clock time, where no clock ever changes: spec is the parsed
+// expression read in UTC, and loc the zone its wall clock is in. The
+// parser's own search in a zone with daylight saving time can step over
+// a change of offset that is not a whole hour (Lord Howe Island's 30
+// minutes) without checking the hour again: "45 1 * * *" fired at 01:45
+// and at 02:45 the day clocks went forward, and "15 2 * * *" skipped the
+// day they went back.
 type cronSchedule struct {
 	spec *cron.SpecSchedule
+	loc  *time.Location
 	text string
 }
 
-// Next returns the first time after t that matches the expression, once
-// for each wall-clock date and time: a match in the second pass of the
-// hour that clocks repeat when they go back is skipped, since the same
-// wall-clock time matched in the first pass. It depends on t alone.
-func (c *cronSchedule) Next(t time.Time) time.Time {
-	n := c.spec.Next(t)
-	for !n.IsZero() {
-		until, repeated := wallRepeatedUntil(n.In(c.spec.Location))
-		if !repeated {
-			return n
-		}
-		// Every wall-clock time up to until happened in the first pass:
-		// go on from the first one that did not.
-		n = c.spec.Next(until.Add(-time.Nanosecond).In(t.Location()))
-	}
-	return n
+// newCronSchedule returns the schedule of spec, whose fields are read in
+// spec.Location.
+func newCronSchedule(spec *cron.SpecSchedule, text string) *cronSchedule {
+	wall := *spec
+	wall.Location = time.UTC
+	return &cronSchedule{spec: &wall, loc: spec.Location, text: text}
 }
 
-// wallRepeatedUntil reports whether the wall-clock date and time of t, in
-// t's location, already happened before t, because the clocks went back
-// less than that change of offset before t; if so, it returns when the
-// repeat ends (the first instant whose wall-clock time is new again).
-func wallRepeatedUntil(t time.Time) (time.Time, bool) {
-	start, _ := t.ZoneBounds()
-	if start.IsZero() {
-		return time.Time{}, false // UTC, a fixed zone, or no change yet
+// Next returns the first time after t whose wall-clock date and time in
+// the schedule's zone match the expression, once for each of them: a
+// wall-clock time that happens twice when clocks go back fires at its
+// first pass only, and one that does not exist when they go forward is
+// skipped. It depends on t alone.
+func (c *cronSchedule) Next(t time.Time) time.Time {
+	w := wallClock(t.In(c.loc))
+	for {
+		w = c.spec.Next(w)
+		if w.IsZero() {
+			return w
+		}
+		// A time no later than t is a first pass that came before t
+		// (t is in the repeat): it fired then.
+		if at, ok := firstInstant(w, c.loc); ok && at.After(t) {
+			return at.In(t.Location())
+		}
 	}
-	_, before := start.Add(-time.Nanosecond).Zone()
-	_, after := start.Zone()
-	back := time.Duration(before-after) * time.Second
-	if until := start.Add(back); back > 0 && t.Before(until) {
-		return until, true
+}
+
+// wallClock returns t's wall-clock date and time, in UTC.
+func wallClock(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
+// firstInstant returns the earliest instant whose wall-clock date and
+// time in loc are w's (in UTC), or false when clocks in loc skipped them.
+// Each offset loc has within three hours of the time time.Date makes of
+// them is tried: changes of offset are further apart than that, and
+// smaller.
+func firstInstant(w time.Time, loc *time.Location) (time.Time, bool) {
+	base := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
+	var first time.Time
+	for _, near := range []time.Duration{-3 * time.Hour, 0, 3 * time.Hour} {
+		_, offset := base.Add(near).Zone()
+		at := w.Add(-time.Duration(offset) * time.Second).In(loc)
+		if wallClock(at).Equal(w) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
 	}
-	return time.Time{}, false
+	return first, !first.IsZero()
 }
 
 // String returns the expression with its zone (CRON_TZ=Zone ...).

@@ -135,6 +135,56 @@ func TestCronFallBackFiresOnce(t *testing.T) {
 	}
 }
 
+// TestCronHalfHourShiftMatchesItsFields: on Lord Howe Island clocks go
+// forward and back by 30 minutes. Every slot's wall-clock time matches
+// the expression, and each fires at most once a day: the parser's own
+// search fired "45 1 * * *" at 01:45 and again at 02:45 the day clocks go
+// forward, and skipped "15 2 * * *" the day they go back, when 02:15
+// exists. Over 2026 a daily 01:45 fires 365 times, a daily 02:15 364
+// (not the day it does not exist), every 15 minutes 35040 - 2 = 35038
+// (no 02:00 or 02:15 the day clocks go forward; 01:30 and 01:45 fire
+// once the day they go back).
+func TestCronHalfHourShiftMatchesItsFields(t *testing.T) {
+	loc, err := time.LoadLocation("Australia/Lord_Howe")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	for _, tt := range []struct {
+		expr  string
+		slots int
+		wall  func(hhmm string) bool
+	}{
+		{"45 1 * * *", 365, func(w string) bool { return w == "01:45" }},
+		{"15 2 * * *", 364, func(w string) bool { return w == "02:15" }},
+		{"*/15 * * * *", 35038, func(w string) bool { return strings.Contains(":00:15:30:45", w[2:]) }},
+	} {
+		s, err := leasehold.Cron(tt.expr, loc)
+		if err != nil {
+			t.Fatalf("Cron(%q): %v", tt.expr, err)
+		}
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, loc)
+		n, days := 0, map[string]int{}
+		for slot := s.Next(from.Add(-time.Nanosecond)); slot.Before(from.AddDate(1, 0, 0)); slot = s.Next(slot) {
+			local := slot.In(loc)
+			if w := local.Format("15:04"); !tt.wall(w) {
+				t.Errorf("Cron(%q, Lord_Howe) fires at %s (%v), a time the expression does not name", tt.expr, local.Format(time.DateTime), slot.UTC())
+			}
+			days[local.Format(time.DateOnly)]++
+			n++
+		}
+		if n != tt.slots {
+			t.Errorf("Cron(%q, Lord_Howe) fires %d times in 2026, want %d", tt.expr, n, tt.slots)
+		}
+		if tt.slots <= 366 {
+			for day, k := range days {
+				if k > 1 {
+					t.Errorf("Cron(%q, Lord_Howe) fires %d times on %s", tt.expr, k, day)
+				}
+			}
+		}
+	}
+}
+
 func TestCronRefusesBadExpressions(t *testing.T) {
 	for _, expr := range []string{"", "* * *", "61 * * * *", "@sometimes", "0 0 30 2 *", "@every 0s",
 		"@every soon", "CRON_TZ=Nowhere/Land * * * * *"} {
