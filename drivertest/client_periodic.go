@@ -94,6 +94,10 @@ func testPeriodicCatchUp(e *clientEnv) {
 		e.Fatal(err)
 	}
 	hour := now.UTC().Truncate(time.Hour)
+	if early := now.Sub(hour); early < 2*leasehold.MinPeriodicGrace {
+		// The current hour's slot must be missed too, past the grace.
+		time.Sleep(2*leasehold.MinPeriodicGrace - early)
+	}
 	for _, name := range []string{"one", "none"} {
 		p := &driver.PeriodicInsertParams{Name: name, Spec: "@every 1h", Slot: hour.Add(-3 * time.Hour),
 			Job: &driver.InsertParams{Kind: "old", Queue: "default", Args: []byte(`{}`), MaxAttempts: 1}}
@@ -107,7 +111,7 @@ func testPeriodicCatchUp(e *clientEnv) {
 		policy leasehold.CatchUpPolicy
 	}{{"one", leasehold.CatchUpOne}, {"none", leasehold.CatchUpNone}} {
 		job := periodicTestJob(p.name, leasehold.Every(time.Hour))
-		job.CatchUp, job.Grace = p.policy, time.Millisecond
+		job.CatchUp, job.Grace = p.policy, leasehold.MinPeriodicGrace
 		if err := c.AddPeriodic(job); err != nil {
 			e.Fatalf("AddPeriodic: %v", err)
 		}
