@@ -152,13 +152,13 @@ func wallClock(t time.Time) time.Time {
 
 // firstInstant returns the earliest instant whose wall-clock date and
 // time in loc are w's (in UTC), or false when clocks in loc skipped them.
-// Each offset loc has within three hours of the time time.Date makes of
-// them is tried: changes of offset are further apart than that, and
-// smaller.
+// Each offset loc has within a day and three hours of the time time.Date
+// makes of them is tried, every three hours: changes of offset are
+// further apart than that, and none moved a clock by more than a day.
 func firstInstant(w time.Time, loc *time.Location) (time.Time, bool) {
 	base := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
 	var first time.Time
-	for _, near := range []time.Duration{-3 * time.Hour, 0, 3 * time.Hour} {
+	for near := -27 * time.Hour; near <= 27*time.Hour; near += 3 * time.Hour {
 		_, offset := base.Add(near).Zone()
 		at := w.Add(-time.Duration(offset) * time.Second).In(loc)
 		if wallClock(at).Equal(w) && (first.IsZero() || at.Before(first)) {
