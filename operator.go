@@ -222,7 +222,7 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 		return fmt.Errorf("leasehold: complete job %d in tx: %w", job.ID, err)
 	}
 	if len(ids) == 0 {
-		c.events.emit(Event{Kind: EventFenceRefused, Job: l.Row, Outcome: OutcomeCompleted})
+		c.events.emit(Event{Kind: EventFenceRefused, Job: l.Row, Outcome: OutcomeCompleted, State: StateCompleted})
 		l.MarkLost() // nothing more to write for this lease
 		return fmt.Errorf("%w: job %d attempt %d owner %s", ErrLeaseLost, job.ID, job.Attempt, c.owner)
 	}

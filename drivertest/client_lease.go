@@ -56,8 +56,18 @@ func testTakeoverRefusesLateCompletion(e *clientEnv) {
 	if row.Attempt != 2 || row.LeaseOwner != b.Owner() {
 		e.Fatalf("after takeover: attempt %d owner %q; want 2 and %q", row.Attempt, row.LeaseOwner, b.Owner())
 	}
+	refused, unsubscribe := a.Subscribe(leasehold.EventFenceRefused)
+	defer unsubscribe()
 	close(gA.release)
 	e.waitFor("A's late completion to be refused", 30*time.Second, func() bool { return a.Stats().FinishRefused >= 1 })
+	select {
+	case ev := <-refused:
+		if ev.Outcome != leasehold.OutcomeCompleted || ev.State != leasehold.StateCompleted {
+			e.Errorf("A's refused completion event: outcome %s, state %q; want completed, completed", ev.Outcome, ev.State)
+		}
+	case <-time.After(10 * time.Second):
+		e.Errorf("no EventFenceRefused for A's late completion")
+	}
 	if len(e.h.TxKinds) > 0 {
 		if err := <-lateErrC; !errors.Is(err, leasehold.ErrLeaseLost) {
 			e.Fatalf("late CompleteTx = %v, want ErrLeaseLost", err)
