@@ -8,11 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/pgdriver"
 	"github.com/leasehold/leasehold/web"
 )
 
@@ -23,15 +19,7 @@ import (
 // trigger that turns every write of the jobs table into nothing makes the
 // write miss every time.
 func TestActionOnChurningJobIsConflict(t *testing.T) {
-	dbURL := testdb.PostgresURL(t)
-	d, err := pgdriver.Open(t.Context(), dbURL)
-	if err != nil {
-		t.Fatalf("pgdriver.Open: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if _, err := d.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
+	d := openPostgres(t)
 	var log syncBuffer
 	e := newEnv(t, d, web.Options{Token: testToken, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	e.login()
@@ -39,16 +27,11 @@ func TestActionOnChurningJobIsConflict(t *testing.T) {
 	if _, err := e.client.CancelJob(t.Context(), cancelled); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(t.Context(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(t.Context())
 	for _, stmt := range []string{
 		`CREATE FUNCTION churn_skip() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
 		`CREATE TRIGGER churn_skip BEFORE UPDATE OR DELETE ON leasehold_jobs FOR EACH ROW EXECUTE FUNCTION churn_skip()`,
 	} {
-		if _, err := conn.Exec(t.Context(), stmt); err != nil {
+		if _, err := d.Pool().Exec(t.Context(), stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
