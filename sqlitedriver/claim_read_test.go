@@ -2,7 +2,6 @@ package sqlitedriver
 
 import (
 	"database/sql"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -42,8 +41,8 @@ func TestReadClaimedSkipsLostLeases(t *testing.T) {
 	if _, err := d.DB().ExecContext(ctx, `UPDATE leasehold_jobs SET lease_owner = 'other', attempt = attempt + 1 WHERE id = ?`, jobs[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	refs := fmt.Sprintf("[[%d,1],[%d,1],[%d,2]]", jobs[0].ID, jobs[1].ID, jobs[2].ID)
-	got, err := d.readClaimed(ctx, []byte(refs), claimed{queue: "q", owner: "w"})
+	set := string(appendLeaseSet(nil, [][2]int64{{jobs[0].ID, 1}, {jobs[1].ID, 1}, {jobs[2].ID, 2}}))
+	got, err := d.readClaimed(ctx, set, claimed{queue: "q", owner: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

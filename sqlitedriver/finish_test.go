@@ -141,6 +141,30 @@ func TestFinishUniformSameLeaseTwice(t *testing.T) {
 	}
 }
 
+// TestFinishUniformStaleAndCurrentAttempt checks a batch of one
+// transition that names one job twice, at a stale attempt and at the
+// current one: the lease set then holds the job's id twice, the stale
+// attempt first, and only the current attempt's fence matches. A lease
+// set that kept one member per id would drop the current lease.
+func TestFinishUniformStaleAndCurrentAttempt(t *testing.T) {
+	d := openTest(t)
+	j := claimOne(t, d, 3)
+	done := transition(leasehold.OutcomeCompleted, "")
+	ids, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{
+		{ID: j.ID, Owner: "w", Attempt: 1, Transition: done},
+		{ID: j.ID, Owner: "w", Attempt: 0, Transition: done},
+	})
+	if err != nil || len(ids) != 1 || ids[0] != j.ID {
+		t.Fatalf("Finish = %v, %v; want [%d]", ids, err, j.ID)
+	}
+	if got := mustGet(t, d, j.ID); got.State != leasehold.StateCompleted {
+		t.Errorf("job = %+v, want completed", got)
+	}
+	if as := attempts(t, d, j.ID); len(as) != 1 || as[0].Attempt != 1 || as[0].Outcome != leasehold.OutcomeCompleted {
+		t.Errorf("attempts = %+v, want attempt 1 completed", as)
+	}
+}
+
 func TestFinishInTx(t *testing.T) {
 	d := openTest(t)
 	ctx := testCtx(t)

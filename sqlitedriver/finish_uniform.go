@@ -1,12 +1,9 @@
 package sqlitedriver
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/leasehold/leasehold/driver"
@@ -14,11 +11,11 @@ import (
 )
 
 // uniformFrom is the rest of a uniform batch's statement after its SET
-// list: the leases ?2 (a JSON array of [id, attempt]) of owner ?3, found
+// list: the leases of lease set ?2 (see leaseRowsFrom) of owner ?3, found
 // by id and fenced as in applySQL. It returns nothing: see
 // uniformReturning and finishUniform.
 const uniformFrom = `
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
+FROM ` + leaseRowsFrom + `?2` + leaseRowsTo + `
 WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
   AND leasehold_jobs.lease_owner = ?3 AND +leasehold_jobs.status = 'processing'`
 
@@ -71,35 +68,14 @@ func uniformSQL(t driver.Transition) (string, []any) {
 	return b.String(), args
 }
 
-// leasePairs encodes the leases of ps as a JSON array of [id, attempt],
-// in id order, and reports whether ps names each lease once. Handlers
-// finish in any order, and SQLite writes a batch whose rows come in key
-// order for less: each job row, its index entries and its history row
-// are then next to the previous one's, which the B-tree reaches without
-// a descent from the root (a tenth of the finish, measured).
-func leasePairs(ps []*driver.FinishParams) (arr string, distinct bool) {
-	pairs := make([][2]int64, len(ps))
+// leasePairs returns the lease set of ps in (id, attempt) order, and
+// reports whether ps names each lease once (sortedLeaseSet).
+func leasePairs(ps []*driver.FinishParams) (set string, distinct bool) {
+	leases := make([][2]int64, len(ps))
 	for i, p := range ps {
-		pairs[i] = [2]int64{p.ID, int64(p.Attempt)}
+		leases[i] = [2]int64{p.ID, int64(p.Attempt)}
 	}
-	slices.SortFunc(pairs, func(x, y [2]int64) int {
-		return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
-	})
-	distinct = true
-	b := make([]byte, 0, 2+24*len(ps))
-	b = append(b, '[')
-	for i, p := range pairs {
-		if i > 0 {
-			distinct = distinct && p != pairs[i-1]
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = strconv.AppendInt(b, p[0], 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, p[1], 10)
-		b = append(b, ']')
-	}
-	return string(append(b, ']')), distinct
+	return sortedLeaseSet(leases)
 }
 
 // finishUniform is Finish for a batch driver.Uniform accepts.

@@ -46,12 +46,12 @@ const (
 	endRescuedSQL  = endFinishedFrom + ` AND j.lease_until < ?1` + historyUpsert
 )
 
-// endUniformSQL writes the history rows of the leases in ?2 (a JSON array
-// of [id, attempt]) of owner ?3 whose fence matches (uniformFrom's), with
+// endUniformSQL writes the history rows of the leases of lease set ?2
+// (see leaseRowsFrom) of owner ?3 whose fence matches (uniformFrom's), with
 // outcome ?4 and error ?5, at ?1.
 const endUniformSQL = historyInsert + `SELECT j.id, j.attempt, j.lease_owner, coalesce(j.claimed_at, ?1),
     j.heartbeat_at, ?1, ?4, NULLIF(?5, '')
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?2)) AS r
+FROM ` + leaseRowsFrom + `?2` + leaseRowsTo + `
 JOIN leasehold_jobs AS j ON j.id = r.rid
 WHERE j.attempt = r.ratt AND j.lease_owner = ?3 AND +j.status = 'processing'` + historyUpsert
 

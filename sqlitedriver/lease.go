@@ -8,12 +8,12 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// heartbeatSQL renews the fenced leases in ?4 (JSON array of [id, attempt])
+// heartbeatSQL renews the fenced leases of lease set ?4 (see leaseRowsFrom)
 // of owner ?3 to now ?1 + TTL ?2.
 // The unary + on status keeps the planner from scanning leasehold_jobs_leases
-// for every lease: it loops over the JSON array and looks each job up by id.
+// for every lease: it loops over the lease set and looks each job up by id.
 const heartbeatSQL = `UPDATE leasehold_jobs SET lease_until = ?1 + ?2, heartbeat_at = ?1
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?4)) AS r
+FROM ` + leaseRowsFrom + `?4` + leaseRowsTo + `
 WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
   AND leasehold_jobs.lease_owner = ?3 AND +leasehold_jobs.status = 'processing'
 RETURNING id, cancel_requested`
@@ -24,16 +24,13 @@ func (d *Driver) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*d
 	if len(p.Leases) == 0 {
 		return nil, nil
 	}
-	refs := make([][2]int64, len(p.Leases))
+	leases := make([][2]int64, len(p.Leases))
 	for i, l := range p.Leases {
-		refs[i] = [2]int64{l.ID, int64(l.Attempt)}
+		leases[i] = [2]int64{l.ID, int64(l.Attempt)}
 	}
-	arr, err := jsonParam(refs)
-	if err != nil {
-		return nil, err
-	}
+	arr := string(appendLeaseSet(nil, leases))
 	var held []*driver.HeartbeatResult
-	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
+	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		held = nil
 		rows, err := d.query(ctx, tx, heartbeatSQL, now, micros(p.TTL), p.Owner, arr)
 		if err != nil {

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -223,8 +222,10 @@ func (s *scratch) pgCeilingLoop(ctx context.Context, owner string, batch int, do
 // SQLite's ceiling: one BEGIN IMMEDIATE transaction claims a batch,
 // another writes the history rows of its attempts, once, from the job
 // rows, and completes it, fenced (SQLite cannot return the old values of
-// an updated row, so the history comes first, as in the driver). Times
-// are Unix microseconds of SQLite's clock, as in sqlitedriver.
+// an updated row, so the history comes first, as in the driver). The
+// leases travel as the driver's do, a JSON object keyed by job id whose
+// values are attempts. Times are Unix microseconds of SQLite's clock, as
+// in sqlitedriver.
 const (
 	sqliteNow          = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000`
 	sqliteCeilingClaim = `UPDATE leasehold_jobs SET status = 'processing', attempt = attempt + 1,
@@ -235,15 +236,29 @@ WHERE id IN (SELECT id FROM leasehold_jobs
 RETURNING id, attempt`
 	sqliteCeilingEnd = `INSERT INTO leasehold_attempts (job_id, attempt, owner, claimed_at, heartbeat_at, ended_at, outcome)
 SELECT j.id, j.attempt, ?1, j.claimed_at, j.heartbeat_at, ?2, 'completed'
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?3)) AS r
+FROM (SELECT key AS rid, value AS ratt FROM json_each(?3)) AS r
 JOIN leasehold_jobs AS j ON j.id = r.rid
 WHERE j.attempt = r.ratt AND j.lease_owner = ?1 AND +j.status = 'processing'`
 	sqliteCeilingComplete = `UPDATE leasehold_jobs SET status = 'completed', finished_at = ?2,
 	lease_owner = NULL, lease_until = NULL
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt FROM json_each(?3)) AS r
+FROM (SELECT key AS rid, value AS ratt FROM json_each(?3)) AS r
 WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
 	AND leasehold_jobs.lease_owner = ?1 AND +leasehold_jobs.status = 'processing'`
 )
+
+// sqliteLeaseSet is the lease set of refs, each {id, attempt}: a JSON
+// object keyed by job id whose values are attempts.
+func sqliteLeaseSet(refs [][2]int64) []byte {
+	b := append(make([]byte, 0, 2+24*len(refs)), '{')
+	for i, r := range refs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(append(b, '"'), r[0], 10)
+		b = strconv.AppendInt(append(b, '"', ':'), r[1], 10)
+	}
+	return append(b, '}')
+}
 
 func (s *scratch) sqliteCeilingLoop(ctx context.Context, owner string, batch int, done, stmts *atomic.Int64) error {
 	db, err := s.bareSQLite()
@@ -275,7 +290,7 @@ func (s *scratch) sqliteCeilingLoop(ctx context.Context, owner string, batch int
 		if len(refs) == 0 {
 			return nil
 		}
-		arr, _ := json.Marshal(refs)
+		arr := sqliteLeaseSet(refs)
 		var applied int64
 		err = sqliteTx(ctx, db, func(tx *sql.Tx, now int64) error {
 			if _, err := tx.ExecContext(ctx, sqliteCeilingEnd, owner, now, string(arr)); err != nil {
