@@ -85,8 +85,8 @@ func scanRefs(rows *sql.Rows, leases [][2]int64) ([][2]int64, error) {
 	return leases, rows.Err()
 }
 
-// readClaimed reads the jobs of the leases of lease set set on the
-// reader connections.
+// readClaimed reads, on the reader connections, the jobs of the leases
+// in set (a lease set, see leaseRowsFrom).
 func (d *Driver) readClaimed(ctx context.Context, set string, c claimed) ([]*leasehold.JobRow, error) {
 	rows, err := d.readQuery(ctx, readClaimedSQL, set, c.owner)
 	if err != nil {
