@@ -11,7 +11,7 @@ import (
 // are attempts, {"12":1,"13":2}. json_each gives each member as a row
 // whose key and value are read as they are. The array of [id, attempt]
 // pairs it replaces cost a parse of each pair for every field read from
-// it (value->>0, value->>1): a sixth of a batch of completions' time
+// it (value->>0, value->>1): a fifth of a batch of completions' time
 // under the write lock (docs/benchmarks.md, "Lease sets keyed by job
 // id"). An id may appear twice, for a stale attempt and the current one:
 // json_each returns every member, duplicates included, in order.
