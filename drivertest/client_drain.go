@@ -51,10 +51,16 @@ func testCompetingWorkers(e *clientEnv) {
 	e.waitFor("all jobs completed", 90*time.Second, func() bool {
 		return e.countState(leasehold.StateCompleted) == drainJobs
 	})
-	var completed int64
-	for _, c := range clients {
-		completed += c.Stats().Completed
+	// The completer counts an outcome just after writing it: the last
+	// batch may be in the database a moment before it is in Stats.
+	completedBy := func() (n int64) {
+		for _, c := range clients {
+			n += c.Stats().Completed
+		}
+		return n
 	}
+	e.waitFor("the clients to count every job completed", 10*time.Second, func() bool { return completedBy() >= drainJobs })
+	completed := completedBy()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(runs) != drainJobs {
