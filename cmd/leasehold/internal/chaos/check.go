@@ -181,8 +181,10 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 			if delay > allowed {
 				rc.Over++
 				if len(rc.Examples) < 5 {
-					rc.Examples = append(rc.Examples, fmt.Sprintf("job %d of %s claimed again %.3fs after the kill, bound %.3fs",
-						x.lease.job, k.Worker, float64(delay)/1e6, float64(allowed)/1e6))
+					rc.Examples = append(rc.Examples, fmt.Sprintf(
+						"job %d of %s claimed again %.3fs after the kill, by %s at attempt %d; bound %.3fs (%.3fs of it for time no worker could claim, held rows or a late stamp)",
+						x.lease.job, k.Worker, float64(delay)/1e6, x.next.owner, x.next.attempt, float64(allowed)/1e6,
+						float64(allowed-bound)/1e6))
 				}
 			}
 		}
