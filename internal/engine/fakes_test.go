@@ -24,8 +24,10 @@ type fakeDB struct {
 	// pending rows are handed out by Claim, oldest first.
 	pending []*leasetype.JobRow
 	// claimDelay delays every Claim reply, probeDelay every
-	// ClaimableQueues reply.
+	// ClaimableQueues reply; probeDelays, when set, delay the first
+	// ClaimableQueues replies instead, one each.
 	claimDelay, probeDelay time.Duration
+	probeDelays            []time.Duration
 	// held are the leases Heartbeat renews, except the locked ones, which
 	// it returns Locked; hbErr fails every Heartbeat.
 	held        map[int64]bool
@@ -92,7 +94,12 @@ func (db *fakeDB) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.probes++
-	time.Sleep(db.probeDelay)
+	if len(db.probeDelays) > 0 {
+		time.Sleep(db.probeDelays[0])
+		db.probeDelays = db.probeDelays[1:]
+	} else {
+		time.Sleep(db.probeDelay)
+	}
 	if db.probeErr != nil {
 		return nil, db.probeErr
 	}

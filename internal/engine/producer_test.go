@@ -64,6 +64,43 @@ func TestSlowProbesSpacedOut(t *testing.T) {
 	}
 }
 
+// TestOneSlowProbeNotSpacedOut: one probe that takes 300 ms (a new
+// connection after a terminated session, a moment of load) among quick
+// ones puts off the next by one poll interval, not by probeShare times its
+// duration: the probes go on every 5 ms.
+func TestOneSlowProbeNotSpacedOut(t *testing.T) {
+	db := newFakeDB()
+	db.probeDelays = []time.Duration{0, 300 * time.Millisecond}
+	newRig(t, db, rigOpts{poll: 5 * time.Millisecond})
+	time.Sleep(time.Second)
+	if _, probes := db.calls(); probes < 10 {
+		t.Fatalf("%d probes in one second after one of 300 ms, want them every 5 ms once it ended (at least 10)", probes)
+	}
+}
+
+// TestProbeGap: the next probe is due one poll interval after the last
+// one started, or probeShare times the shorter of the last two durations
+// when that is longer; a failed probe is tried again after one interval.
+func TestProbeGap(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		took, prev time.Duration
+		ok         bool
+		want       time.Duration
+	}{
+		{1 * ms, 1 * ms, true, 100 * ms},        // quick: the poll interval
+		{300 * ms, 1 * ms, true, 100 * ms},      // one slow probe among quick ones
+		{300 * ms, 0, true, 100 * ms},           // the first probe, slow (a new connection)
+		{30 * ms, 50 * ms, true, 300 * ms},      // two slow in a row (a held transaction)
+		{50 * ms, 30 * ms, true, 300 * ms},      // the shorter of the two
+		{3000 * ms, 3000 * ms, false, 100 * ms}, // failed
+	} {
+		if got := probeGap(c.took, c.prev, c.ok, 100*ms); got != c.want {
+			t.Errorf("probeGap(%v, %v, %v) = %v, want %v", c.took, c.prev, c.ok, got, c.want)
+		}
+	}
+}
+
 // TestBusyQueuesAllProgress: 50 queues of one slot each, each with more
 // jobs than that, all progress together: handlers hold their slot until
 // released round by round, and in every round each queue starts its next
