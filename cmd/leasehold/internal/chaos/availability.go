@@ -104,13 +104,19 @@ type claimers struct {
 func (c claimers) availableFor(queue string, job int64) []span {
 	var out []span
 	for _, l := range c.lives {
-		cuts := append(slices.Clip(c.global), l.cuts...)
-		if n, ok := c.slots[queue]; ok {
-			cuts = append(cuts, fullSpans(c.uses[ownerQueue{l.owner, queue}], n, job)...)
-		}
-		out = append(out, minus(l.life, cuts)...)
+		out = append(out, c.availableTo(l, queue, job)...)
 	}
 	return out
+}
+
+// availableTo returns the spans in which worker l could claim job of
+// queue (see availableFor).
+func (c claimers) availableTo(l workerLife, queue string, job int64) []span {
+	cuts := append(slices.Clip(c.global), l.cuts...)
+	if n, ok := c.slots[queue]; ok {
+		cuts = append(cuts, fullSpans(c.uses[ownerQueue{l.owner, queue}], n, job)...)
+	}
+	return minus(l.life, cuts)
 }
 
 // availableSpans returns the spans in which some worker of lives could

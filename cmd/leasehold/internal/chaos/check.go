@@ -182,9 +182,10 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 				rc.Over++
 				if len(rc.Examples) < 5 {
 					rc.Examples = append(rc.Examples, fmt.Sprintf(
-						"job %d of %s claimed again %.3fs after the kill, by %s at attempt %d; bound %.3fs (%.3fs of it for time no worker could claim, held rows or a late stamp)",
+						"job %d of %s claimed again %.3fs after the kill, by %s at attempt %d; bound %.3fs (%.3fs of it for time no worker could claim, held rows or a late stamp); from the lease's end at the latest to that claim: %s",
 						x.lease.job, k.Worker, float64(delay)/1e6, x.next.owner, x.next.attempt, float64(allowed)/1e6,
-						float64(allowed-bound)/1e6))
+						float64(allowed-bound)/1e6,
+						claimsIn(f, f.queues[x.lease.job], x.lease.job, span{k.DeathUS + ttl, x.next.claimed}, who)))
 				}
 			}
 		}
