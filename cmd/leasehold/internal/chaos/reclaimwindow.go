@@ -16,14 +16,15 @@ type claimTally struct {
 // claimsIn says, for a reclaim over the bound, what happened in the job's
 // queue while the orphan waited (w: from when its lease had run out at
 // the latest to its claim): each worker's claims there, takeovers apart,
-// with the range of job ids, and the workers able to claim (avail) that
-// claimed nothing. A worker that claimed newer jobs meanwhile points at a
-// claim that passed the orphan over; one that claimed nothing, at a
-// worker that could not claim although the bound's model says it could.
+// with the range of job ids, and the workers that claimed nothing although
+// the bound counts them (who) as able to claim job at some time in w. A
+// worker that claimed newer jobs meanwhile points at a claim that passed
+// the orphan over; one that claimed nothing, at a worker that could not
+// claim although the bound's model says it could.
 func claimsIn(f *dbFacts, queue string, job int64, w span, who claimers) string {
 	by := map[string]*claimTally{}
-	for job, as := range f.attempts {
-		if f.queues[job] != queue {
+	for id, as := range f.attempts {
+		if f.queues[id] != queue {
 			continue
 		}
 		for i, a := range as {
@@ -32,10 +33,10 @@ func claimsIn(f *dbFacts, queue string, job int64, w span, who claimers) string 
 			}
 			t := by[a.owner]
 			if t == nil {
-				t = &claimTally{lo: job, hi: job}
+				t = &claimTally{lo: id, hi: id}
 				by[a.owner] = t
 			}
-			t.lo, t.hi = min(t.lo, job), max(t.hi, job)
+			t.lo, t.hi = min(t.lo, id), max(t.hi, id)
 			if i > 0 && as[i-1].outcome == "lease_expired" && as[i-1].ended == a.claimed {
 				t.takeovers++
 			} else {
