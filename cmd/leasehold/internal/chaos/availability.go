@@ -98,23 +98,23 @@ type claimers struct {
 	slots  map[string]int
 }
 
-// availableFor returns the spans in which some worker could claim job of
-// queue: each one's life less its cuts, the outages of all, and the spans
-// in which every slot it has in queue held a lease it had to prefer.
-func (c claimers) availableFor(queue string, job int64) []span {
+// availableFor returns the spans in which some worker could claim o:
+// each one's life less its cuts, the outages of all, and the spans in
+// which every slot it has in o's queue held a lease it had to prefer.
+func (c claimers) availableFor(o orphan) []span {
 	var out []span
 	for _, l := range c.lives {
-		out = append(out, c.availableTo(l, queue, job)...)
+		out = append(out, c.availableTo(l, o)...)
 	}
 	return out
 }
 
-// availableTo returns the spans in which worker l could claim job of
-// queue (see availableFor).
-func (c claimers) availableTo(l workerLife, queue string, job int64) []span {
+// availableTo returns the spans in which worker l could claim o (see
+// availableFor).
+func (c claimers) availableTo(l workerLife, o orphan) []span {
 	cuts := append(slices.Clip(c.global), l.cuts...)
-	if n, ok := c.slots[queue]; ok {
-		cuts = append(cuts, fullSpans(c.uses[ownerQueue{l.owner, queue}], n, job)...)
+	if n, ok := c.slots[o.queue]; ok {
+		cuts = append(cuts, fullSpans(c.uses[ownerQueue{l.owner, o.queue}], n, o)...)
 	}
 	return minus(l.life, cuts)
 }
@@ -123,7 +123,7 @@ func (c claimers) availableTo(l workerLife, queue string, job int64) []span {
 // claim, slots aside: each one's life less its cuts and the outages of
 // all (global).
 func availableSpans(lives []workerLife, global []span) []span {
-	return claimers{lives: lives, global: global}.availableFor("", 0)
+	return claimers{lives: lives, global: global}.availableFor(orphan{})
 }
 
 // claimersOf returns who could claim in the run, from f's history: each

@@ -167,7 +167,8 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 			}
 			rc.Orphans++
 			delay := x.next.claimed - k.DeathUS
-			avail := who.availableFor(f.queues[x.lease.job], x.lease.job)
+			o := orphan{queue: f.queues[x.lease.job], job: x.lease.job, claimable: leaseEnd(x.lease, ttl)}
+			avail := who.availableFor(o)
 			allowed := allowedDelay(bound, ttl, k.DeathUS, x.next.claimed, avail) +
 				h.heldExtra(x.lease.job, k.DeathUS, x.next.claimed) + startedAfter(x.lease, k.DeathUS)
 			if allowed > bound {
@@ -185,7 +186,7 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 						"job %d of %s claimed again %.3fs after the kill, by %s at attempt %d; bound %.3fs (%.3fs of it for time no worker could claim, held rows or a late stamp); from the lease's end at the latest to that claim: %s",
 						x.lease.job, k.Worker, float64(delay)/1e6, x.next.owner, x.next.attempt, float64(allowed)/1e6,
 						float64(allowed-bound)/1e6,
-						claimsIn(f, f.queues[x.lease.job], x.lease.job, span{k.DeathUS + ttl, x.next.claimed}, who)))
+						claimsIn(f, o, span{k.DeathUS + ttl, x.next.claimed}, who)))
 				}
 			}
 		}
@@ -201,6 +202,12 @@ func (h *harness) reclaims(r *Report, f *dbFacts) {
 // bound.
 func startedAfter(lease attemptRow, death int64) int64 {
 	return max(0, max(lease.claimed, lease.heartbeat)-death)
+}
+
+// leaseEnd is when lease ran out: ttl after the database stamped its
+// claim or last renewal.
+func leaseEnd(lease attemptRow, ttl int64) int64 {
+	return max(lease.claimed, lease.heartbeat) + ttl
 }
 
 // completers returns, for each completed payment job, the lease whose

@@ -13,18 +13,18 @@ type claimTally struct {
 	lo, hi             int64 // lowest and highest job id claimed
 }
 
-// claimsIn says, for a reclaim over the bound, what happened in the job's
-// queue while the orphan waited (w: from when its lease had run out at
+// claimsIn says, for a reclaim over the bound, what happened in o's
+// queue while it waited (w: from when its lease had run out at
 // the latest to its claim): each worker's claims there, takeovers apart,
 // with the range of job ids, and the workers that claimed nothing although
-// the bound counts them (who) as able to claim job at some time in w. A
+// the bound counts them (who) as able to claim o at some time in w. A
 // worker that claimed newer jobs meanwhile points at a claim that passed
 // the orphan over; one that claimed nothing, at a worker that could not
 // claim although the bound's model says it could.
-func claimsIn(f *dbFacts, queue string, job int64, w span, who claimers) string {
+func claimsIn(f *dbFacts, o orphan, w span, who claimers) string {
 	by := map[string]*claimTally{}
 	for id, as := range f.attempts {
-		if f.queues[id] != queue {
+		if f.queues[id] != o.queue {
 			continue
 		}
 		for i, a := range as {
@@ -52,7 +52,7 @@ func claimsIn(f *dbFacts, queue string, job int64, w span, who claimers) string 
 	}
 	var idle []string
 	for _, l := range who.lives {
-		if by[l.owner] == nil && uncovered(w, who.availableTo(l, queue, job)) < w.to-w.from {
+		if by[l.owner] == nil && uncovered(w, who.availableTo(l, o)) < w.to-w.from {
 			idle = append(idle, shortOwner(l.owner))
 		}
 	}

@@ -33,12 +33,12 @@ func TestClaimsIn(t *testing.T) {
 		uses:  slotUses(f),
 		slots: map[string]int{"q": 1},
 	}
-	got := claimsIn(f, "q", 3, span{100, 200}, who)
+	got := claimsIn(f, orphan{queue: "q", job: 3}, span{100, 200}, who)
 	want := "w2 claimed 2 pending and 1 taken over (jobs 5-30); able to claim but claimed nothing: w3"
 	if got != want {
 		t.Errorf("claimsIn =\n%s\nwant\n%s", got, want)
 	}
-	if got := claimsIn(f, "q", 3, span{300, 400}, claimers{}); got != "no claims in the queue meanwhile" {
+	if got := claimsIn(f, orphan{queue: "q", job: 3}, span{300, 400}, claimers{}); got != "no claims in the queue meanwhile" {
 		t.Errorf("claimsIn of a quiet window = %q", got)
 	}
 }

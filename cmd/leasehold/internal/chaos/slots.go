@@ -17,9 +17,18 @@ import (
 // harness's jobs share their priority and were inserted in id order, so
 // claim order is id order (a job a reconciler sent back to be charged
 // keeps its id: the proxy may then excuse a slot that should have gone
-// to J). A slot filled with a job after J does not excuse the wait: a
-// claim that passes J over for newer work is what the bound is there to
-// catch.
+// to J). Nor could a claim made before J's lease ran out have taken J,
+// so a slot it filled with a job after J excuses the wait too. A slot
+// filled with a job after J once J could be claimed does not: a claim
+// that passes J over for newer work is what the bound is there to catch.
+
+// orphan is a dead worker's job as the reclaim bound sees it: its queue,
+// its id, and claimable, when its lease ran out (the database clock, µs),
+// from when a claim could take it.
+type orphan struct {
+	queue          string
+	job, claimable int64
+}
 
 // slotUse is one lease a worker held in a queue: the database clock span
 // from its claim to its end (math.MaxInt64 while open), its job, and
@@ -59,16 +68,17 @@ func slotUses(f *dbFacts) map[ownerQueue][]slotUse {
 	return out
 }
 
-// fullSpans returns the spans in which at least slots of uses that job's
-// claim had to prefer (takeovers, and jobs before it) were held at once.
-func fullSpans(uses []slotUse, slots int, job int64) []span {
+// fullSpans returns the spans in which at least slots of uses that o's
+// claim had to prefer (takeovers, jobs before it, and any job claimed
+// before o was claimable) were held at once.
+func fullSpans(uses []slotUse, slots int, o orphan) []span {
 	type edge struct {
 		at    int64
 		delta int
 	}
 	var edges []edge
 	for _, u := range uses {
-		if u.takeover || u.job < job {
+		if u.takeover || u.job < o.job || u.from < o.claimable {
 			edges = append(edges, edge{u.from, 1}, edge{u.to, -1})
 		}
 	}

@@ -7,9 +7,10 @@ import (
 )
 
 // TestFullSpans: a worker's slots count as full for job J only while
-// leases it had to prefer over J fill them all: takeovers and jobs before
-// J in claim order. Newer jobs in its slots leave it able to claim J, and
-// a slot freed and taken again in one instant leaves no gap.
+// leases it had to prefer over J fill them all: takeovers, jobs before J
+// in claim order, and jobs claimed before J was claimable. Newer jobs
+// claimed once J was claimable leave it able to claim J, and a slot freed
+// and taken again in one instant leaves no gap.
 func TestFullSpans(t *testing.T) {
 	const j = 100
 	uses := []slotUse{
@@ -20,16 +21,25 @@ func TestFullSpans(t *testing.T) {
 		{span: span{85, math.MaxInt64}, job: 30},
 		{span: span{95, 120}, job: 40},
 	}
-	got := fullSpans(uses, 2, j)
+	got := fullSpans(uses, 2, orphan{job: j})
 	want := []span{{10, 70}, {95, 120}}
 	if !slices.Equal(got, want) {
 		t.Errorf("fullSpans = %v, want %v", got, want)
 	}
-	if got := fullSpans(uses, 3, j); len(got) != 0 {
+	if got := fullSpans(uses, 3, orphan{job: j}); len(got) != 0 {
 		t.Errorf("with 3 slots: fullSpans = %v, want none (one slot holds a newer job)", got)
 	}
-	if got := fullSpans(uses, 2, 15); !slices.Equal(got, []span{{10, 50}}) {
+	if got := fullSpans(uses, 2, orphan{job: 15}); !slices.Equal(got, []span{{10, 50}}) {
 		t.Errorf("for job 15: fullSpans = %v, want [{10 50}] (the takeover beside job 10 only)", got)
+	}
+	// Job 600 was claimed at 20, before J could be: its slot counts until
+	// it ends at 90, beside the takeover, job 20 and job 30.
+	if got, want := fullSpans(uses, 2, orphan{job: j, claimable: 30}), []span{{10, 80}, {85, 90}, {95, 120}}; !slices.Equal(got, want) {
+		t.Errorf("J claimable from 30: fullSpans = %v, want %v", got, want)
+	}
+	// Claimable from 15, J was passed over for job 600 at 20.
+	if got, want := fullSpans(uses, 2, orphan{job: j, claimable: 15}), []span{{10, 70}, {95, 120}}; !slices.Equal(got, want) {
+		t.Errorf("J claimable from 15: fullSpans = %v, want %v", got, want)
 	}
 }
 
@@ -80,11 +90,11 @@ func TestAvailableForSlots(t *testing.T) {
 		}},
 		slots: map[string]int{Queue: 2},
 	}
-	avail := c.availableFor(Queue, job)
+	avail := c.availableFor(orphan{queue: Queue, job: job})
 	if got, want := allowedDelay(bound, ttl, death, 16_000, avail), int64(bound+500); got != want {
 		t.Errorf("allowed %d, want %d (the bound and 500 with both slots full)", got, want)
 	}
-	if got := allowedDelay(bound, ttl, death, 16_000, c.availableFor("other", job)); got != bound {
+	if got := allowedDelay(bound, ttl, death, 16_000, c.availableFor(orphan{queue: "other", job: job})); got != bound {
 		t.Errorf("in a queue without slot figures: allowed %d, want the bound %d", got, bound)
 	}
 }
