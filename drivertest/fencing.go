@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
@@ -154,4 +155,40 @@ func testFencingMixedBatch(c *tc) {
 	stale.Attempt = 1
 	c.eqIDs("mixed batch [z stale attempt, x completed]", c.finish(stale, fin(x, leasehold.OutcomeFailed)), []int64{x.ID})
 	c.unchanged("z after its stale attempt in a mixed batch", s)
+}
+
+// testFencingGroupedBatch: in a batch of several transitions with many
+// leases of one (the SQLite driver writes those as a uniform batch, the
+// others apart, in one transaction), a stale attempt among the many and a
+// wrong owner apart are refused and change nothing, and the others apply.
+func testFencingGroupedBatch(c *tc) {
+	rows := c.insertN(groupedLeases+2, "q", "k")
+	z := c.claimID(c.d, rows[0].ID, "a", shortTTL, false)
+	c.waitExpired(z)
+	z = c.claimID(c.d, rows[0].ID, "a", liveTTL, true)
+	held := []*leasehold.JobRow{z}
+	for _, r := range rows[1:] {
+		held = append(held, c.claimID(c.d, r.ID, "a", liveTTL, false))
+	}
+	first, odd := held[1], held[len(held)-1]
+	staleZ, zSnap, oddSnap := fin(z, leasehold.OutcomeCompleted), c.snap(z.ID), c.snap(odd.ID)
+	staleZ.Attempt = 1
+	wrongOwner := fin(odd, leasehold.OutcomeCompleted)
+	wrongOwner.Owner = "b"
+	ps := []*driver.FinishParams{
+		token(first.ID, "a", 1, statemachine.Ending{Outcome: leasehold.OutcomeRetried, Delay: time.Hour, Error: "declined"}),
+		staleZ, wrongOwner,
+	}
+	for _, j := range held[2 : len(held)-1] {
+		ps = append(ps, fin(j, leasehold.OutcomeCompleted))
+	}
+	want := ids(held[1 : len(held)-1])
+	c.eqIDs("grouped batch [first retried, z stale, odd by wrong owner, completions]", c.finish(ps...), want)
+	c.eq("first's state", c.get(first.ID).State, leasehold.StatePending)
+	c.history(first.ID, "a", leasehold.OutcomeRetried)
+	c.unchanged("z after its stale attempt", zSnap)
+	c.unchanged("odd after a wrong owner's entry", oddSnap)
+	for _, j := range held[2 : len(held)-1] {
+		c.eq(fmt.Sprintf("job %d's state", j.ID), c.get(j.ID).State, leasehold.StateCompleted)
+	}
 }

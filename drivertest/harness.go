@@ -90,6 +90,7 @@ func invariants() []invariant {
 		{"FencingAfterTakeOver", testFencingAfterTakeOver},
 		{"FencingSameOwner", testFencingSameOwner},
 		{"FencingMixedBatch", testFencingMixedBatch},
+		{"FencingGroupedBatch", testFencingGroupedBatch},
 		{"FinishOutcomes", testFinishOutcomes},
 		{"FinishInvalidTransition", testFinishInvalidTransition},
 		{"FinishAppliesTransitions", testFinishAppliesTransitions},

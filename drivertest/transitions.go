@@ -31,11 +31,19 @@ func stateMachineTransitions() []driver.Transition {
 	)
 }
 
+// groupedLeases is how many leases of each transition the batch of groups
+// in testFinishAppliesTransitions holds: enough for the SQLite driver to
+// write each transition's leases as a uniform batch (at least its
+// minGroup).
+const groupedLeases = 8
+
 // testFinishAppliesTransitions applies every transition the state
 // machine produces to a job that was retried once (last_error "old"),
 // claimed again and heartbeated, each alone (the driver's path for a
-// uniform batch) and all in one mixed batch, and checks every column of
-// each job and its history against the transition's definition
+// uniform batch), all in one mixed batch, and in one batch of groups
+// (each transition for groupedLeases leases, interleaved, and a retry
+// with an error of its own among them), and checks every column of each
+// job and its history against the transition's definition
 // (driver.Transition): both drivers write exactly the same rows.
 func testFinishAppliesTransitions(c *tc) {
 	ts := stateMachineTransitions()
@@ -44,6 +52,16 @@ func testFinishAppliesTransitions(c *tc) {
 		c.applyTransitions(fmt.Sprintf("alone: %+v", t), alone[i:i+1], ts[i:i+1])
 	}
 	c.applyTransitions("mixed batch", batch, ts)
+
+	var grouped []driver.Transition
+	for i := range groupedLeases {
+		grouped = append(grouped, ts...)
+		if i == groupedLeases/2 {
+			grouped = append(grouped, statemachine.Finish(statemachine.Ending{
+				Outcome: leasehold.OutcomeRetried, Delay: time.Minute, Error: "declined once"}))
+		}
+	}
+	c.applyTransitions("batch of groups", c.heldTwice(len(grouped)), grouped)
 }
 
 // heldTwice returns n jobs, each retried once with error "old" (attempt 1)

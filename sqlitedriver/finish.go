@@ -51,6 +51,11 @@ RETURNING id, attempt`
 // others are unchanged. A batch may hold several entries for one job (a
 // stale attempt and the current one): only the entry whose fence matches
 // is applied; of entries with the same fence, the first.
+//
+// A batch of one owner and one transition is written with uniformSQL's
+// statements; a batch of several, as its groups of at least minGroup
+// leases of one owner and one transition written so, and the rest with
+// applySQL (finishSplit).
 func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	t, err := asTx(tx)
 	if err != nil {
@@ -64,6 +69,9 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) 
 	}
 	if driver.Uniform(ps) {
 		return d.finishUniform(ctx, t, ps)
+	}
+	if groups, rest := splitUniform(ps); len(groups) > 0 {
+		return d.finishSplit(ctx, t, ps, groups, rest)
 	}
 	entries := finishEntries(ps)
 	arr, err := jsonParam(entries)

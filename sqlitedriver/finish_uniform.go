@@ -78,63 +78,86 @@ func leasePairs(ps []*driver.FinishParams) (set string, distinct bool) {
 	return sortedLeaseSet(leases)
 }
 
-// finishUniform is Finish for a batch driver.Uniform accepts.
-//
-// The history rows come first, with the same fence as the update, and
-// the number written says whether every fence matched: when the batch
-// names each lease once, that number is the count of leases whose fence
-// matches. When it is all of them (the common case), the update runs
-// without RETURNING and every id is applied; otherwise it returns the
-// leases it applied. Both run in one write transaction, so no other
-// writer can change a fence between the two.
+// finishUniform is Finish for a batch driver.Uniform accepts, in tx t or
+// in a transaction of its own (see uniformIn).
 func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams) ([]int64, error) {
-	all, distinct := leasePairs(ps)
-	tr := ps[0].Transition
-	update, targs := uniformSQL(tr)
-	returning := update + uniformReturning
 	var done []int64
 	err := d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		res, err := d.exec(ctx, tx, endUniformSQL, now, all, ps[0].Owner, string(tr.Outcome), tr.AttemptError)
-		if err != nil {
-			return fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
+		matched, all, err := d.uniformIn(ctx, tx, now, ps)
+		if all {
+			done = batchIDs(ps)
+		} else {
+			done = appliedIDs(ps, matched)
 		}
-		ended, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
-		}
-		args := append([]any{now, all, ps[0].Owner}, targs...)
-		if distinct && ended == int64(len(ps)) {
-			done, err = d.finishAll(ctx, tx, update, ps, args)
-			return err
-		}
-		matched, err := d.finishJobs(ctx, tx, returning, args...)
-		done = appliedIDs(ps, matched)
 		return err
-	}, endUniformSQL, update, returning)
+	}, uniformQueries(ps[0].Transition)...)
 	if err != nil {
 		return nil, err
 	}
 	return done, nil
 }
 
-// finishAll runs update, a uniform batch's statement without RETURNING,
-// for a batch whose every fence matched in tx, and returns all its ids.
-func (d *Driver) finishAll(ctx context.Context, tx *sql.Tx, update string, ps []*driver.FinishParams, args []any) ([]int64, error) {
+// uniformQueries returns the statements uniformIn may run for a batch of
+// transition t, to be prepared.
+func uniformQueries(t driver.Transition) []string {
+	update, _ := uniformSQL(t)
+	return []string{endUniformSQL, update, update + uniformReturning}
+}
+
+// uniformIn writes, in tx at now, the leases of ps, one owner and one
+// transition (driver.Uniform).
+//
+// The history rows come first, with the same fence as the update, and
+// the number written says whether every fence matched: when the batch
+// names each lease once, that number is the count of leases whose fence
+// matches. When it is all of them (the common case), the update runs
+// without RETURNING and uniformIn reports all, with no map; otherwise the
+// update returns the leases it applied, as the attempt of each job it
+// updated. Both run in tx, so no other writer can change a fence between
+// the two.
+func (d *Driver) uniformIn(ctx context.Context, tx *sql.Tx, now int64, ps []*driver.FinishParams) (matched map[int64]int, all bool, err error) {
+	set, distinct := leasePairs(ps)
+	tr := ps[0].Transition
+	update, targs := uniformSQL(tr)
+	res, err := d.exec(ctx, tx, endUniformSQL, now, set, ps[0].Owner, string(tr.Outcome), tr.AttemptError)
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
+	}
+	ended, err := res.RowsAffected()
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
+	}
+	args := append([]any{now, set, ps[0].Owner}, targs...)
+	if distinct && ended == int64(len(ps)) {
+		return nil, true, d.updateAll(ctx, tx, update, len(ps), args)
+	}
+	matched, err = d.finishJobs(ctx, tx, update+uniformReturning, args...)
+	return matched, false, err
+}
+
+// updateAll runs update, a uniform batch's statement without RETURNING,
+// for a batch of n leases whose every fence matched in tx.
+func (d *Driver) updateAll(ctx context.Context, tx *sql.Tx, update string, n int, args []any) error {
 	res, err := d.exec(ctx, tx, update, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: finish: %w", err)
+		return fmt.Errorf("sqlitedriver: finish: %w", err)
 	}
-	n, err := res.RowsAffected()
+	got, err := res.RowsAffected()
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: finish: %w", err)
+		return fmt.Errorf("sqlitedriver: finish: %w", err)
 	}
-	if n != int64(len(ps)) {
+	if got != int64(n) {
 		// The same fence, in the same transaction, just matched them all.
-		return nil, fmt.Errorf("sqlitedriver: finish: %d of %d leases updated after all %d were ended", n, len(ps), len(ps))
+		return fmt.Errorf("sqlitedriver: finish: %d of %d leases updated after all %d were ended", got, n, n)
 	}
-	done := make([]int64, len(ps))
+	return nil
+}
+
+// batchIDs returns the ids of ps, in order.
+func batchIDs(ps []*driver.FinishParams) []int64 {
+	ids := make([]int64, len(ps))
 	for i, p := range ps {
-		done[i] = p.ID
+		ids[i] = p.ID
 	}
-	return done, nil
+	return ids
 }
