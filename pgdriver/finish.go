@@ -38,7 +38,9 @@ import (
 // of what a mixed finish costs beyond a uniform one.
 const (
 	applyHead = `WITH done AS (
-	UPDATE leasehold_jobs j SET
+	` + applyUpdate
+	// applyUpdate is applyHead's UPDATE.
+	applyUpdate = `UPDATE leasehold_jobs j SET
 		(status, run_at, finished_at, free_attempts, last_error, lease_owner, lease_until) = (
 			SELECT CASE WHEN j.cancel_requested AND i ->> 1 IN ('pending', 'stuck') THEN 'cancelled' ELSE i ->> 1 END,
 				CASE WHEN i ->> 2 = '1' THEN j.run_at
@@ -51,14 +53,19 @@ const (
 			FROM (SELECT $2::jsonb -> ` + leaseKeySQL + ` AS i) AS lease)
 	WHERE j.id = ANY($1::bigint[]) AND j.status || '' = 'processing'
 		AND j.lease_owner = $2::jsonb -> ` + leaseKeySQL + ` ->> 0`
-	applyTail = `
-	RETURNING j.id, j.attempt, j.claimed_at, j.heartbeat_at, $2::jsonb -> ` + leaseKeySQL + ` AS input
+	applyTail = applyReturning + `
 ), ended AS (
-	SELECT id, attempt, input ->> 0 AS owner, claimed_at, heartbeat_at, statement_timestamp() AS ended_at,
-		input ->> 8 AS outcome, nullif(input ->> 9, '') AS error
+	` + applyEnded + `
 	FROM done
 )` + endAttemptsSQL + `
 SELECT id FROM done ORDER BY id`
+	// applyReturning is what applyUpdate returns of each job it updates.
+	applyReturning = `
+	RETURNING j.id, j.attempt, j.claimed_at, j.heartbeat_at, $2::jsonb -> ` + leaseKeySQL + ` AS input`
+	// applyEnded selects, from applyUpdate's returned rows, the attempts
+	// they end, for endAttemptsSQL.
+	applyEnded = `SELECT id, attempt, input ->> 0 AS owner, claimed_at, heartbeat_at, statement_timestamp() AS ended_at,
+		input ->> 8 AS outcome, nullif(input ->> 9, '') AS error`
 )
 
 // finishSQL applies the transitions of a batch of leases (see applyHead).
@@ -73,7 +80,15 @@ const finishSQL = applyHead + applyTail
 // the cost of a finish, which is half of what a drained job costs the
 // database.
 const finishUniformSQL = `WITH done AS (
-	UPDATE leasehold_jobs j SET
+	` + uniformUpdate + `
+), ended AS (
+	` + uniformEnded + `
+	FROM done
+)` + endAttemptsSQL + `
+SELECT id FROM done ORDER BY id`
+
+// uniformUpdate is finishUniformSQL's UPDATE ($1 to $10).
+const uniformUpdate = `UPDATE leasehold_jobs j SET
 		status = CASE WHEN j.cancel_requested AND $4::text IN ('pending', 'stuck') THEN 'cancelled' ELSE $4::text END,
 		run_at = CASE WHEN $5::boolean THEN j.run_at
 			ELSE statement_timestamp() + $6::bigint * interval '1 microsecond' END,
@@ -84,18 +99,21 @@ const finishUniformSQL = `WITH done AS (
 		lease_owner = NULL, lease_until = NULL
 	WHERE j.id = ANY($1::bigint[]) AND $2::jsonb ? ` + leaseKeySQL + `
 		AND j.lease_owner = $3 AND j.status || '' = 'processing'
-	RETURNING j.id, j.attempt, j.claimed_at, j.heartbeat_at
-), ended AS (
-	SELECT id, attempt, $3::text AS owner, claimed_at, heartbeat_at, statement_timestamp() AS ended_at,
-		$11::text AS outcome, nullif($12::text, '') AS error
-	FROM done
-)` + endAttemptsSQL + `
-SELECT id FROM done ORDER BY id`
+	RETURNING j.id, j.attempt, j.claimed_at, j.heartbeat_at`
+
+// uniformEnded selects, from uniformUpdate's returned rows, the attempts
+// they end ($3 owner, $11 outcome, $12 attempt_error), for
+// endAttemptsSQL.
+const uniformEnded = `SELECT id, attempt, $3::text AS owner, claimed_at, heartbeat_at, statement_timestamp() AS ended_at,
+		$11::text AS outcome, nullif($12::text, '') AS error`
 
 // Finish applies the fenced transitions of ps in one statement, in tx when
 // it is non-nil (see the package documentation for accepted types), and
 // writes the history rows of the attempts they end. It returns the ids
-// whose fence matched.
+// whose fence matched. A batch of one owner and one transition is
+// written with finishUniformSQL; a batch of several whose largest group of
+// one owner and one transition holds at least minGroup leases, with
+// finishSplitSQL; any other, with finishSQL.
 func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -109,6 +127,9 @@ func (d *Driver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) 
 	}
 	if driver.Uniform(ps) {
 		return d.finishUniform(ctx, q, ps)
+	}
+	if group, rest := largestUniform(ps); len(group) >= minGroup {
+		return d.finishSplit(ctx, q, group, rest)
 	}
 	done, err := d.apply(ctx, q, finishSQL, ps)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 // TestBatchWritesUsePrimaryKey checks the plans of the statements that
 // write for a batch of leases (Heartbeat, Finish of one transition, Finish
-// of mixed transitions, the rescue's writes) in the state that once made
+// of mixed transitions, whole or split, the rescue's writes) in the state that once made
 // them quadratic: a queue analyzed while every job was pending, so the
 // statistics say no job has a lease owner. Each must find its jobs through
 // the primary key, never by scanning the table or rescanning its input for
@@ -42,6 +42,11 @@ func testBatchWritesUsePrimaryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gIDs, gLeases := leaseSet(leased/2, lease)
+	rIDs, rInputs, err := finishInputs(mixed[leased/2:])
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []struct {
 		name string
 		sql  string
@@ -51,6 +56,7 @@ func testBatchWritesUsePrimaryKey(t *testing.T) {
 		{"finish uniform (completed)", finishUniformSQL, append([]any{ids, leases, "w"}, uniformArgs(done)...)},
 		{"finish mixed", finishSQL, []any{ids, inputs}},
 		{"rescue", rescueApplySQL, []any{ids, inputs}},
+		{"finish split", finishSplitSQL, append(append([]any{gIDs, gLeases, "w"}, uniformArgs(done)...), rIDs, rInputs)},
 	} {
 		plan := explain(t, d, s.sql, s.args...)
 		if !strings.Contains(plan, "Index Scan using leasehold_jobs_pkey on leasehold_jobs j") ||
