@@ -85,6 +85,7 @@ or a scratch file beside the database file (SQLite), dropped afterwards.`,
 	fl.IntVar(&f.o.MetricsRounds, "metrics-rounds", bench.DefaultMetricsRounds, "--metrics: pairs of drains with and without metrics")
 	fl.BoolVar(&f.o.Tracing, "tracing", false, "--metrics: add drains with metrics and OpenTelemetry tracing (SDK, parent-based ratio sampler, batch span processor), at --trace-sample and at every span")
 	fl.Float64Var(&f.o.TraceSample, "trace-sample", bench.DefaultTraceSample, "--tracing: ratio of traces sampled in the first traced drain (1: only every span)")
+	fl.IntVar(&f.o.RetryEvery, "retry-every", 0, "drains: fail every job whose id is a multiple of N, with an error of its own, retried an hour later (0: none)")
 	fl.IntVar(&f.o.CeilingLoops, "ceiling-loops", bench.DefaultCeilingLoops, "concurrent bare-SQL loops")
 	fl.IntVar(&f.o.CeilingBatch, "ceiling-batch", bench.DefaultCeilingBatch, "jobs per bare-SQL claim")
 	fl.IntVar(&f.o.CeilingRounds, "ceiling-rounds", bench.DefaultCeilingRounds, "rounds of one default drain and one ceiling, in alternating order")

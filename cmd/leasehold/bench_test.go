@@ -117,3 +117,30 @@ func checkTraced(t *testing.T, m *bench.MetricsDrain) {
 		t.Errorf("sampled jobs: %d at %g, %d at 1, of %d", m.Traced[0].SampledJobs, m.Traced[0].Sample, m.Traced[1].SampledJobs, all)
 	}
 }
+
+// TestBenchRetryEvery: with --retry-every N a drain's handler fails the
+// jobs whose id is a multiple of N, the drain ends once every job is
+// completed or retried, and the report says so.
+func TestBenchRetryEvery(t *testing.T) {
+	dir := t.TempDir()
+	r := runIn(t, dir, nil, "bench", "--db", "sqlite:"+filepath.Join(dir, "b.db"), "--json", "--phases", "drain",
+		"--jobs", "200", "--workers", "20", "--retry-every", "10", "--timeout", "60s")
+	if r.code != 0 {
+		t.Fatalf("bench: %s", r)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, r)
+	}
+	if rep.RetryEvery != 10 || len(rep.Drain) == 0 {
+		t.Fatalf("report: retry_every %d, %d drains; want 10 and some", rep.RetryEvery, len(rep.Drain))
+	}
+	for _, d := range rep.Drain {
+		if d.Retried != 20 {
+			t.Errorf("drain with %d workers retried %d jobs, want 20 (ids 10, 20, ... 200)", d.Workers, d.Retried)
+		}
+	}
+	if r := runIn(t, dir, nil, "bench", "--db", "sqlite:"+filepath.Join(dir, "b.db"), "--retry-every", "-1"); r.code != 2 {
+		t.Errorf("--retry-every -1: exit %d, want 2 (a usage error): %s", r.code, r)
+	}
+}

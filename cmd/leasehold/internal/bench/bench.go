@@ -87,6 +87,11 @@ type Options struct {
 	// (0, 1]; 1 leaves only the drain that samples every span.
 	TraceSample float64
 
+	// RetryEvery makes each drain's handler fail every job whose id is a
+	// multiple of it, with an error of its own, retried an hour later (0:
+	// none): a drain with declined payments among the completed ones.
+	RetryEvery int
+
 	CeilingLoops int // concurrent bare-SQL loops
 	CeilingBatch int // jobs per bare-SQL claim
 	// CeilingRounds is how many rounds of one drain and one ceiling
@@ -195,6 +200,9 @@ func (o Options) validate() error {
 			return fmt.Errorf("bench: --%s %d must be positive", c.flag, c.n)
 		}
 	}
+	if o.RetryEvery < 0 {
+		return fmt.Errorf("bench: --retry-every %d must not be negative", o.RetryEvery)
+	}
 	if !(o.TraceSample > 0 && o.TraceSample <= 1) {
 		return fmt.Errorf("bench: trace sample %g must be in (0, 1]", o.TraceSample)
 	}
@@ -226,7 +234,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := opts.validate(); err != nil {
 		return nil, cli.UsageError(err)
 	}
-	b := &bench{opts: opts, rep: &Report{Started: time.Now().UTC(), Jobs: opts.Jobs}}
+	b := &bench{opts: opts, rep: &Report{Started: time.Now().UTC(), Jobs: opts.Jobs, RetryEvery: opts.RetryEvery}}
 	if err := b.describe(ctx); err != nil {
 		return nil, err
 	}

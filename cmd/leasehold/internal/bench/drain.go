@@ -50,6 +50,8 @@ type DrainResult struct {
 	// Cost is the client's own cost per job during the drain.
 	Cost  Cost  `json:"client_cost"`
 	Calls Calls `json:"driver_calls"`
+	// Retried is how many of the jobs the drain retried (Options.RetryEvery).
+	Retried int64 `json:"retried,omitempty"`
 	// Statements counts database statements (see Report.StatementSource).
 	Statements       int64       `json:"statements"`
 	StatementsPerJob float64     `json:"statements_per_job"`
@@ -356,15 +358,16 @@ func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainRe
 	}
 	runtime.GC() // what the inserts left is not the drain's to collect
 	workers := leasehold.NewWorkers()
-	if err := leasehold.AddWorker(workers, leasehold.WorkFunc[noopArgs](func(context.Context, *leasehold.Job[noopArgs]) error {
-		return nil
-	})); err != nil {
+	if err := leasehold.AddWorker(workers, leasehold.WorkFunc[noopArgs](b.noop)); err != nil {
 		return r, err
 	}
 	var n callCounts
 	cfg := leasehold.Config{
 		Driver: counted(s.drv, &n), Workers: workers, Logger: b.opts.Logger,
 		Queues: map[string]leasehold.QueueConfig{leasehold.DefaultQueue: {MaxWorkers: w}},
+	}
+	if b.opts.RetryEvery > 0 {
+		cfg.RetryPolicy = &leasehold.ExponentialBackoff{Base: time.Hour, Max: time.Hour, Jitter: 0.2}
 	}
 	dm.configure(&cfg)
 	c, err := leasehold.NewClient(cfg)
@@ -388,6 +391,7 @@ func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainRe
 	werr := waitCompleted(ctx, c, int64(r.Jobs), b.opts.Timeout)
 	elapsed := time.Since(start)
 	r.Cost = cost.perJob(r.Jobs)
+	r.Retried = c.Stats().Retried
 	stopErr := c.Stop(context.WithoutCancel(ctx))
 	metricsErr := dm.close(r.Jobs)
 	if werr != nil {
@@ -414,15 +418,24 @@ func (b *bench) drainOnce(ctx context.Context, w int, dm *drainMetrics) (DrainRe
 	return r, err
 }
 
-// waitCompleted waits until c has completed want jobs.
+// noop is the drained jobs' handler: it does nothing, and fails the jobs
+// Options.RetryEvery names, each with an error of its own.
+func (b *bench) noop(_ context.Context, j *leasehold.Job[noopArgs]) error {
+	if n := int64(b.opts.RetryEvery); n > 0 && j.ID%n == 0 {
+		return fmt.Errorf("card declined (job %d)", j.ID)
+	}
+	return nil
+}
+
+// waitCompleted waits until c has completed or retried want jobs.
 func waitCompleted(ctx context.Context, c *leasehold.Client, want int64, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	t := time.NewTicker(completionPollEvery)
 	defer t.Stop()
-	for c.Stats().Completed < want {
+	for s := c.Stats(); s.Completed+s.Retried < want; s = c.Stats() {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v: %d of %d jobs completed (stats %+v)",
-				timeout, c.Stats().Completed, want, c.Stats())
+			return fmt.Errorf("timed out after %v: %d of %d jobs completed or retried (stats %+v)",
+				timeout, s.Completed+s.Retried, want, s)
 		}
 		select {
 		case <-ctx.Done():

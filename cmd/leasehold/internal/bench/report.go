@@ -25,6 +25,9 @@ type Report struct {
 	// StatementNote says why pg_stat_statements was not used.
 	StatementNote string `json:"statement_note,omitempty"`
 	Jobs          int    `json:"jobs"`
+	// RetryEvery is Options.RetryEvery: the drains retried every job whose
+	// id is a multiple of it.
+	RetryEvery int `json:"retry_every,omitempty"`
 
 	Insert *InsertResult `json:"insert,omitempty"`
 	Drain  []DrainResult `json:"drain,omitempty"`

@@ -40,6 +40,9 @@ func WriteTable(w io.Writer, r *Report) error {
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	fmt.Fprintf(w, "%s (%s), %d CPUs %s/%s, %s; statements from %s\n",
 		r.Server, settingsLine(r.Settings), r.Machine.CPUs, r.Machine.OS, r.Machine.Arch, r.Machine.GoVersion, r.StatementSource)
+	if r.RetryEvery > 0 {
+		fmt.Fprintf(w, "drains: every job whose id is a multiple of %d failed, retried an hour later (the ceiling completes every job)\n", r.RetryEvery)
+	}
 	if r.Insert != nil {
 		p("\nbulk insert\tjobs\tseconds\tjobs/s\t\n")
 		p("\t%d\t%.2f\t%.0f\t\n", r.Insert.Jobs, r.Insert.Seconds, r.Insert.JobsPerSec)
