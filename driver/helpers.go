@@ -88,6 +88,30 @@ func Uniform(ps []*FinishParams) bool {
 	return true
 }
 
+// UniformGroups splits ps into batches Uniform accepts: the leases of
+// each owner and transition, in the order of ps, the groups in the order
+// of their first lease. A driver may write a large group with its
+// uniform statement and only the others lease by lease.
+func UniformGroups(ps []*FinishParams) [][]*FinishParams {
+	type key struct {
+		owner string
+		t     Transition
+	}
+	at := map[key]int{}
+	var groups [][]*FinishParams
+	for _, p := range ps {
+		k := key{p.Owner, p.Transition}
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], p)
+	}
+	return groups
+}
+
 // DefaultRescueLimit is how many jobs one RescueExpired moves at most
 // when RescueParams.Limit is 0.
 const DefaultRescueLimit = 1000

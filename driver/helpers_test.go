@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -28,6 +29,34 @@ func TestUniform(t *testing.T) {
 		if got := Uniform(c.ps); got != c.want {
 			t.Errorf("case %d: Uniform = %v, want %v", i, got, c.want)
 		}
+	}
+}
+
+// TestUniformGroups: one group per owner and transition, in the order of
+// each group's first lease, each in batch order.
+func TestUniformGroups(t *testing.T) {
+	done := Transition{State: leasetype.StateCompleted, KeepRunAt: true, KeepLastError: true, Finished: true,
+		Outcome: leasetype.OutcomeCompleted}
+	other := done
+	other.AttemptError = "x"
+	p := func(id int64, owner string, t Transition) *FinishParams {
+		return &FinishParams{ID: id, Owner: owner, Attempt: 1, Transition: t}
+	}
+	ps := []*FinishParams{p(1, "w", other), p(2, "w", done), p(3, "v", done), p(4, "w", done), p(5, "w", other)}
+	var got [][]int64
+	for _, g := range UniformGroups(ps) {
+		var ids []int64
+		for _, q := range g {
+			ids = append(ids, q.ID)
+		}
+		got = append(got, ids)
+	}
+	want := [][]int64{{1, 5}, {2, 4}, {3}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("UniformGroups = %v, want %v", got, want)
+	}
+	if g := UniformGroups(nil); len(g) != 0 {
+		t.Errorf("UniformGroups(nil) = %v, want none", g)
 	}
 }
 

@@ -42,30 +42,22 @@ var finishSplitSQL = `WITH grp AS (
 SELECT id FROM grp UNION ALL SELECT id FROM rest ORDER BY id`
 
 // largestUniform returns the largest group of leases of ps with one owner
-// and one transition (the first of equal ones), and the other leases, in
-// the order of ps.
+// and one transition (driver.UniformGroups; the first of equal ones), and
+// the other leases.
 func largestUniform(ps []*driver.FinishParams) (group, rest []*driver.FinishParams) {
-	type key struct {
-		owner string
-		t     driver.Transition
-	}
-	count := map[key]int{}
-	var best key
-	for _, p := range ps {
-		k := key{p.Owner, p.Transition}
-		count[k]++
-		if count[k] > count[best] {
-			best = k
+	groups := driver.UniformGroups(ps)
+	best := 0
+	for i, g := range groups {
+		if len(g) > len(groups[best]) {
+			best = i
 		}
 	}
-	for _, p := range ps {
-		if (key{p.Owner, p.Transition}) == best {
-			group = append(group, p)
-		} else {
-			rest = append(rest, p)
+	for i, g := range groups {
+		if i != best {
+			rest = append(rest, g...)
 		}
 	}
-	return group, rest
+	return groups[best], rest
 }
 
 // finishSplit runs finishSplitSQL for group, one owner and one

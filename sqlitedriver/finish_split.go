@@ -22,40 +22,29 @@ const minGroup = 4
 
 // splitUniform returns the leases of ps, each fence once (its first
 // entry, as Finish applies), as the groups of at least minGroup leases
-// of one owner and one transition, in the order of each group's first
-// lease, and the leases of smaller groups, in the order of ps.
+// of one owner and one transition (driver.UniformGroups), and the leases
+// of the smaller groups, in the order of ps.
 func splitUniform(ps []*driver.FinishParams) (groups [][]*driver.FinishParams, rest []*driver.FinishParams) {
-	type key struct {
-		owner string
-		t     driver.Transition
-	}
 	seen := make(map[fence]bool, len(ps))
-	byKey := map[key][]*driver.FinishParams{}
-	var order []key
 	uniq := make([]*driver.FinishParams, 0, len(ps))
 	for _, p := range ps {
-		f := fence{p.ID, p.Attempt, p.Owner}
-		if seen[f] {
+		if f := (fence{p.ID, p.Attempt, p.Owner}); !seen[f] {
+			seen[f] = true
+			uniq = append(uniq, p)
+		}
+	}
+	small := map[*driver.FinishParams]bool{}
+	for _, g := range driver.UniformGroups(uniq) {
+		if len(g) >= minGroup {
+			groups = append(groups, g)
 			continue
 		}
-		seen[f] = true
-		uniq = append(uniq, p)
-		k := key{p.Owner, p.Transition}
-		if _, ok := byKey[k]; !ok {
-			order = append(order, k)
-		}
-		byKey[k] = append(byKey[k], p)
-	}
-	small := map[key]bool{}
-	for _, k := range order {
-		if g := byKey[k]; len(g) >= minGroup {
-			groups = append(groups, g)
-		} else {
-			small[k] = true
+		for _, p := range g {
+			small[p] = true
 		}
 	}
 	for _, p := range uniq {
-		if k := (key{p.Owner, p.Transition}); small[k] {
+		if small[p] {
 			rest = append(rest, p)
 		}
 	}
