@@ -46,10 +46,13 @@ type Driver interface {
 	InsertBulk(ctx context.Context, params []*InsertParams) (int64, error)
 
 	// Claim leases up to Limit claimable jobs of one queue in one atomic
-	// conditional UPDATE, and records a history row for each claim. It
-	// leases nothing while the queue is paused (PauseQueue): the same
-	// statement checks it, so a claim that starts after a pause committed
-	// never takes a job of the queue.
+	// conditional UPDATE. The job row holds each new attempt (its claim and
+	// heartbeat times) while it runs, and ListAttempts shows it running;
+	// its history row is written once, by whatever ends it (Finish,
+	// RescueExpired, or a later claim's takeover). It leases nothing while
+	// the queue is paused (PauseQueue): the same statement checks it, so a
+	// claim that starts after a pause committed never takes a job of the
+	// queue.
 	Claim(ctx context.Context, p *ClaimParams) ([]*leasetype.JobRow, error)
 
 	// ClaimableQueues returns which of p.Queues have work a Claim of
@@ -127,7 +130,9 @@ type Driver interface {
 	// GetJob returns one job, or ErrJobNotFound.
 	GetJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
-	// ListAttempts returns a job's history, oldest first.
+	// ListAttempts returns a job's history, oldest first: the ended
+	// attempts' history rows, then the running attempt, if any, read from
+	// the job row.
 	ListAttempts(ctx context.Context, jobID int64) ([]*leasetype.Attempt, error)
 
 	// ListJobs returns jobs matching the filters, ordered by id

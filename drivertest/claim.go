@@ -130,8 +130,8 @@ func raceClaimByID(c *tc, id int64, takeOver bool, n int) string {
 }
 
 // testClaimSetsLease checks the row a claim returns and persists: state
-// processing, owner, attempt incremented, lease_until = db now + TTL, and a
-// history row per claim.
+// processing, owner, attempt incremented, lease_until = db now + TTL, and
+// each claim in the history as an attempt (running until it ends).
 func testClaimSetsLease(c *tc) {
 	const ttl = 90*time.Second + 250*time.Millisecond // sub-second part must survive
 	p := job("q", "k")
