@@ -75,7 +75,8 @@ type Config struct {
 	LeaseTTL time.Duration
 
 	// HeartbeatInterval is how often the leases of running jobs are renewed,
-	// all in one statement. Default LeaseTTL/3; at most LeaseTTL/2.
+	// all in one statement (one per 20,000 leases). Default LeaseTTL/3; at
+	// most LeaseTTL/2.
 	HeartbeatInterval time.Duration
 
 	// LeaseSafetyMargin: a worker that has not renewed a lease for
@@ -87,7 +88,8 @@ type Config struct {
 	LeaseSafetyMargin time.Duration
 
 	// WatcherInterval is how often the stuck watcher returns expired
-	// leases to pending (or flags or fails them). Default 30 s.
+	// leases to pending (or flags them stuck, sends them to reconciling,
+	// fails or cancels them; see Client.RescueExpired). Default 30 s.
 	WatcherInterval time.Duration
 
 	// DisableWatcher turns the stuck watcher off in this client (for

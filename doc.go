@@ -21,12 +21,12 @@
 //     no row matches, the write is refused (ErrLeaseLost) and changes
 //     nothing: a late worker can never overwrite the outcome of the worker
 //     that took its job over.
-//   - Heartbeats renew all of a client's leases in one statement every
-//     HeartbeatInterval (default LeaseTTL/3). A renewal that finds a lease
-//     gone cancels the handler's context with cause ErrLeaseLost. On
-//     PostgreSQL a lease whose row a business transaction holds locked
-//     (after FenceTx, CheckpointTx or CompleteTx) is skipped, neither
-//     renewed nor lost, until that transaction ends.
+//   - Heartbeats renew all of a client's leases in one statement (one per
+//     20,000 leases) every HeartbeatInterval (default LeaseTTL/3). A
+//     renewal that finds a lease gone cancels the handler's context with
+//     cause ErrLeaseLost. On PostgreSQL a lease whose row a business
+//     transaction holds locked (after FenceTx, CheckpointTx or CompleteTx)
+//     is skipped, neither renewed nor lost, until that transaction ends.
 //   - A worker that cannot renew (database unreachable, process frozen and
 //     resumed) cancels its handler once LeaseTTL - LeaseSafetyMargin has
 //     passed on its own monotonic clock since the last renewal it sent,

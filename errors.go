@@ -57,7 +57,7 @@ var (
 
 	// ErrJobNotFinished reports an operator action allowed only on a job in
 	// a terminal state (completed, failed or cancelled), such as deleting
-	// it, on a pending or stuck one: cancel it first.
+	// it, on a pending, stuck or reconciling one: cancel it first.
 	ErrJobNotFinished = errors.New("leasehold: job not finished")
 
 	// ErrUniqueKeyHeld reports an operator retry of a finished job whose
@@ -68,7 +68,10 @@ var (
 	ErrUniqueKeyHeld = errors.New("leasehold: another job holds the job's unique key")
 
 	// ErrInvalidKind reports an empty or malformed job kind. The library
-	// returns it inside an *InvalidInputError, as it does the next three.
+	// returns it inside an *InvalidInputError, as it does the next three
+	// for inserts, ListJobs filters and checkpoints; its other refusals
+	// (an operator call's argument, a reconcile resolution) wrap
+	// ErrInvalidArgs directly.
 	ErrInvalidKind = errors.New("leasehold: invalid job kind")
 
 	// ErrInvalidQueue reports an empty or malformed queue name.

@@ -232,9 +232,12 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 
 // RescueExpired runs one pass of the stuck watcher: every processing job
 // whose lease has expired (database clock) goes back to pending, or to
-// stuck in queues configured with FlagStuck, or to failed when its retry
-// budget is spent, or to cancelled when an operator asked for it. It is a
-// conditional update, so concurrent watchers are harmless. It returns the
+// stuck in queues configured with FlagStuck, or to reconciling, with its
+// reconcile job, in queues configured with Reconcile, or to failed when
+// its retry budget is spent, or to cancelled when an operator asked for
+// it. Each batch locks the expired jobs, skipping any another watcher
+// holds, and writes them fenced (by the lease still being expired too) in
+// one transaction, so concurrent watchers are harmless. It returns the
 // jobs moved.
 func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
 	return c.rescuer.Pass(ctx)

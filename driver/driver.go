@@ -73,27 +73,32 @@ type Driver interface {
 
 	// Heartbeat renews the given leases of one owner in one statement and
 	// returns those still held. A lease missing from the result is lost.
-	// It does not wait for a lease whose job row another transaction has
+	// On a database whose transactions lock single rows (PostgreSQL), it
+	// does not wait for a lease whose job row another transaction has
 	// locked (the handler's own business transaction after FenceTx,
 	// CheckpointTx or CompleteTx): that lease is returned Locked, not
-	// renewed, and the others are renewed without it.
+	// renewed, and the others are renewed without it. Where a caller's
+	// transaction holds the whole database (SQLite's write lock), it waits
+	// for that lock, as every write does, and never returns Locked.
 	Heartbeat(ctx context.Context, p *HeartbeatParams) ([]*HeartbeatResult, error)
 
 	// Finish applies the Transition of each lease in p, fenced by (ID,
 	// status = 'processing', Owner, Attempt), in one statement or
-	// transaction (in tx when tx is non-nil), and ends their history rows.
-	// It returns the ids whose fence matched; the others were refused and
-	// left unchanged. It returns an error, and writes nothing, when a
-	// transition fails Transition.Validate. A batch names each lease at
-	// most once (the completer sends it so): of two entries for one lease,
-	// one applies and which one is not specified (the drivers differ).
+	// transaction (in tx when tx is non-nil), and writes the history row
+	// of each attempt it ends (see Transition). It returns the ids whose
+	// fence matched; the others were refused and left unchanged. It
+	// returns an error, and writes nothing, when a transition fails
+	// Transition.Validate. A batch names each lease at most once (the
+	// completer sends it so): of two entries for one lease, one applies
+	// and which one is not specified (the drivers differ).
 	Finish(ctx context.Context, tx any, p []*FinishParams) ([]int64, error)
 
 	// RescueExpired takes up to Limit processing jobs whose lease expired
 	// (database clock), oldest lease first, asks p.Decide for the
 	// transition of each and applies it as Finish does, fenced by (id,
 	// status = 'processing', lease_owner, attempt) and the lease still
-	// expired, ending their history rows with the transition's outcome. A
+	// expired, writing the history rows of the attempts it ends with the
+	// transitions' outcomes. A
 	// job another watcher is rescuing at the same moment is skipped, so
 	// concurrent watchers are harmless. It returns the jobs moved, by id.
 	RescueExpired(ctx context.Context, p *RescueParams) ([]*leasetype.RescuedJob, error)
@@ -159,10 +164,10 @@ type Driver interface {
 	CancelJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// DeleteJob deletes one completed, failed or cancelled job, its
-	// history and its checkpoints, and returns the job as it was. For an unfinished job it
-	// deletes nothing and returns the job with ErrJobRunning (processing)
-	// or ErrJobNotFinished (pending, stuck); for a missing one
-	// ErrJobNotFound.
+	// history and its checkpoints, and returns the job as it was. For an
+	// unfinished job it deletes nothing and returns the job with
+	// ErrJobRunning (processing) or ErrJobNotFinished (pending, stuck,
+	// reconciling); for a missing one ErrJobNotFound.
 	DeleteJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// Purge deletes up to Limit terminal jobs (with their history and

@@ -10,8 +10,9 @@ import (
 	"github.com/leasehold/leasehold/leasetype"
 )
 
-// This file holds what every driver's Finish and RescueExpired do alike,
-// for drivers to share; none of it touches a database.
+// This file holds what the drivers' implementations share (of Finish,
+// RescueExpired, Resolve, QueueStats and ListJobs); none of it touches a
+// database.
 
 // ValidateFinish returns an error naming the first lease of ps whose
 // transition fails Transition.Validate. Finish calls it before writing

@@ -26,17 +26,19 @@ import (
 //	finished_at   = now when Finished or the job was so cancelled, else NULL
 //	lease_owner   = NULL, lease_until = NULL
 //
+// and writes the history row of the attempt it ends: owner, claimed_at
+// and heartbeat_at from the job row, ended_at = now, outcome = Outcome,
+// error = AttemptError (NULL when empty); an open row left by a claim from
+// before migration 008 is ended with the same values instead. attempt,
+// heartbeat_at and cancel_requested are not changed. Drivers refuse a
+// transition that Validate refuses.
+//
 // The one rule that reads the row, cancel_requested, is the drivers':
 // an operator may ask to cancel a job while it runs (CancelJob), and the
 // engine learns of it only at the next heartbeat. An attempt that ends
 // before then, retried, snoozed, released or given up, must not put the
-// job back in line: it is cancelled instead, the attempt row keeping the
+// job back in line: it is cancelled instead, the history row keeping the
 // outcome given.
-//
-// and ends the lease's attempt row: ended_at = now, outcome = Outcome,
-// error = AttemptError (NULL when empty), heartbeat_at = the job's
-// heartbeat_at. attempt, heartbeat_at and cancel_requested are not
-// changed. Drivers refuse a transition that Validate refuses.
 //
 // A transition to reconciling carries Spawn, the reconcile job: the
 // driver inserts it in the same transaction as the move, for each job

@@ -13,7 +13,7 @@ import (
 // testClaimAtomic races 8 claimers with distinct owners, half of them on a
 // second driver (another pool or *sql.DB, as another process would), over
 // 60 jobs: every job must be claimed exactly once, with attempt 1, by the
-// owner the database records, with one history row.
+// owner the database records, with one attempt, running, in its history.
 func testClaimAtomic(c *tc) {
 	const jobs, racers, limit = 60, 8, 3
 	c.insertN(jobs, "race", "k")

@@ -77,9 +77,10 @@ WHERE q.queue IS NOT NULL AND h.attempt = 0
 GROUP BY q.queue, h.kind ORDER BY q.queue, h.kind`
 
 // ActiveQueueStats returns the unfinished jobs' QueueStats of each queue
-// with unfinished jobs or paused, reading only indexes and at most about
-// p.CountLimit rows per (queue, state), in one round trip (two when a
-// count is estimated).
+// with unfinished jobs or paused, reading through indexes at most about
+// p.CountLimit rows per (queue, state), in one read-only transaction
+// whose statements go as one batch (three round trips: begin, the batch,
+// commit; one more when a count is estimated).
 func (d *Driver) ActiveQueueStats(ctx context.Context, p *driver.ActiveStatsParams) ([]*leasehold.QueueStats, error) {
 	limit := driver.DefaultCountLimit
 	if p != nil && p.CountLimit > 0 {

@@ -25,8 +25,10 @@ const rescueApplySQL = applyHead + `
 
 // RescueExpired locks up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
-// each and applies them fenced, ending their history rows and inserting
-// the reconcile job of each job moved to reconciling, in one transaction.
+// each and applies them fenced, writing the history row of each attempt
+// they end (or ending the open row left by a claim from before migration
+// 008) and inserting the reconcile job of each job moved to reconciling,
+// in one transaction.
 func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	limit, err := driver.RescueLimit(p)
 	if err != nil {

@@ -185,8 +185,8 @@ RETURNING ` + jobCols
 
 // DeleteJob deletes a finished job and its history in one transaction.
 // For an unfinished job it returns the job and ErrJobRunning
-// (processing) or ErrJobNotFinished (pending, stuck); for a missing one
-// ErrJobNotFound.
+// (processing) or ErrJobNotFinished (pending, stuck, reconciling); for a
+// missing one ErrJobNotFound.
 func (d *Driver) DeleteJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
 	var job *leasehold.JobRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, _ int64) error {

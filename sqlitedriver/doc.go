@@ -51,7 +51,8 @@
 //
 // All times are INTEGER Unix microseconds read from SQLite's own clock
 // (unixepoch('subsec'), millisecond resolution); the driver reads the clock
-// once at the start of each transaction, while holding the write lock, and
+// once at the start of each transaction, while holding the write lock (and
+// the fence, leaseHeldSQL, reads it again once it holds the lock), and
 // never uses the Go process's clock. Durations are added to it.
 //
 // # Transitions

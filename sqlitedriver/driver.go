@@ -187,12 +187,10 @@ type querier interface {
 const nowSQL = `SELECT ` + nowExpr
 
 // txFunc is the body of a transaction; now is the database clock read at
-// its start, in Unix microseconds: while the write lock is held in a
-// transaction the driver begins, but perhaps before the lock is won in a
-// caller's transaction begun DEFERRED. A statement that judges a lease by
-// the clock reads its own (leaseHeldSQL), as does one that stamps a time
-// once leaseHeldSQL has taken the lock (resolveSQL). It may be run more
-// than once, so it must not keep state between runs.
+// its start, in Unix microseconds, with the write lock held (withTx takes
+// it first in a caller's transaction). Only leaseHeldSQL, which judges a
+// lease by the clock, reads the clock again. It may be run more than once,
+// so it must not keep state between runs.
 type txFunc func(ctx context.Context, tx *sql.Tx, now int64) error
 
 // CheckTx implements driver.TxChecker: it refuses, with

@@ -171,8 +171,9 @@ func listOrder(p *leasehold.ListParams) string {
 // QueueStats returns per-queue counts by state, the age of the oldest
 // claimable pending job, the live and expired lease counts and whether the
 // queue is paused, ordered by queue; a paused queue with no jobs is
-// included. One statement reads all the numbers from one snapshot, without
-// taking the write lock.
+// included. One statement reads the counts, ages and leases, and two more
+// read the never-claimed jobs and the paused queues; none takes the
+// write lock.
 func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error) {
 	now, err := d.Now(ctx)
 	if err != nil {
