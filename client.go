@@ -276,7 +276,8 @@ func (c *Client) warnUnworked(s *maintenance.Schedule) {
 // stops them: the maintenance services (the periodic enqueuer, the stuck
 // watcher, retention) and the producer first (nothing
 // new is claimed), then the executor (handlers finish or are released),
-// the completer (every outcome and release is written) and last the
+// the completer (every outcome and release is written), the throughput
+// recorder (its last flush counts those outcomes) and last the
 // heartbeater (the leases waiting for the completer stay renewed).
 func (c *Client) buildServices(kinds []string) []service.Service {
 	cfg := &c.cfg

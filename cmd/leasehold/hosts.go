@@ -28,8 +28,8 @@ session comes from its namespace's address), resumes the queue and times the
 drain by the database clock. Then it checks that every job was completed
 exactly once: one attempt per job in the history, completed, and as many
 handler runs and claims across the workers as jobs. The bare-SQL ceiling of
-the same server (the bench's ceiling phase) is measured before and after the
-sweep. Exit code 1 when a job was lost or done twice.
+the same server (the bench's ceiling phase) is measured before the first step
+and after each, and each step is compared with the mean of the two around it. Exit code 1 when a job was lost or done twice.
 
 Needs root and iproute2 (ip netns). Leftovers of an interrupted run (namespaces,
 links, processes in them) are removed at the start and at the end.`

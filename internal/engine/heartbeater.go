@@ -36,7 +36,7 @@ type HeartbeaterConfig struct {
 }
 
 // Heartbeater renews every lease of the set in one statement per
-// interval, and runs the watchdog that gives up leases it could not renew
+// interval (one per heartbeatChunk leases), and runs the watchdog that gives up leases it could not renew
 // within their safe window (docs/design.md, invariant 9).
 type Heartbeater struct {
 	cfg  HeartbeaterConfig

@@ -52,7 +52,7 @@ type finishItem struct {
 	err error
 }
 
-// finish returns the lease's outcome item, set to res. Only the caller
+// finish returns the lease's outcome item, set to the ending e. Only the caller
 // that set finalized may call it.
 func (l *Lease) finish(owner string, e statemachine.Ending) *finishItem {
 	l.fin = finishItem{lease: l}

@@ -11,7 +11,8 @@ import (
 	"github.com/leasehold/leasehold/leasetype"
 )
 
-// ClaimTimeout bounds one claim statement, and one finish statement.
+// ClaimTimeout bounds one claim statement, one probe, and one finish
+// statement.
 // Claims run on a context that Stop does not cancel at once: a claim that
 // committed must be seen, so that its leases are run or released rather
 // than left to expire. Stop waits for a claim in flight until its context
@@ -36,7 +37,7 @@ type QueueConfig struct {
 	// MaxWorkers is how many of the queue's leases run at once.
 	MaxWorkers int
 	// TakeOver lets claims take over expired leases (false for queues
-	// that flag them stuck).
+	// that flag them stuck or reconcile them).
 	TakeOver bool
 }
 
@@ -52,7 +53,7 @@ type ProducerConfig struct {
 	TTL   time.Duration
 	// PollInterval is the period of the probe: how long a job inserted
 	// without a wake-up hint waits, at most, before its queue is claimed
-	// from.
+	// from, unless probes are slow (probeGap spaces them out then).
 	PollInterval time.Duration
 	// FetchBatch caps the jobs one claim leases.
 	FetchBatch int
@@ -199,8 +200,8 @@ func (q *queue) fetchWhileFull(ctx context.Context) {
 }
 
 // coalesce runs after a claim that got every job it asked for, so more are
-// likely waiting: it lets slots free up until half of them are free or
-// fetchCoalesce has passed. The next claim is then one batch instead of a
+// likely waiting: it lets slots free up until every slot is free, up to
+// one claim batch (coalesceTarget), or fetchCoalesce has passed. The next claim is then one batch instead of a
 // trickle of one-job statements, each a round trip and a commit; a slot
 // waits at most fetchCoalesce.
 func (q *queue) coalesce(ctx context.Context) {

@@ -12,8 +12,9 @@ import (
 // durations after the last one started (probeGap).
 const probeShare = 10
 
-// probeLoop runs the probe at once, then every poll interval, or every
-// probeShare times the probe's duration when that is longer: behind a
+// probeLoop runs the probe at once, then every poll interval, or
+// probeShare times the shorter of the last two probes' durations when
+// that is longer, and one interval after a failed probe (probeGap): behind a
 // transaction held open on PostgreSQL, each probe reads the index entries
 // of every job claimed since it began, and probing as often as usual would
 // spend a core on it (docs/design.md, "Claim cursor").

@@ -1,9 +1,12 @@
 // Package maintenance holds a leasehold client's periodic services, apart
 // from the lease engine: the stuck watcher (Rescuer), which returns jobs
-// whose lease expired, and retention (Retainer), which deletes finished
-// jobs past their retention. Each runs leaderless: several clients may run
-// them at once, because every pass is a conditional write that concurrent
-// passes cannot double.
+// whose lease expired; retention (NewRetainer), which deletes finished
+// jobs past their retention; the throughput Recorder, which adds the
+// client's finished jobs to the per-minute totals; and the periodic
+// Enqueuer, which inserts the slots of periodic jobs. Each runs
+// leaderless: several clients may run them at once, because every pass is
+// a conditional write that concurrent passes cannot double (the
+// Recorder's adds its own counts, the Enqueuer's slots are unique).
 package maintenance
 
 import (

@@ -61,8 +61,8 @@ func (t *Tally) restore(counts []leasetype.ThroughputCount) {
 // ThroughputKeep is how long the per-minute totals are kept.
 const ThroughputKeep = 24 * time.Hour
 
-// finalFlushBudget bounds the last flush at Stop when Stop's context is
-// already done.
+// finalFlushBudget is the time the last flush at Stop gets, whatever
+// Stop's context.
 const finalFlushBudget = 2 * time.Second
 
 // Recorder writes a Tally to the database's per-minute totals every

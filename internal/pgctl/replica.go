@@ -14,7 +14,10 @@ const baseConf = "\nlisten_addresses = ''\nunix_socket_directories = '%s'\nport 
 // InitPrimary creates (initdb) and starts a server in dir, an empty or new
 // directory, that accepts streaming replication from the local socket.
 // conf is appended to its postgresql.conf, which a standby made from it
-// copies: settings meant for the primary alone belong in ALTER SYSTEM.
+// copies (pg_basebackup copies postgresql.auto.conf too, so ALTER SYSTEM
+// is no way around it): a setting meant for the primary alone must be
+// overridden in the standby's own configuration, or on the standby once
+// it runs.
 func InitPrimary(ctx context.Context, dir string, port int, conf string) (*Node, error) {
 	s, err := newNode(dir, port)
 	if err != nil {

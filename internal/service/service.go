@@ -41,7 +41,8 @@ const (
 )
 
 // Lifecycle implements the state machine of a Service for the part that
-// embeds it: Begin in Start, Go for each goroutine, End in Stop. The zero
+// embeds it: Begin in Start, Go for each goroutine, Stop (with its halt
+// function) in Stop. The zero
 // value is a new, unstarted lifecycle.
 type Lifecycle struct {
 	mu      sync.Mutex

@@ -9,7 +9,7 @@ import (
 // RowCost is what a drain cost the PostgreSQL server per job, read from
 // the server: the WAL it wrote (the whole cluster's, so other sessions'
 // writes in the meantime count too) and the row versions it made dead in
-// the jobs and attempts tables (their updates and deletes, from
+// the jobs, attempts and job UUIDs tables (their updates and deletes, from
 // pg_stat_user_tables: each leaves one dead version for vacuum).
 type RowCost struct {
 	WALBytesPerJob float64 `json:"wal_bytes_per_job"`

@@ -8,8 +8,8 @@ import (
 // The reclaim bound's slack is the time the statements of a reclaim take
 // once it is due (the watcher's rescue, the producer's probe, the claim),
 // and what they take depends on how loaded the machine is: on two cores
-// shared with race-instrumented workers and a test suite beside them, a
-// claim takes ten times what it takes on a quiet machine. So the workers
+// shared with a race-instrumented orchestrator and a test suite beside
+// them, a claim takes ten times what it takes on a quiet machine. So the workers
 // time those statements, and the slack is the sum of their percentiles
 // over the run, or reclaimSlack when that is more (harness.reclaimSlack).
 //

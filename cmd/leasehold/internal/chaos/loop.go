@@ -18,7 +18,7 @@ import (
 type schedule struct {
 	kills   []*killEvent
 	freezes []*freezeEvent
-	outages []*outage // database restarts and terminated sessions
+	outages []*outage // restarts, terminations, network faults, failovers
 	crashes []string  // workers that exited on their own
 
 	frozen      *freezeEvent // the worker frozen now, if any

@@ -34,12 +34,11 @@ type CallStats struct {
 	OK     int64 `json:"ok"`
 	LastOK int64 `json:"last_ok_unix_ns"`
 	// Errors by call: claims, heartbeats, finishes (the completer's and
-	// CompleteTx's), watcher passes and clock reads.
+	// CompleteTx's) and watcher passes.
 	ClaimErrors     int64 `json:"claim_errors"`
 	HeartbeatErrors int64 `json:"heartbeat_errors"`
 	FinishErrors    int64 `json:"finish_errors"`
 	RescueErrors    int64 `json:"rescue_errors"`
-	OtherErrors     int64 `json:"other_errors"`
 	// Refused counts CompleteTx calls the fence refused.
 	Refused int64 `json:"refused"`
 	// ClaimLatency, ProbeLatency and RescueLatency count the durations of
@@ -52,5 +51,5 @@ type CallStats struct {
 
 // Errors is the total of failed calls.
 func (c CallStats) Errors() int64 {
-	return c.ClaimErrors + c.HeartbeatErrors + c.FinishErrors + c.RescueErrors + c.OtherErrors
+	return c.ClaimErrors + c.HeartbeatErrors + c.FinishErrors + c.RescueErrors
 }

@@ -17,8 +17,9 @@ const (
 	outageTerminate = "pg_terminate" // pg_terminate_backend of one worker's sessions
 )
 
-// outage is a database restart or a termination of a worker's sessions,
-// and how the workers that lived through it came back.
+// outage is a database restart, a termination of a worker's sessions, a
+// network fault between some workers and the database, or a failover, and
+// how the workers that lived through it came back.
 type outage struct {
 	Kind     string        `json:"kind"`
 	At       time.Duration `json:"at_ns"`
@@ -44,7 +45,11 @@ type outage struct {
 	Severed  int64         `json:"severed,omitempty"`
 	Refusals int           `json:"refusals,omitempty"`
 
-	// FromUS and ToUS are the database clock around a restart (Unix µs).
+	// FromUS and ToUS span a restart or a failover (Unix µs): for a
+	// restart, the database clock, read after it and counted back to its
+	// start; for a failover, whose primary is dead, the orchestrator's
+	// clock, which is the database's own (the harness runs the servers on
+	// its host).
 	FromUS int64 `json:"from_db_us,omitempty"`
 	ToUS   int64 `json:"to_db_us,omitempty"`
 

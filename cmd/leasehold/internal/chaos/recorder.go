@@ -26,9 +26,9 @@ type recorder struct {
 	// heartbeat's own database time from below.
 	clock atomic.Int64
 
-	ok, lastOK                                           atomic.Int64
-	claimErrs, hbErrs, finishErrs, rescueErrs, otherErrs atomic.Int64
-	refused                                              atomic.Int64
+	ok, lastOK                                atomic.Int64
+	claimErrs, hbErrs, finishErrs, rescueErrs atomic.Int64
+	refused                                   atomic.Int64
 	// claims, probes and rescues time those statements (latency.go).
 	claims, probes, rescues latency
 }
@@ -78,7 +78,7 @@ func (r *recorder) Calls() CallStats {
 	return CallStats{
 		OK: r.ok.Load(), LastOK: r.lastOK.Load(),
 		ClaimErrors: r.claimErrs.Load(), HeartbeatErrors: r.hbErrs.Load(), FinishErrors: r.finishErrs.Load(),
-		RescueErrors: r.rescueErrs.Load(), OtherErrors: r.otherErrs.Load(), Refused: r.refused.Load(),
+		RescueErrors: r.rescueErrs.Load(), Refused: r.refused.Load(),
 		ClaimLatency: r.claims.snapshot(), ProbeLatency: r.probes.snapshot(), RescueLatency: r.rescues.snapshot(),
 	}
 }

@@ -1,5 +1,6 @@
-// Package fleet runs the worker subprocesses of the demo and the chaos
-// harness and does the faults both inflict on them. It starts a worker
+// Package fleet runs the worker subprocesses of the demo, the chaos
+// harness and `leasehold hosts`, and does the faults the first two inflict
+// on them. It starts a worker
 // (`leasehold work`, `leasehold chaos worker`) with the database location
 // in its environment, reads the counters it reports on its standard output
 // (Report lines, see Emitter), keeps the tail of its log, tracks its exit,

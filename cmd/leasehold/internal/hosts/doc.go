@@ -9,6 +9,7 @@
 // completed one, and as many handler runs across the workers as jobs),
 // that every worker's connections came from its namespace's address, and
 // measures the bare-SQL ceiling of the same server (the bench's ceiling
-// phase) before and after the sweep. It prints a table and draws a chart.
+// phase) before the first step and after each, each step compared with
+// the mean of the two around it. It prints a table and draws a chart.
 // Figures are printed, never asserted.
 package hosts
