@@ -18,10 +18,12 @@
 //
 // Security: when Options names a token or basic-auth credentials, every
 // page needs them; without either, the dashboard is read-only. Every
-// change is a POST carrying a CSRF token bound to the browser's session
-// cookie, and cross-origin requests are refused (Sec-Fetch-Site and
+// change is a POST; a browser's form carries a CSRF token, an HMAC (under
+// Options.Secret) of a random cookie of that browser, and a request with
+// the bearer token needs none (no browser adds that header by itself).
+// Cross-origin requests are refused (Sec-Fetch-Site and
 // Origin, see net/http.CrossOriginProtection). Pages are sent with a
 // Content-Security-Policy that allows no script and no inline style,
-// frame-ancestors 'none' and nosniff; html/template escapes everything a
+// frame-ancestors 'none' and base-uri 'none', and nosniff; html/template escapes everything a
 // job carries (arguments, metadata, errors, names).
 package web

@@ -51,7 +51,8 @@ func (a *app) benchCommand() *cobra.Command {
            (drain first, then ceiling first, alternating), the others' against the
            ceilings measured just before and after them;
   latency  jobs inserted by another client at --rate per second: time from insert
-           to handler start (p50/p95/p99), with LISTEN/NOTIFY and poll-only;
+           to handler start (p50/p95/p99), with LISTEN/NOTIFY and poll-only
+           (SQLite: the in-process wake);
   lease    --lease-jobs jobs in flight that sleep past several heartbeat intervals,
            and the heartbeat statements per second they cost;
   idle     one client serving --idle-queues queues with no jobs: statements per
@@ -129,7 +130,7 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 		return a.benchReport(rep, f)
 	}
 	if f.o.HoldAt, f.o.HoldFor, err = bench.ParseHold(f.hold); err != nil {
-		return cli.Failf("%w", err)
+		return cli.UsageError(err)
 	}
 	t, err := a.target(cmd)
 	if err != nil {

@@ -99,9 +99,10 @@ func (a *app) chaosCommand() *cobra.Command {
 	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the schedule's random choices (default: random)")
 	fl.StringVar(&workerExe, "worker-exe", "", "binary the workers run (default: this one)")
 	_ = fl.MarkHidden("worker-exe")
-	for _, name := range []string{"freeze-for", "stall-for", "pg-terminate-every", "net-fault-every", "net-fault-for", "net-delay", "net-workers"} {
+	for _, name := range []string{"freeze-for", "stall-for", "pg-terminate-every", "net-fault-every", "net-fault-for", "net-delay"} {
 		fl.Lookup(name).DefValue = "" // their defaults are in the usage text
 	}
+	fl.Lookup("net-workers").DefValue = "0" // an int's zero: its default is in the usage text
 	cmd.AddCommand(a.chaosWorkerCommand(), a.chaosProxyCommand())
 	return cmd
 }

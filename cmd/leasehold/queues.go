@@ -70,7 +70,7 @@ yet, is allowed.`,
 		cmd.Short = "Resume a paused queue: workers claim its jobs again"
 		cmd.Long = `Resume a paused queue: workers claim its jobs again, at once on PostgreSQL
 (the resume sends the queue's wake-up notification) and within one poll
-interval on SQLite or with --poll-only workers. Resuming a queue that is not
+interval on SQLite or with poll-only workers (Config.PollOnly). Resuming a queue that is not
 paused is allowed.`
 	}
 	cmd.RunE = a.runE(func(cmd *cobra.Command, args []string) error {

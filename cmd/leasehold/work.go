@@ -37,7 +37,9 @@ are for the demo and for trying the queue by hand. An application's own kinds
 are never run (their jobs are left alone, whatever their queue): an
 application runs its own workers with the library.
 Runs until interrupted (SIGINT/SIGTERM stop it gracefully: running jobs get
---shutdown-timeout to finish, then their leases are released).
+--shutdown-timeout to finish, then their leases are released; with
+--reconcile-into, a handler cut off mid-charge is not released but left to
+expire, and its payment is reconciled).
 Kinds built in (--kind selects some): ` + payments.Kind + ` (args {"payment_id",
 "amount_cents","currency"}; charges through --provider, or an in-process
 provider stand-in, and records each charge in the payments_ledger table, which
@@ -79,7 +81,7 @@ job at a time.`,
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
 	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:leasehold.sleep' or 'nightly=0 3 * * *:leasehold.sleep' (repeatable)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanEvery, 0, 10*time.Millisecond, 24*time.Hour), "scan-every",
-		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (0s: no scan)")
+		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (not set: no scan)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanPendingAfter, time.Minute, time.Millisecond, 30*24*time.Hour), "scan-pending-after",
 		"the scan heals payments whose charge job completed this long ago without a ledger row")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")

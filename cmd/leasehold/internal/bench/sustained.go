@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
 // Defaults of the sustained phase's options.
@@ -37,9 +38,12 @@ type sustainArgs struct {
 // Kind names the sustained job kind.
 func (sustainArgs) Kind() string { return "bench.sustain" }
 
+// holdMax bounds each part of a held-transaction flag.
+const holdMax = 30 * cli.Day
+
 // ParseHold parses a held-transaction flag "START:DURATION" (such as
-// "5m:5m": opened 5 minutes into the run, held for 5 minutes); "" and
-// "0" mean none.
+// "5m:5m": opened 5 minutes into the run, held for 5 minutes; each part a
+// duration as cli.ParseDuration reads it); "" and "0" mean none.
 func ParseHold(s string) (at, dur time.Duration, err error) {
 	if s == "" || s == "0" {
 		return 0, 0, nil
@@ -48,14 +52,11 @@ func ParseHold(s string) (at, dur time.Duration, err error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("bench: held transaction %q: want START:DURATION, such as 5m:5m", s)
 	}
-	if at, err = time.ParseDuration(a); err != nil {
+	if at, err = cli.ParseDuration(a, 0, holdMax); err != nil {
 		return 0, 0, fmt.Errorf("bench: held transaction start: %w", err)
 	}
-	if dur, err = time.ParseDuration(d); err != nil {
+	if dur, err = cli.ParseDuration(d, time.Millisecond, holdMax); err != nil {
 		return 0, 0, fmt.Errorf("bench: held transaction duration: %w", err)
-	}
-	if at < 0 || dur <= 0 {
-		return 0, 0, fmt.Errorf("bench: held transaction %q: start must not be negative, duration must be positive", s)
 	}
 	return at, dur, nil
 }

@@ -17,6 +17,7 @@ func TestParseHold(t *testing.T) {
 		{in: "0s:90s", dur: 90 * time.Second},
 		{in: "5m", bad: true}, {in: "x:5m", bad: true}, {in: "5m:y", bad: true},
 		{in: "-1m:5m", bad: true}, {in: "1m:0s", bad: true},
+		{in: "1d:2h", at: 24 * time.Hour, dur: 2 * time.Hour},
 	} {
 		at, dur, err := ParseHold(c.in)
 		if (err != nil) != c.bad || at != c.at || dur != c.dur {
