@@ -219,9 +219,21 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []web.Options{{Prefix: "ops"}, {BasicUser: "u"}, {Secret: []byte("short")}, {Token: " "}, {Token: "\t\n"}} {
+	for _, o := range []web.Options{{Prefix: "ops"}, {BasicUser: "u"}, {Secret: []byte("short")}, {Token: " "}, {Token: "\t\n"},
+		{BasicUser: " ", BasicPassword: "p"}, {BasicUser: "u", BasicPassword: "\t"},
+		{Prefix: "/a b"}, {Prefix: "/a?b"}, {Prefix: "/a#b"}, {Prefix: "//x"}, {Prefix: "/x/../y"}, {Prefix: "/%zz"}, {Prefix: "///"}} {
 		if _, err := web.New(c, o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
+		}
+	}
+}
+
+// TestCheckPrefix: the prefixes a dashboard can be mounted at pass, with or
+// without a trailing slash.
+func TestCheckPrefix(t *testing.T) {
+	for _, p := range []string{"", "/", "/ops", "/ops/", "/ops/queue", "/a-b_c.d~e", "/v1:x@y"} {
+		if err := web.CheckPrefix(p); err != nil {
+			t.Errorf("CheckPrefix(%q) = %v, want nil", p, err)
 		}
 	}
 }

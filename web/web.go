@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -102,18 +103,60 @@ func New(client *leasehold.Client, opts Options) (http.Handler, error) {
 	return h.wrap(), nil
 }
 
-// withDefaults checks o and fills its defaults.
-func (o Options) withDefaults() (Options, error) {
-	o.Prefix = strings.TrimSuffix(o.Prefix, "/")
-	if o.Prefix != "" && !strings.HasPrefix(o.Prefix, "/") {
-		return o, fmt.Errorf("web: Prefix %q must start with /", o.Prefix)
+// Check returns the error New would return for o's prefix and
+// credentials, or nil: a Prefix that is not a clean path (see
+// CheckPrefix), half the basic-auth credentials, or a Token, BasicUser or
+// BasicPassword that is only white space (no authentication at all, passed
+// off as one).
+func (o Options) Check() error {
+	if err := CheckPrefix(o.Prefix); err != nil {
+		return err
 	}
 	if (o.BasicUser == "") != (o.BasicPassword == "") {
-		return o, errors.New("web: BasicUser and BasicPassword go together")
+		return errors.New("web: BasicUser and BasicPassword go together")
 	}
-	if o.Token != "" && strings.TrimSpace(o.Token) == "" {
-		return o, errors.New("web: Token is blank (only white space): set a real token, or none")
+	for _, c := range []struct{ name, v string }{{"Token", o.Token}, {"BasicUser", o.BasicUser}, {"BasicPassword", o.BasicPassword}} {
+		if c.v != "" && strings.TrimSpace(c.v) == "" {
+			return fmt.Errorf("web: %s is blank (only white space): set a real one, or none", c.name)
+		}
 	}
+	return nil
+}
+
+// CheckPrefix returns an error unless prefix is empty or a clean absolute
+// URL path the dashboard can be mounted at: a leading /, no empty, "." or
+// ".." segment, and only unreserved characters and sub-delimiters (no
+// space, query, fragment or percent-escape). A trailing / is allowed.
+func CheckPrefix(prefix string) error {
+	p := strings.TrimSuffix(prefix, "/")
+	if p == "" {
+		return nil
+	}
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("web: Prefix %q must start with /", prefix)
+	}
+	if path.Clean(p) != p || strings.IndexFunc(p, notPathChar) >= 0 {
+		return fmt.Errorf("web: Prefix %q is not a clean URL path (letters, digits, -._~!$&'()*+,;=:@ between single slashes)", prefix)
+	}
+	return nil
+}
+
+// notPathChar reports whether r may not appear as itself in a clean path
+// segment (RFC 3986 pchar without percent-escapes) or as its separator.
+func notPathChar(r rune) bool {
+	switch {
+	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("-._~!$&'()*+,;=:@/", r)
+}
+
+// withDefaults checks o and fills its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if err := o.Check(); err != nil {
+		return o, err
+	}
+	o.Prefix = strings.TrimSuffix(o.Prefix, "/")
 	if o.UnclaimedAfter <= 0 {
 		o.UnclaimedAfter = DefaultUnclaimedAfter
 	}

@@ -145,7 +145,7 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 			*dst = getenv(env)
 		}
 	}
-	if f.opts.Token != "" && strings.TrimSpace(f.opts.Token) == "" {
+	if blank(f.opts.Token) {
 		// Not a token: refused, rather than let it pass for
 		// authentication on a public address.
 		return cli.Usagef("the token ($%s or --token) is blank: set a real one, or none to serve the dashboard read-only on a loopback address",
@@ -155,12 +155,20 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 		return cli.Usagef("basic auth needs both a user and a password (--basic-user, --basic-password or $%s, $%s)",
 			envWebUser, envWebPassword)
 	}
-	f.opts.Prefix = strings.TrimSuffix(f.prefix, "/")
-	if f.opts.Prefix != "" && !strings.HasPrefix(f.opts.Prefix, "/") {
-		return cli.Usagef("--prefix %q must start with /", f.prefix)
+	if blank(f.opts.BasicUser) || blank(f.opts.BasicPassword) {
+		return cli.Usagef("the basic-auth user or password (--basic-user, --basic-password or $%s, $%s) is blank: set real ones, or none",
+			envWebUser, envWebPassword)
 	}
+	if err := web.CheckPrefix(f.prefix); err != nil {
+		return cli.Usagef("--prefix: %w", err)
+	}
+	f.opts.Prefix = strings.TrimSuffix(f.prefix, "/")
 	return nil
 }
+
+// blank reports whether s is set but only white space: no credential at
+// all, passed off as one.
+func blank(s string) bool { return s != "" && strings.TrimSpace(s) == "" }
 
 // checkListen refuses a non-loopback address unless authentication is
 // configured: the dashboard shows every job's arguments.
