@@ -281,12 +281,29 @@ func (c Config) validate() error {
 // MaxOwnerBytes bounds Config.Owner.
 const MaxOwnerBytes = 200
 
+// ValidateOwner checks that owner can be Config.Owner: at most
+// MaxOwnerBytes of UTF-8 without control characters. It returns an
+// *InvalidInputError matching ErrInvalidConfig.
+func ValidateOwner(owner string) error {
+	if !ownerOK(owner) {
+		return invalid(ErrInvalidConfig, "owner", "%s: want at most %d bytes of UTF-8 without control characters",
+			quoteInput(owner), MaxOwnerBytes)
+	}
+	return nil
+}
+
+// ownerOK reports whether owner is a usable Config.Owner (see
+// validateOwner).
+func ownerOK(owner string) bool {
+	return len(owner) <= MaxOwnerBytes && textProblem(owner, true) == ""
+}
+
 // validateOwner checks a configured owner (empty: generated): it is
 // written with every lease and printed in logs and tables, so it must be
 // valid UTF-8 without control characters (a NUL byte would make
 // PostgreSQL refuse every claim), at most MaxOwnerBytes.
 func validateOwner(owner string) error {
-	if len(owner) > MaxOwnerBytes || textProblem(owner, true) != "" {
+	if !ownerOK(owner) {
 		return fmt.Errorf("%w: Owner must be at most %d bytes of UTF-8 without control characters, got %s",
 			ErrInvalidConfig, MaxOwnerBytes, quoteInput(owner))
 	}

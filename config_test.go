@@ -185,3 +185,20 @@ func TestClientQueues(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateOwner: the exported check refuses what Config refuses, with
+// an *InvalidInputError matching ErrInvalidConfig, and accepts the rest.
+func TestValidateOwner(t *testing.T) {
+	for _, o := range []string{"w\x00", "w1\nw2", "w\xff", strings.Repeat("x", MaxOwnerBytes+1)} {
+		err := ValidateOwner(o)
+		var bad *InvalidInputError
+		if !errors.Is(err, ErrInvalidConfig) || !errors.As(err, &bad) || bad.Field != "owner" {
+			t.Errorf("ValidateOwner(%q) = %v, want an *InvalidInputError matching ErrInvalidConfig", o, err)
+		}
+	}
+	for _, o := range []string{"", "host-1-abc", strings.Repeat("x", MaxOwnerBytes)} {
+		if err := ValidateOwner(o); err != nil {
+			t.Errorf("ValidateOwner(%q) = %v, want nil", o, err)
+		}
+	}
+}

@@ -136,6 +136,16 @@ func (c *Client) ForgetPeriodic(ctx context.Context, name string) (bool, error) 
 	return ok, nil
 }
 
+// ValidatePeriodicName checks that name can be a PeriodicJob's Name, by
+// the same rule as ValidateKind. It returns an *InvalidInputError matching
+// ErrInvalidPeriodic.
+func ValidatePeriodicName(name string) error {
+	if !validName(name) {
+		return invalid(ErrInvalidPeriodic, "periodic name", "%s (%s)", nameProblem(name), nameRule)
+	}
+	return nil
+}
+
 // periodicSchedule checks job and returns it as the enqueuer runs it.
 func (c *Client) periodicSchedule(job PeriodicJob) (*maintenance.Schedule, error) {
 	if !validName(job.Name) {

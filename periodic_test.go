@@ -555,3 +555,17 @@ func (l *lockedLog) text() string {
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
+
+// TestValidatePeriodicName: the exported check follows the name rule.
+func TestValidatePeriodicName(t *testing.T) {
+	for _, n := range []string{"", "bad name", "-x", strings.Repeat("n", 129)} {
+		if err := leasehold.ValidatePeriodicName(n); !errors.Is(err, leasehold.ErrInvalidPeriodic) {
+			t.Errorf("ValidatePeriodicName(%q) = %v, want ErrInvalidPeriodic", n, err)
+		}
+	}
+	for _, n := range []string{"tick", "nightly.report", "a/b:c-d_e"} {
+		if err := leasehold.ValidatePeriodicName(n); err != nil {
+			t.Errorf("ValidatePeriodicName(%q) = %v, want nil", n, err)
+		}
+	}
+}

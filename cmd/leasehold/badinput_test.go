@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
@@ -30,4 +34,33 @@ func TestInputNoDatabaseStores(t *testing.T) {
 		}
 		checkList(t, db, nil)
 	})
+}
+
+// TestBadFlagsCreateNothing: a command that would create its database
+// (work, bench, hosts) refuses a bad flag value with exit code 2, naming
+// the flag, before it opens the database: no file is left behind.
+func TestBadFlagsCreateNothing(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"work: a provider URL that is not http", []string{"work", "--provider", "ftp://x"}, "--provider: "},
+		{"work: an owner with a control character", []string{"work", "--owner", "a\x1bb"}, `--owner: "a\x1bb"`},
+		{"work: a periodic name with a space", []string{"work", "--periodic", "bad name=@every 1s:leasehold.sleep"}, `--periodic: "bad name"`},
+		{"work: a metrics host that does not resolve", []string{"work", "--metrics-addr", "256.0.0.1:9090"}, "--metrics-addr: "},
+		{"work: an unknown kind", []string{"work", "--kind", "nope"}, "--kind: "},
+		{"bench: no phase", []string{"bench", "--phases="}, "--phases is empty"},
+		{"bench: a malformed held transaction", []string{"bench", "--hold-tx", "garbage"}, "want START:DURATION"},
+		{"bench: a report that is a directory", []string{"bench", "--from", t.TempDir()}, "--from: "},
+		{"hosts: port 0", []string{"hosts", "--port", "0"}, "--port 0: want a port from 1 to 65535"},
+		{"hosts: 65 processes", []string{"hosts", "--procs", "1,65"}, "--procs 65: want process counts from 1 to 64"},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "never.db")
+		checkOneLineError(t, c.name, lh(t, "sqlite:"+path, c.args...), cli.ExitUsage, c.want)
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: the database file was created (stat: %v)", c.name, err)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,10 +123,13 @@ func (a *app) bench(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
+	if cmd.Flags().Changed("phases") && len(f.o.Phases) == 0 {
+		return cli.Usagef("--phases is empty: name some of %s", strings.Join(bench.KnownPhases, ", "))
+	}
 	if f.from != "" {
 		rep, err := bench.ReadJSONFile(f.from)
 		if err != nil {
-			return cli.Failf("%w", err)
+			return cli.UsageError(fmt.Errorf("--from: %w", err))
 		}
 		return a.benchReport(rep, f)
 	}

@@ -71,6 +71,14 @@ func (a *app) hosts(cmd *cobra.Command, f *hostsFlags) error {
 	if err := cli.PositiveInts(cmd.Flags(), "jobs", "hosts", "concurrency", "ceiling-loops"); err != nil {
 		return err
 	}
+	if f.o.Port < 1 || f.o.Port > 65535 {
+		return cli.Usagef("--port %d: want a port from 1 to 65535", f.o.Port)
+	}
+	for _, p := range f.o.Procs {
+		if p < 1 || p > hosts.MaxProcs {
+			return cli.Usagef("--procs %d: want process counts from 1 to %d", p, hosts.MaxProcs)
+		}
+	}
 	subnet, err := netip.ParsePrefix(f.subnet)
 	if err != nil {
 		return cli.Usagef("--subnet %q: %v", f.subnet, err)

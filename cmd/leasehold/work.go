@@ -130,6 +130,10 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return cli.Usagef("--log-level %q: want debug, info, warn or error", f.logLevel)
 	}
+	var err error
+	if f.o, err = work.Prepare(f.o); err != nil {
+		return err
+	}
 	db, err := a.open(cmd, true)
 	if err != nil {
 		return err

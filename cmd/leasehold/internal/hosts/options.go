@@ -22,8 +22,8 @@ const (
 	DefaultCeilingLoops = 4
 	// reportEvery is how often the workers write their counters.
 	reportEvery = 500 * time.Millisecond
-	// maxProcs bounds a process count of the sweep.
-	maxProcs = 64
+	// MaxProcs bounds a process count of the sweep.
+	MaxProcs = 64
 )
 
 // DefaultProcs are the process counts of the sweep.
@@ -84,8 +84,8 @@ func (o Options) validate() error {
 	if o.Jobs < 1 || o.Concurrency < 1 || o.CeilingLoops < 1 || o.Port < 1 || o.Port > 65535 {
 		return fmt.Errorf("hosts: jobs, concurrency, ceiling loops and port must be positive (port at most 65535)")
 	}
-	if slices.ContainsFunc(o.Procs, func(p int) bool { return p < 1 || p > maxProcs }) {
-		return fmt.Errorf("hosts: process counts %v: want 1 to %d", o.Procs, maxProcs)
+	if slices.ContainsFunc(o.Procs, func(p int) bool { return p < 1 || p > MaxProcs }) {
+		return fmt.Errorf("hosts: process counts %v: want 1 to %d", o.Procs, MaxProcs)
 	}
 	return nil
 }

@@ -28,6 +28,9 @@ func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
 	if !ok || !ok2 || name == "" || spec == "" || kind == "" {
 		return leasehold.PeriodicJob{}, fmt.Errorf("%q: want NAME=SPEC:KIND, such as tick=@every 1s:leasehold.sleep", s)
 	}
+	if err := leasehold.ValidatePeriodicName(name); err != nil {
+		return leasehold.PeriodicJob{}, err
+	}
 	sched, err := leasehold.Cron(spec, nil)
 	if err != nil {
 		return leasehold.PeriodicJob{}, err

@@ -80,13 +80,9 @@ type Options struct {
 // could not write at the end (the database unreachable) are counted in
 // OutcomesDropped and logged: their leases expire and their jobs come back.
 func Run(ctx context.Context, o Options) (view.StatsView, error) {
-	kinds, err := jobkinds.Select(o.Kinds)
+	o, err := Prepare(o)
 	if err != nil {
-		return view.StatsView{}, cli.FlagError("--kind", err)
-	}
-	o.Kinds = kinds
-	if err := checkScan(o); err != nil {
-		return view.StatsView{}, cli.UsageError(err)
+		return view.StatsView{}, err
 	}
 	o.Periodic = periodic(o)
 	var metrics *metricsServer

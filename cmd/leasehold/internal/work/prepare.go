@@ -1,0 +1,39 @@
+package work
+
+import (
+	"net"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
+)
+
+// Prepare checks what of o needs no database, so that a bad flag is refused
+// (a usage error naming it) before the database is opened, let alone
+// created: the kinds, which it returns selected, the scan, the provider's
+// URL, the owner and the metrics address (a host that does not resolve).
+func Prepare(o Options) (Options, error) {
+	kinds, err := jobkinds.Select(o.Kinds)
+	if err != nil {
+		return o, cli.FlagError("--kind", err)
+	}
+	o.Kinds = kinds
+	if err := checkScan(o); err != nil {
+		return o, cli.UsageError(err)
+	}
+	if o.ProviderURL != "" {
+		if _, err := payments.NewProviderClient(o.ProviderURL, nil); err != nil {
+			return o, cli.FlagError("--provider", err)
+		}
+	}
+	if err := leasehold.ValidateOwner(o.Owner); err != nil {
+		return o, cli.FlagError("--owner", err)
+	}
+	if o.MetricsAddr != "" {
+		if _, err := net.ResolveTCPAddr("tcp", o.MetricsAddr); err != nil {
+			return o, cli.FlagError("--metrics-addr", err)
+		}
+	}
+	return o, nil
+}
