@@ -140,6 +140,10 @@ func TestJSONProblem(t *testing.T) {
 		{`{"a":1e99999999999}`, "has an exponent out of range"},
 		{`{"a":0.` + strings.Repeat("0", 16384) + `}`, "more than 16383 digits after"},
 		{`{"a":1` + strings.Repeat("0", 131072) + `}`, "more than 131072 digits before"},
+		{`{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`, ""}, // 1,000 levels
+		{`{"a":` + strings.Repeat(`{"b":`, 999) + `1` + strings.Repeat("}", 999) + `}`, ""},
+		{`{"a":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`, "nested deeper than 1000 arrays and objects at byte 1004"},
+		{`{"a":"` + strings.Repeat("[", 2000) + `"}`, ""}, // brackets in a string
 		{`[]`, "must be a JSON object"},
 		{`{`, "not valid JSON"},
 	}

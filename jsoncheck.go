@@ -15,6 +15,10 @@ const (
 	pgMaxFracDigits = 16383
 )
 
+// maxJSONDepth is the deepest nesting of arrays and objects SQLite's JSON
+// functions accept (JSON_MAX_DEPTH), and so the deepest any driver stores.
+const maxJSONDepth = 1000
+
 // jsonObjectProblem says why data is not a JSON object that every driver
 // stores, or returns "".
 func jsonObjectProblem(data []byte) string {
@@ -32,11 +36,22 @@ func jsonObjectProblem(data []byte) string {
 // refuses them: invalid UTF-8 in a string (which json.RawMessage passes
 // through), the escape \u0000 (22P05; encoding/json writes it for a NUL in
 // a Go string), an unpaired surrogate escape such as \ud800 (22P02), and a
-// number beyond numeric's range (22003). Every driver refuses them, so
-// that a job accepted on SQLite would be accepted on PostgreSQL too.
+// number beyond numeric's range (22003). It also refuses arrays and
+// objects nested deeper than maxJSONDepth, which SQLite's json_valid
+// refuses. Every driver refuses them all, so that a job accepted on one
+// database would be accepted on the other too.
 func jsonProblem(data []byte) string {
+	depth := 0
 	for i := 0; i < len(data); {
 		switch c := data[i]; {
+		case c == '{' || c == '[':
+			if depth++; depth > maxJSONDepth {
+				return fmt.Sprintf("nested deeper than %d arrays and objects at byte %d", maxJSONDepth, i)
+			}
+			i++
+		case c == '}' || c == ']':
+			depth--
+			i++
 		case c == '"':
 			end, p := jsonStringProblem(data, i)
 			if p != "" {

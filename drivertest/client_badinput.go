@@ -60,7 +60,15 @@ func badInputs() []badInput {
 		{"EscapedNULInMetadata", ok, meta(`{"m":["x","\u0000"]}`), "metadata", leasehold.ErrInvalidArgs},
 		{"InvalidUTF8InMetadata", ok, meta("{\"m\":\"\xed\xa0\x80\"}"), "metadata", leasehold.ErrInvalidArgs},
 		{"InvalidUTF8InMetadataKey", ok, meta("{\"\xff\":1}"), "metadata", leasehold.ErrInvalidArgs},
+		{"NestedTooDeepInRawArgs", raw("test", nested(1001)), nil, "args", leasehold.ErrInvalidArgs},
+		{"NestedTooDeepInMetadata", ok, meta(nested(1001)), "metadata", leasehold.ErrInvalidArgs},
 	}
+}
+
+// nested returns a JSON object whose arrays and objects nest depth levels
+// deep, the object itself included.
+func nested(depth int) string {
+	return `{"a":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`
 }
 
 // testBadInputRefused: NUL characters, invalid UTF-8 and JSON that
@@ -171,5 +179,9 @@ func checkLookAlikesAccepted(t *testing.T, e *clientEnv, c *leasehold.Client) {
 	dec.UseNumber() // 1e131071 overflows a float64
 	if err := dec.Decode(&got); err != nil || got["a"] != `\u0000` || got["b"] != "😀" || got["d"] != "é✓" {
 		t.Errorf("args stored as %s (%v)", row.Args, err)
+	} // The deepest nesting the library accepts is stored by every driver.
+	deep := raw("test", nested(1000))
+	if _, err := c.Insert(e.ctx, deep, &leasehold.InsertOpts{Metadata: json.RawMessage(nested(1000))}); err != nil {
+		t.Errorf("Insert of args and metadata nested 1,000 deep: %v", err)
 	}
 }
