@@ -85,7 +85,7 @@ func explainCode(code int, file string) (what string, kind error) {
 	case code&0xff == sqlite3.SQLITE_READONLY:
 		return fmt.Sprintf("%s is read-only (%s): the file, and its directory (for the -wal and -shm files), must be writable", file, codeName(code)), nil
 	case code&0xff == sqlite3.SQLITE_CANTOPEN:
-		return fmt.Sprintf("cannot open %s (%s): check that its directory exists and is writable", file, codeName(code)), nil
+		return fmt.Sprintf("cannot open %s (%s): check that it is a file, not a directory, and that its directory exists and is writable", file, codeName(code)), nil
 	case code&0xff == sqlite3.SQLITE_CORRUPT:
 		return fmt.Sprintf("%s is corrupt (%s): restore it from a backup", file, codeName(code)), ErrCorrupt
 	case code&0xff == sqlite3.SQLITE_NOTADB:

@@ -94,7 +94,11 @@ func (a *app) target(cmd *cobra.Command) (cli.Target, error) {
 		}
 		return cli.ParseTarget(a.dbFlag)
 	}
-	return cli.ParseTarget(a.getenv(cli.EnvDatabaseURL))
+	env := a.getenv(cli.EnvDatabaseURL)
+	if env != "" && strings.TrimSpace(env) == "" {
+		return cli.Target{}, cli.Usagef("$%s is blank: unset it, or name a database", cli.EnvDatabaseURL)
+	}
+	return cli.ParseTarget(env)
 }
 
 // open opens the configured database; create allows a new SQLite file.

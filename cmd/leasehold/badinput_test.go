@@ -64,3 +64,18 @@ func TestBadFlagsCreateNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDatabaseTargetRefusals: a blank $LEASEHOLD_DATABASE_URL, a path that
+// is a directory and an SQLite path with a query are refused with one line,
+// and nothing is created.
+func TestDatabaseTargetRefusals(t *testing.T) {
+	dir := t.TempDir()
+	r := runIn(t, dir, []string{cli.EnvDatabaseURL + "=  "}, "migrate")
+	checkOneLineError(t, "blank $"+cli.EnvDatabaseURL, r, cli.ExitUsage, "is blank: unset it, or name a database")
+	checkOneLineError(t, "a directory", lh(t, dir, "queues"), cli.ExitFailure, dir+" is a directory, not a database file")
+	withQuery := "sqlite:" + filepath.Join(dir, "q.db") + "?mode=ro"
+	checkOneLineError(t, "a query", lh(t, withQuery, "migrate"), cli.ExitUsage, "an SQLite path takes no query parameters")
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("%s after the refusals: %v (%v), want it empty", dir, entries, err)
+	}
+}

@@ -36,6 +36,9 @@ func TestOperatorCommandsCheckTheSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, "sqlite:"+path, "has no leasehold tables: run `leasehold migrate`")
+		if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+			t.Errorf("the empty file after the refusals: %v, %v; want it left empty", fi, err)
+		}
 		check(t, testdb.PostgresURL(t), "check --db (on PostgreSQL, the URL's search_path)")
 	})
 	forEachDB(t, func(t *testing.T, db string) {

@@ -31,6 +31,8 @@ func TestParseTarget(t *testing.T) {
 		{"postgresql://u:pw@localhost:5433/app?sslmode=disable", Postgres, "", 0},
 		{"POSTGRES://u@localhost/app", Postgres, "", 0},
 		{"sqlite:", "", "", ExitUsage},
+		{"sqlite:/tmp/jobs.db?mode=ro", "", "", ExitUsage},
+		{"file:jobs.db?cache=shared", "", "", ExitUsage},
 		{"mysql://localhost/app", "", "", ExitUsage},
 		{"postgres://u@localhost:port/app", "", "", ExitUsage},
 		{"postgres://u@[::1/app", "", "", ExitUsage},

@@ -53,10 +53,8 @@ func Open(ctx context.Context, t Target, opts OpenOptions) (*DB, error) {
 	case Postgres:
 		drv, err = pgdriver.Open(ctx, withConnectTimeout(t.URL))
 	default:
-		if !opts.Create {
-			if _, statErr := os.Stat(t.Path); errors.Is(statErr, fs.ErrNotExist) {
-				return nil, Failf("no database at %s (run `leasehold migrate` to create it, or pass --db)", t.Path)
-			}
+		if err := checkSQLiteFile(t.Path, opts.Create); err != nil {
+			return nil, err
 		}
 		drv, err = sqlitedriver.Open(t.Path)
 	}
@@ -73,6 +71,25 @@ func Open(ctx context.Context, t Target, opts OpenOptions) (*DB, error) {
 		return nil, Failf("cannot reach database %s: %w", t, err)
 	}
 	return &DB{Target: t, Driver: drv}, nil
+}
+
+// checkSQLiteFile refuses, before SQLite opens it (and, opening it, writes
+// to it), a path that is a directory, and unless create is set a missing
+// or empty file: opening an empty file would make it a database with no
+// leasehold tables, which the command would then refuse.
+func checkSQLiteFile(path string, create bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return Failf("%s is a directory, not a database file (pass --db)", path)
+	case create:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return Failf("no database at %s (run `leasehold migrate` to create it, or pass --db)", path)
+	case err == nil && fi.Mode().IsRegular() && fi.Size() == 0:
+		return Failf("%s is an empty file: it has no leasehold tables: run `leasehold migrate` to create them, or pass --db", path)
+	}
+	return nil
 }
 
 // serverRefused restates err when it is the answer of a PostgreSQL server

@@ -67,6 +67,9 @@ func ParseTarget(raw string) (Target, error) {
 	if path == "" {
 		return Target{}, Usagef("database URL %q names no file", raw)
 	}
+	if strings.ContainsRune(path, '?') {
+		return Target{}, Usagef("database URL %q: an SQLite path takes no query parameters (the driver sets its own): name the file alone", raw)
+	}
 	return Target{Dialect: SQLite, Path: path}, nil
 }
 
