@@ -96,6 +96,9 @@ func parseEvery(expr, d string) (Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidSchedule, expr, err)
 	}
+	if dur < MinEvery { // said before Every truncates it to microseconds
+		return nil, fmt.Errorf("%w: interval %v is below %v", ErrInvalidSchedule, dur, MinEvery)
+	}
 	s := Every(dur)
 	if err := checkSchedule(s); err != nil {
 		return nil, err

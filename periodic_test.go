@@ -192,6 +192,10 @@ func TestCronRefusesBadExpressions(t *testing.T) {
 			t.Errorf("Cron(%q) = %v, want ErrInvalidSchedule", expr, err)
 		}
 	}
+	// An interval too short is reported as given, not as Every truncates it.
+	if _, err := leasehold.Cron("@every 1ns", nil); err == nil || !strings.Contains(err.Error(), "interval 1ns is below 1ms") {
+		t.Errorf("Cron(@every 1ns) = %v, want interval 1ns is below 1ms", err)
+	}
 	// The parser's message echoes the zone: its control characters are
 	// escaped, as in the expression quoted before it.
 	if _, err := leasehold.Cron("CRON_TZ=Bad\x1b[31mZone * * * * *", nil); err == nil || strings.Contains(err.Error(), "\x1b") {

@@ -21,7 +21,7 @@ func TestHostsRefusesBadFlags(t *testing.T) {
 		return
 	}
 	r = runIn(t, "", nil, "hosts", "--procs", "0", "--prefix", "lhtest-flags", "--bridge", "lhtest-fb")
-	if r.code != 1 || !strings.Contains(r.stderr, "process counts") {
+	if r.code != 2 || !strings.Contains(r.stderr, "process counts") {
 		t.Fatalf("--procs 0: %s", r)
 	}
 }

@@ -39,8 +39,10 @@ budget.`,
 			if err := checkLimit(p.Limit); err != nil {
 				return err
 			}
-			if p.AfterID < 0 || p.BeforeID < 0 {
-				return cli.Usagef("--after and --before take a job id")
+			for flag, id := range map[string]int64{"--after": p.AfterID, "--before": p.BeforeID} {
+				if id < 0 {
+					return cli.Usagef("%s %d: want a job id (a positive number)", flag, id)
+				}
 			}
 			p.States = states.States
 			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {

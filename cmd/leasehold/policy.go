@@ -36,8 +36,16 @@ func (p *policyFlags) queues() (map[string]leasehold.QueueConfig, error) {
 	}
 	for _, r := range p.reconcile {
 		q, into, ok := strings.Cut(r, "=")
-		if !ok {
+		if !ok || into == "" {
 			return nil, cli.Usagef("--reconcile %q: want QUEUE=RECONCILE_QUEUE", r)
+		}
+		for _, name := range []string{q, into} {
+			if err := leasehold.ValidateQueue(name); err != nil {
+				return nil, cli.FlagError("--reconcile", err)
+			}
+		}
+		if queues[q].Reconcile != nil {
+			return nil, cli.Usagef("--reconcile names queue %s twice", q)
 		}
 		queues[q] = leasehold.QueueConfig{FlagStuck: queues[q].FlagStuck, Reconcile: &leasehold.ReconcilePolicy{Queue: into}}
 	}

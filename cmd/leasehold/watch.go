@@ -52,7 +52,15 @@ Several watchers at once are harmless.`,
 	return cmd
 }
 
+// minStatusEvery is the shortest --status-every other than 0 (never), the
+// shortest --interval.
+const minStatusEvery = 10 * time.Millisecond
+
 func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
+	if f.statusEvery > 0 && f.statusEvery < minStatusEvery {
+		return cli.Usagef("--status-every %s is too short (minimum %s, or 0 for never)",
+			cli.FormatDuration(f.statusEvery), cli.FormatDuration(minStatusEvery))
+	}
 	queues, err := f.policy.queues()
 	if err != nil {
 		return err

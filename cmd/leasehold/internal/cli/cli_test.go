@@ -98,6 +98,21 @@ func TestParseDuration(t *testing.T) {
 	}
 }
 
+// TestParseDurationSaturates: a day count or a sum beyond what a Duration
+// holds is "too long" (or too short when negative), never wrapped around
+// into a negative or a small duration.
+func TestParseDurationSaturates(t *testing.T) {
+	for _, in := range []string{"1000000d", "106752d", "106751d24h", "106751d2562047h"} {
+		_, err := ParseDuration(in, 0, 3650*Day)
+		if err == nil || !strings.Contains(err.Error(), "too long") {
+			t.Errorf("ParseDuration(%q) = %v, want too long", in, err)
+		}
+	}
+	if _, err := ParseDuration("-1000000d", 0, 3650*Day); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("ParseDuration(-1000000d) = %v, want negative", err)
+	}
+}
+
 func FuzzParseDuration(f *testing.F) {
 	for _, s := range []string{"90s", "7d", "2d12h", "-1d", "1e300d", "d", "5"} {
 		f.Add(s)
@@ -112,6 +127,9 @@ func FuzzParseDuration(f *testing.F) {
 
 func TestFormatDuration(t *testing.T) {
 	cases := map[time.Duration]string{
+		0:                                "0s",
+		time.Nanosecond:                  "1ns",
+		250 * time.Microsecond:           "250µs",
 		250 * time.Millisecond:           "250ms",
 		1500 * time.Millisecond:          "1.5s",
 		90 * time.Second:                 "1m30s",

@@ -44,10 +44,12 @@ func parseDays(s string) (time.Duration, error) {
 	if err != nil || n != n { // n != n: NaN
 		return 0, fmt.Errorf("bad day count %q", days)
 	}
-	switch { // out of any range: let the caller's bounds say so
-	case n > 1e6:
+	const maxDays = float64(math.MaxInt64 / Day) // about 292 years
+	// Beyond what a Duration holds: let the caller's bounds say so.
+	switch {
+	case n >= maxDays:
 		return math.MaxInt64, nil
-	case n < -1e6:
+	case n <= -maxDays:
 		return math.MinInt64, nil
 	}
 	d := time.Duration(n * float64(Day))
@@ -61,7 +63,12 @@ func parseDays(s string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n < 0 {
+	switch { // the sum saturates rather than wraps around
+	case n >= 0 && r > math.MaxInt64-d:
+		return math.MaxInt64, nil
+	case n < 0 && r > d-math.MinInt64:
+		return math.MinInt64, nil
+	case n < 0:
 		return d - r, nil
 	}
 	return d + r, nil
@@ -75,6 +82,8 @@ func FormatDuration(d time.Duration) string {
 	}
 	var s string
 	switch {
+	case d < time.Millisecond:
+		s = d.String() // 1ns, 250µs: not rounded to 0s
 	case d < time.Second:
 		s = d.Round(time.Millisecond).String()
 	case d < time.Minute:

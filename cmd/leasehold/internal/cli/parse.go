@@ -106,6 +106,9 @@ func ReadValue(what, v string, stdin io.Reader) (string, error) {
 			return "", Usagef("%s: cannot read %s: %v", what, path, pathReason(err))
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return "", Usagef("%s: cannot read %s: it is a directory", what, path)
+		}
 		r, from = f, path
 	default:
 		return v, nil
@@ -148,7 +151,11 @@ func ParseJSONObject(what, s string) (json.RawMessage, error) {
 // error.
 func ParseRunAt(s string, now time.Time) (at time.Time, in time.Duration, err error) {
 	s = strings.TrimSpace(s)
-	if t, perr := time.Parse(time.RFC3339Nano, s); perr == nil {
+	t, perr := time.Parse(time.RFC3339Nano, s)
+	if perr != nil && len(s) > 4 && s[4] == '-' { // a date, not a delay
+		return time.Time{}, 0, Usagef("invalid run-at %q: want an RFC 3339 time (2030-01-02T15:04:05Z): %v", s, perr)
+	}
+	if perr == nil {
 		if t.After(now.Add(MaxScheduleAhead)) {
 			return time.Time{}, 0, Usagef("run-at %s is too far ahead (maximum %s from now)", s, FormatDuration(MaxScheduleAhead))
 		}

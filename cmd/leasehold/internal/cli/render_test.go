@@ -85,7 +85,7 @@ func TestReadValue(t *testing.T) {
 			t.Errorf("ReadValue(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"@", "@" + file + ".missing"} {
+	for _, bad := range []string{"@", "@" + file + ".missing", "@" + filepath.Dir(file)} {
 		if _, err := ReadValue("--args", bad, nil); ExitCode(err) != ExitUsage {
 			t.Errorf("ReadValue(%q) error = %v, want a usage error", bad, err)
 		}
