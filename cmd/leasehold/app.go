@@ -77,6 +77,10 @@ func argNames(names ...string) cobra.PositionalArgs {
 		if len(args) == len(names) {
 			return nil
 		}
+		if len(names) == 0 && cmd.HasSubCommands() {
+			// "queues pasue x": a mistyped subcommand, not arguments.
+			return cli.Usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+		}
 		want := "no arguments"
 		if len(names) > 0 {
 			want = strings.Join(names, " ")

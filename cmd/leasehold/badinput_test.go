@@ -50,6 +50,8 @@ func TestBadFlagsCreateNothing(t *testing.T) {
 		{"work: a periodic name with a space", []string{"work", "--periodic", "bad name=@every 1s:leasehold.sleep"}, `--periodic: "bad name"`},
 		{"work: a metrics host that does not resolve", []string{"work", "--metrics-addr", "256.0.0.1:9090"}, "--metrics-addr: "},
 		{"work: an unknown kind", []string{"work", "--kind", "nope"}, "--kind: "},
+		{"work: no queue", []string{"work", "--queue="}, "--queue is empty"},
+		{"queues: a mistyped subcommand", []string{"queues", "pasue", "default"}, `unknown command "pasue" for "leasehold queues"`},
 		{"bench: no phase", []string{"bench", "--phases="}, "--phases is empty"},
 		{"bench: a malformed held transaction", []string{"bench", "--hold-tx", "garbage"}, "want START:DURATION"},
 		{"bench: a report that is a directory", []string{"bench", "--from", t.TempDir()}, "--from: "},

@@ -97,6 +97,9 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	if f.o.Concurrency < 1 || f.o.Concurrency > leasehold.MaxMaxWorkers {
 		return cli.Usagef("--concurrency %d is out of range 1..%d", f.o.Concurrency, leasehold.MaxMaxWorkers)
 	}
+	if cmd.Flags().Changed("queue") && len(f.o.Queues) == 0 {
+		return cli.Usagef("--queue is empty: name the queues to work (default %s)", leasehold.DefaultQueue)
+	}
 	for _, q := range f.o.Queues {
 		if err := leasehold.ValidateQueue(q); err != nil {
 			return cli.FlagError("--queue", err)
