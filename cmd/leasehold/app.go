@@ -79,7 +79,8 @@ func argNames(names ...string) cobra.PositionalArgs {
 		}
 		if len(names) == 0 && cmd.HasSubCommands() {
 			// "queues pasue x": a mistyped subcommand, not arguments.
-			return cli.Usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+			return cli.Usagef("unknown command %q for %q, which takes no arguments (see %s --help)",
+				args[0], cmd.CommandPath(), cmd.CommandPath())
 		}
 		want := "no arguments"
 		if len(names) > 0 {
