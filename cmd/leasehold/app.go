@@ -58,9 +58,27 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cli.UsageError(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
+	root.SetHelpCommand(helpCommand(root))
 	root.AddCommand(a.migrateCommand(), a.enqueueCommand(), a.jobsCommand(), a.queuesCommand(),
 		a.periodicCommand(), a.watchCommand(), a.purgeCommand(), a.workCommand(), a.serveCommand(), a.demoCommand(), a.benchCommand(), a.chaosCommand(), a.hostsCommand())
 	return root
+}
+
+// helpCommand is `leasehold help [COMMAND]`: cobra's, except that an
+// unknown topic is a usage error (exit code 2), as an unknown command is,
+// where cobra's prints a note and exits 0.
+func helpCommand(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "Help about any command",
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, rest, err := root.Find(args)
+			if err != nil || c == nil || len(rest) > 0 {
+				return cli.Usagef("unknown help topic %q (see %s --help)", strings.Join(args, " "), root.CommandPath())
+			}
+			return c.Help()
+		},
+	}
 }
 
 // runE wraps a command body: it marks that a command ran.

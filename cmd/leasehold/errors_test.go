@@ -86,6 +86,7 @@ func TestBadInput(t *testing.T) {
 		{"bench count not positive", []string{"bench", "--ceiling-rounds", "-1"}, cli.ExitUsage, "--ceiling-rounds -1 must be positive"},
 		{"bench unknown phase", []string{"bench", "--phases", "drain,bogus"}, cli.ExitUsage, `unknown phase "bogus"`},
 		{"chaos unknown network mode", []string{"chaos", "--net-mode", "bogus"}, cli.ExitUsage, `--net-mode "bogus"`},
+		{"help on an unknown topic", []string{"help", "bogus"}, cli.ExitUsage, `unknown help topic "bogus"`},
 	}
 	forEachDB(t, func(t *testing.T, db string) {
 		for _, c := range cases {

@@ -171,17 +171,21 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 func blank(s string) bool { return s != "" && strings.TrimSpace(s) == "" }
 
 // checkListen refuses a non-loopback address unless authentication is
-// configured: the dashboard shows every job's arguments.
+// configured (the dashboard shows every job's arguments), and an address
+// whose host does not resolve, before the database is opened.
 func checkListen(addr string, authenticated bool) error {
 	if err := cli.CheckAddr("--addr", addr); err != nil {
 		return err
 	}
 	host, _, _ := net.SplitHostPort(addr) // checked
-	if authenticated || isLoopback(host) {
-		return nil
+	if !authenticated && !isLoopback(host) {
+		return cli.Usagef("refusing to serve the dashboard on %s without authentication: it would show every job to the network; "+
+			"set $%s (or basic-auth credentials), or listen on 127.0.0.1", addr, envWebToken)
 	}
-	return cli.Usagef("refusing to serve the dashboard on %s without authentication: it would show every job to the network; "+
-		"set $%s (or basic-auth credentials), or listen on 127.0.0.1", addr, envWebToken)
+	if _, err := net.ResolveTCPAddr("tcp", addr); err != nil {
+		return cli.FlagError("--addr", err)
+	}
+	return nil
 }
 
 // isLoopback reports whether host names only the loopback interface. An

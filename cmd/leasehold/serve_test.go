@@ -36,6 +36,7 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"a bad address", nil, []string{"--addr", "nowhere"}, "want host:port"},
 		{"a port out of range", nil, []string{"--addr", "127.0.0.1:99999"}, "want host:port with a port from 0 to 65535"},
 		{"a bad prefix", nil, []string{"--prefix", "queue"}, "must start with /"},
+		{"an address that does not resolve", []string{envWebToken + "=tok"}, []string{"--addr", "256.0.0.1:80"}, "--addr: lookup 256.0.0.1"},
 		{"a prefix with a space", nil, []string{"--prefix", "/a b"}, "is not a clean URL path"},
 		{"a prefix with a query", nil, []string{"--prefix", "/a?b"}, "is not a clean URL path"},
 		{"a prefix climbing out", nil, []string{"--prefix", "/../x"}, "is not a clean URL path"},
