@@ -239,6 +239,30 @@ func (c Config) validate() error {
 	if c.Driver == nil {
 		return fmt.Errorf("%w: Driver is required", ErrInvalidConfig)
 	}
+	if err := c.validateDurations(); err != nil {
+		return err
+	}
+	if c.FinishedRetention < 0 {
+		return fmt.Errorf("%w: FinishedRetention must not be negative, got %v", ErrInvalidConfig, c.FinishedRetention)
+	}
+	if c.DefaultMaxAttempts < 1 || c.DefaultMaxAttempts > MaxMaxAttempts {
+		return fmt.Errorf("%w: DefaultMaxAttempts must be in 1..%d, got %d", ErrInvalidConfig, MaxMaxAttempts, c.DefaultMaxAttempts)
+	}
+	if c.MaxPayloadBytes < 2 {
+		return fmt.Errorf("%w: MaxPayloadBytes must be at least 2, got %d", ErrInvalidConfig, c.MaxPayloadBytes)
+	}
+	if err := validateOwner(c.Owner); err != nil {
+		return err
+	}
+	if err := c.validateMiddleware(); err != nil {
+		return err
+	}
+	return c.validateQueues()
+}
+
+// validateDurations checks the lease and loop durations: positive, a
+// lease long enough for its renewals, loops no shorter than MinInterval.
+func (c Config) validateDurations() error {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
@@ -255,6 +279,15 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: LeaseTTL %v is below MinLeaseTTL %v: heartbeats every TTL/3 and a safety margin of TTL/6 leave no time for a database round trip",
 			ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL)
 	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"HeartbeatInterval", c.HeartbeatInterval}, {"WatcherInterval", c.WatcherInterval}, {"PollInterval", c.PollInterval}} {
+		if f.d < MinInterval {
+			return fmt.Errorf("%w: %s %v is below MinInterval %v: a loop that short would spin a core",
+				ErrInvalidConfig, f.name, f.d, MinInterval)
+		}
+	}
 	if c.HeartbeatInterval > c.LeaseTTL/2 {
 		return fmt.Errorf("%w: HeartbeatInterval %v must be at most half of LeaseTTL %v (default TTL/3)",
 			ErrInvalidConfig, c.HeartbeatInterval, c.LeaseTTL)
@@ -263,19 +296,27 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: HeartbeatInterval %v must be below LeaseTTL - LeaseSafetyMargin (%v - %v)",
 			ErrInvalidConfig, c.HeartbeatInterval, c.LeaseTTL, c.LeaseSafetyMargin)
 	}
-	if c.FinishedRetention < 0 {
-		return fmt.Errorf("%w: FinishedRetention must not be negative, got %v", ErrInvalidConfig, c.FinishedRetention)
+	return nil
+}
+
+// MinInterval is the shortest HeartbeatInterval, WatcherInterval and
+// PollInterval accepted: each is the period of a loop.
+const MinInterval = time.Millisecond
+
+// validateMiddleware refuses a nil middleware, which would fail every
+// insert or every job later.
+func (c Config) validateMiddleware() error {
+	for i, m := range c.InsertMiddleware {
+		if m == nil {
+			return fmt.Errorf("%w: InsertMiddleware[%d] is nil", ErrInvalidConfig, i)
+		}
 	}
-	if c.DefaultMaxAttempts < 1 {
-		return fmt.Errorf("%w: DefaultMaxAttempts must be at least 1, got %d", ErrInvalidConfig, c.DefaultMaxAttempts)
+	for i, m := range c.WorkMiddleware {
+		if m == nil {
+			return fmt.Errorf("%w: WorkMiddleware[%d] is nil", ErrInvalidConfig, i)
+		}
 	}
-	if c.MaxPayloadBytes < 2 {
-		return fmt.Errorf("%w: MaxPayloadBytes must be at least 2, got %d", ErrInvalidConfig, c.MaxPayloadBytes)
-	}
-	if err := validateOwner(c.Owner); err != nil {
-		return err
-	}
-	return c.validateQueues()
+	return nil
 }
 
 // MaxOwnerBytes bounds Config.Owner.
@@ -345,9 +386,9 @@ func (c Config) validateReconcile(name string, q QueueConfig) error {
 	if rq, ok := c.Queues[t.Queue]; ok && rq.Reconcile != nil {
 		return fmt.Errorf("%w: queue %s: its reconcile queue %s reconciles too", ErrInvalidConfig, name, t.Queue)
 	}
-	if t.MaxAttempts < 1 {
-		return fmt.Errorf("%w: queue %s: Reconcile.MaxAttempts must not be negative, got %d",
-			ErrInvalidConfig, name, r.MaxAttempts)
+	if t.MaxAttempts < 1 || t.MaxAttempts > MaxMaxAttempts {
+		return fmt.Errorf("%w: queue %s: Reconcile.MaxAttempts must be in 0 (default)..%d, got %d",
+			ErrInvalidConfig, name, MaxMaxAttempts, r.MaxAttempts)
 	}
 	if t.Priority < 0 || t.Priority > MaxPriority {
 		return fmt.Errorf("%w: queue %s: Reconcile.Priority must be in 0..%d, got %d",

@@ -64,6 +64,13 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 		{"negative reconcile priority", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Priority: -1}}}}, "Reconcile.Priority"},
 		{"reconcile priority too high", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Priority: MaxPriority + 1}}}}, "Reconcile.Priority"},
 		{"reconcile priority past int32", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{Priority: 1<<31 + 3}}}}, "Reconcile.Priority"},
+		{"attempts no insert accepts", Config{DefaultMaxAttempts: MaxMaxAttempts + 1}, "DefaultMaxAttempts must be in 1..10000"},
+		{"reconcile attempts no insert accepts", Config{Queues: map[string]QueueConfig{"q": {Reconcile: &ReconcilePolicy{MaxAttempts: 1e9}}}}, "Reconcile.MaxAttempts"},
+		{"watcher spinning", Config{WatcherInterval: time.Nanosecond}, "WatcherInterval 1ns is below MinInterval"},
+		{"heartbeat spinning", Config{HeartbeatInterval: time.Microsecond}, "HeartbeatInterval 1µs is below MinInterval"},
+		{"poll spinning", Config{PollInterval: time.Nanosecond}, "PollInterval 1ns is below MinInterval"},
+		{"nil insert middleware", Config{InsertMiddleware: []InsertMiddleware{nil}}, "InsertMiddleware[0] is nil"},
+		{"nil work middleware", Config{WorkMiddleware: []WorkMiddleware{nil}}, "WorkMiddleware[0] is nil"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

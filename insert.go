@@ -24,7 +24,9 @@ type InsertOpts struct {
 	// Priority orders claimable jobs of a queue: lower runs first. 0 to
 	// MaxPriority, default 0.
 	Priority int
-	// RunAt schedules the job for an absolute time. Zero means now.
+	// RunAt schedules the job for an absolute time, in the years 1 to
+	// 9999 (beyond them a time would not survive the drivers' storage).
+	// Zero means now.
 	RunAt time.Time
 	// RunIn schedules the job this long after the database clock's now.
 	// Use RunAt or RunIn, not both.
@@ -258,6 +260,8 @@ func validateOpts(o *InsertOpts, limit int) error {
 		return invalid(ErrInvalidArgs, "run_at", "negative RunIn %v", o.RunIn)
 	case o.RunIn > 0 && !o.RunAt.IsZero():
 		return invalid(ErrInvalidArgs, "run_at", "set RunAt or RunIn, not both")
+	case !o.RunAt.IsZero() && (o.RunAt.Year() < 1 || o.RunAt.Year() > 9999):
+		return invalid(ErrInvalidArgs, "run_at", "RunAt %s is outside the years 1 to 9999", o.RunAt.UTC().Format(time.RFC3339))
 	}
 	if field, p := uniqueProblem(o); p != "" {
 		return invalid(ErrInvalidArgs, field, "%s", p)

@@ -64,6 +64,9 @@ func AddWorkerWithOptions[T Args](ws *Workers, w Worker[T], opts WorkerOptions) 
 	if err := opts.validate(kind); err != nil {
 		return err
 	}
+	if w == nil {
+		return fmt.Errorf("%w: nil worker for kind %s", ErrInvalidConfig, kind)
+	}
 	run := func(ctx context.Context, row *JobRow) error {
 		job := &Job[T]{JobRow: row}
 		if err := json.Unmarshal(row.Args, &job.Args); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/engine"
 	"github.com/leasehold/leasehold/internal/maintenance"
 	"github.com/leasehold/leasehold/internal/statemachine"
 )
@@ -207,9 +208,9 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	if err := c.checkTx(tx); err != nil {
 		return err
 	}
-	l := c.leases.Lookup(job.ID, job.Attempt)
-	if l == nil {
-		return fmt.Errorf("%w: job %d attempt %d", ErrNotInHandler, job.ID, job.Attempt)
+	l, err := c.runningLease(job)
+	if err != nil {
+		return err
 	}
 	if l.CompletedIn(tx) {
 		return fmt.Errorf("%w: job %d attempt %d", ErrAlreadyCompleted, job.ID, job.Attempt)
@@ -228,6 +229,19 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	}
 	l.MarkCompletedIn(tx)
 	return nil
+}
+
+// runningLease returns the lease of job that this client's handler runs,
+// or an error matching ErrNotInHandler (for a nil job too).
+func (c *Client) runningLease(job *JobRow) (*engine.Lease, error) {
+	if job == nil {
+		return nil, fmt.Errorf("%w: nil job", ErrNotInHandler)
+	}
+	l := c.leases.Lookup(job.ID, job.Attempt)
+	if l == nil {
+		return nil, fmt.Errorf("%w: job %d attempt %d", ErrNotInHandler, job.ID, job.Attempt)
+	}
+	return l, nil
 }
 
 // RescueExpired runs one pass of the stuck watcher: every processing job

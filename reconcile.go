@@ -122,9 +122,9 @@ func (c *Client) ResolveReconcileTx(ctx context.Context, tx any, job *JobRow, r 
 // resolve is ResolveReconcile and ResolveReconcileTx (tx nil: own
 // transaction).
 func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution) error {
-	l := c.leases.Lookup(job.ID, job.Attempt)
-	if l == nil {
-		return fmt.Errorf("%w: job %d attempt %d", ErrNotInHandler, job.ID, job.Attempt)
+	l, err := c.runningLease(job)
+	if err != nil {
+		return err
 	}
 	var args ReconcileArgs
 	if err := json.Unmarshal(job.Args, &args); err != nil || args.JobID <= 0 {

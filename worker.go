@@ -55,7 +55,8 @@ type handler struct {
 	run func(ctx context.Context, row *JobRow) error
 }
 
-// NewWorkers returns an empty set of handlers.
+// NewWorkers returns an empty set of handlers. The zero Workers is one
+// too.
 func NewWorkers() *Workers { return &Workers{byKind: map[string]*handler{}} }
 
 // AddWorker registers w for the kind of T, which is T's zero value's
@@ -73,8 +74,14 @@ func AddWorker[T Args](ws *Workers, w Worker[T]) error {
 
 // add registers h unless its kind is taken or ws is frozen.
 func (ws *Workers) add(h *handler) error {
+	if ws == nil {
+		return fmt.Errorf("%w: nil *Workers (use NewWorkers)", ErrInvalidConfig)
+	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if ws.byKind == nil { // the zero Workers
+		ws.byKind = map[string]*handler{}
+	}
 	if ws.frozen {
 		return fmt.Errorf("%w (kind %s)", ErrWorkersFrozen, h.kind)
 	}

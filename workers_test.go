@@ -94,3 +94,47 @@ func waitGroup(t *testing.T, wg *sync.WaitGroup, what string) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
+
+// TestAddWorkerMisuse: a nil *Workers and a nil worker are refused with
+// ErrInvalidConfig, and the zero Workers is usable.
+func TestAddWorkerMisuse(t *testing.T) {
+	w := leasehold.WorkFunc[frozenA](func(context.Context, *leasehold.Job[frozenA]) error { return nil })
+	if err := leasehold.AddWorker(nil, w); !errors.Is(err, leasehold.ErrInvalidConfig) {
+		t.Errorf("AddWorker(nil, w) = %v, want ErrInvalidConfig", err)
+	}
+	var ws leasehold.Workers
+	if err := leasehold.AddWorker[frozenA](&ws, nil); !errors.Is(err, leasehold.ErrInvalidConfig) {
+		t.Errorf("AddWorker(ws, nil) = %v, want ErrInvalidConfig", err)
+	}
+	if err := leasehold.AddWorker(&ws, w); err != nil {
+		t.Errorf("AddWorker on the zero Workers = %v, want nil", err)
+	}
+	if got := ws.Kinds(); len(got) != 1 || got[0] != "frozen_a" {
+		t.Errorf("Kinds of the zero Workers after AddWorker = %v", got)
+	}
+}
+
+// TestNilJobNotInHandler: CompleteTx and ResolveReconcile given a nil job
+// return ErrNotInHandler instead of panicking.
+func TestNilJobNotInHandler(t *testing.T) {
+	d, err := sqlitedriver.Open(testdb.SQLitePath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := d.DB().BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := c.CompleteTx(t.Context(), tx, nil); !errors.Is(err, leasehold.ErrNotInHandler) {
+		t.Errorf("CompleteTx(nil job) = %v, want ErrNotInHandler", err)
+	}
+	if err := c.ResolveReconcile(t.Context(), nil, leasehold.Resolution{}); !errors.Is(err, leasehold.ErrNotInHandler) {
+		t.Errorf("ResolveReconcile(nil job) = %v, want ErrNotInHandler", err)
+	}
+}

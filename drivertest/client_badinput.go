@@ -60,6 +60,8 @@ func badInputs() []badInput {
 		{"EscapedNULInMetadata", ok, meta(`{"m":["x","\u0000"]}`), "metadata", leasehold.ErrInvalidArgs},
 		{"InvalidUTF8InMetadata", ok, meta("{\"m\":\"\xed\xa0\x80\"}"), "metadata", leasehold.ErrInvalidArgs},
 		{"InvalidUTF8InMetadataKey", ok, meta("{\"\xff\":1}"), "metadata", leasehold.ErrInvalidArgs},
+		{"RunAtBeyondYear9999", ok, &leasehold.InsertOpts{RunAt: time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC)}, "run_at", leasehold.ErrInvalidArgs},
+		{"RunAtBeforeYear1", ok, &leasehold.InsertOpts{RunAt: time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC)}, "run_at", leasehold.ErrInvalidArgs},
 		{"NestedTooDeepInRawArgs", raw("test", nested(1001)), nil, "args", leasehold.ErrInvalidArgs},
 		{"NestedTooDeepInMetadata", ok, meta(nested(1001)), "metadata", leasehold.ErrInvalidArgs},
 	}
