@@ -3,6 +3,7 @@ package leasehold
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -99,10 +100,17 @@ func ValidateQueue(queue string) error {
 	return nil
 }
 
+// nilPointer reports whether args is a nil pointer: its Kind may
+// dereference it, and it encodes as null, not an object.
+func nilPointer(args Args) bool {
+	v := reflect.ValueOf(args)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
 // encodeArgs validates the kind and encodes args as a JSON object within
 // the size limit that every driver can store (see jsonProblem).
 func encodeArgs(args Args, limit int) (kind string, data []byte, err error) {
-	if args == nil {
+	if args == nil || nilPointer(args) {
 		return "", nil, invalid(ErrInvalidArgs, "args", "nil args")
 	}
 	kind = args.Kind()

@@ -57,6 +57,10 @@ func (o *WorkerOptions) validate(kind string) error {
 // error matching ErrInvalidConfig for options out of range.
 func AddWorkerWithOptions[T Args](ws *Workers, w Worker[T], opts WorkerOptions) error {
 	var zero T
+	if nilPointer(zero) {
+		return fmt.Errorf("%w: %T is a pointer type: register the type its pointer points to (Kind with a value receiver)",
+			ErrInvalidKind, zero)
+	}
 	kind := zero.Kind()
 	if err := ValidateKind(kind); err != nil {
 		return err

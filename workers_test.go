@@ -138,3 +138,29 @@ func TestNilJobNotInHandler(t *testing.T) {
 		t.Errorf("ResolveReconcile(nil job) = %v, want ErrNotInHandler", err)
 	}
 }
+
+// TestNilPointerArgs: a typed nil pointer as Args is refused as nil args
+// by Insert, and a pointer type by AddWorker, instead of panicking in
+// Kind.
+func TestNilPointerArgs(t *testing.T) {
+	var ws leasehold.Workers
+	w := leasehold.WorkFunc[*frozenA](func(context.Context, *leasehold.Job[*frozenA]) error { return nil })
+	if err := leasehold.AddWorker(&ws, w); !errors.Is(err, leasehold.ErrInvalidKind) {
+		t.Errorf("AddWorker of a pointer type = %v, want ErrInvalidKind", err)
+	}
+	d, err := sqlitedriver.Open(testdb.SQLitePath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	if _, err := d.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Insert(t.Context(), (*frozenA)(nil), nil); !errors.Is(err, leasehold.ErrInvalidArgs) {
+		t.Errorf("Insert of a nil *frozenA = %v, want ErrInvalidArgs", err)
+	}
+}
