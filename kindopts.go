@@ -56,12 +56,10 @@ func (o *WorkerOptions) validate(kind string) error {
 // handler's timeout, its retry policy and its retry budget. It returns an
 // error matching ErrInvalidConfig for options out of range.
 func AddWorkerWithOptions[T Args](ws *Workers, w Worker[T], opts WorkerOptions) error {
-	var zero T
-	if nilPointer(zero) {
-		return fmt.Errorf("%w: %T is a pointer type: register the type its pointer points to (Kind with a value receiver)",
-			ErrInvalidKind, zero)
+	kind, err := zeroKind[T]()
+	if err != nil {
+		return err
 	}
-	kind := zero.Kind()
 	if err := ValidateKind(kind); err != nil {
 		return err
 	}
@@ -79,6 +77,19 @@ func AddWorkerWithOptions[T Args](ws *Workers, w Worker[T], opts WorkerOptions) 
 		return w.Work(ctx, job)
 	}
 	return ws.add(&handler{kind: kind, opts: opts, run: withTimeout(opts.Timeout, run)})
+}
+
+// zeroKind returns the Kind of T's zero value, or ErrInvalidKind when it
+// panics: a pointer type whose Kind has a value receiver dereferences nil.
+func zeroKind[T Args]() (kind string, err error) {
+	var zero T
+	defer func() {
+		if recover() != nil {
+			kind, err = "", fmt.Errorf("%w: Kind of %T's zero value panicked: register the type its pointer points to, or give Kind a pointer receiver",
+				ErrInvalidKind, zero)
+		}
+	}()
+	return zero.Kind(), nil
 }
 
 // maxAttempts returns the retry budget of kind's worker in ws, or 0 when

@@ -164,3 +164,17 @@ func TestNilPointerArgs(t *testing.T) {
 		t.Errorf("Insert of a nil *frozenA = %v, want ErrInvalidArgs", err)
 	}
 }
+
+type pointerKind struct{}
+
+func (*pointerKind) Kind() string { return "pointer_kind" }
+
+// TestPointerKindWorker: a pointer type whose Kind has a pointer receiver
+// (nil-safe) registers as before.
+func TestPointerKindWorker(t *testing.T) {
+	var ws leasehold.Workers
+	w := leasehold.WorkFunc[*pointerKind](func(context.Context, *leasehold.Job[*pointerKind]) error { return nil })
+	if err := leasehold.AddWorker(&ws, w); err != nil {
+		t.Errorf("AddWorker of *pointerKind = %v, want nil", err)
+	}
+}
