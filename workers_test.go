@@ -12,6 +12,7 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/sqlitedriver"
+	"github.com/leasehold/leasehold/sqlitedriver/sqlitetest"
 )
 
 type frozenA struct{}
@@ -117,11 +118,7 @@ func TestAddWorkerMisuse(t *testing.T) {
 // TestNilJobNotInHandler: CompleteTx and ResolveReconcile given a nil job
 // return ErrNotInHandler instead of panicking.
 func TestNilJobNotInHandler(t *testing.T) {
-	d, err := sqlitedriver.Open(testdb.SQLitePath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
+	d := sqlitetest.Open(t)
 	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
 	if err != nil {
 		t.Fatal(err)
@@ -148,15 +145,7 @@ func TestNilPointerArgs(t *testing.T) {
 	if err := leasehold.AddWorker(&ws, w); !errors.Is(err, leasehold.ErrInvalidKind) {
 		t.Errorf("AddWorker of a pointer type = %v, want ErrInvalidKind", err)
 	}
-	d, err := sqlitedriver.Open(testdb.SQLitePath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if _, err := d.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
+	c, err := leasehold.NewClient(leasehold.Config{Driver: sqlitetest.Open(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
