@@ -159,8 +159,8 @@ func (c *Client) Migrate(ctx context.Context) error {
 // database's schema version: when ctx is done first, Start returns an error
 // wrapping ctx's error and the client is left as it was, ready for another
 // Start. A Stop called meanwhile ends the wait, and Start returns
-// ErrClientStopped. Starting twice is an error; starting after Stop returns
-// ErrClientStopped. Start freezes Config.Workers: AddWorker on it returns
+// ErrClientStopped. Starting twice returns ErrClientStarted; starting after
+// Stop returns ErrClientStopped. Start freezes Config.Workers: AddWorker on it returns
 // ErrWorkersFrozen from then on.
 func (c *Client) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -190,7 +190,7 @@ func (c *Client) beginStart(ctx context.Context) (context.Context, error) {
 	defer c.mu.Unlock()
 	switch c.state {
 	case stateStarting, stateRunning:
-		return nil, fmt.Errorf("leasehold: client already started")
+		return nil, ErrClientStarted
 	case stateStopped:
 		return nil, ErrClientStopped
 	}

@@ -67,6 +67,30 @@ func startAgain(t *testing.T, c *leasehold.Client) {
 	}
 }
 
+// TestStartTwice: a second Start on a running client returns
+// ErrClientStarted and leaves it running; Start after Stop returns
+// ErrClientStopped.
+func TestStartTwice(t *testing.T) {
+	_, c := lifecycleSetup(t, nil)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := c.Start(t.Context()); !errors.Is(err, leasehold.ErrClientStarted) {
+		t.Fatalf("second Start = %v, want ErrClientStarted", err)
+	}
+	select {
+	case <-c.Stopped():
+		t.Fatal("Stopped closed by a refused second Start")
+	default:
+	}
+	if err := c.Stop(t.Context()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := c.Start(t.Context()); !errors.Is(err, leasehold.ErrClientStopped) {
+		t.Fatalf("Start after Stop = %v, want ErrClientStopped", err)
+	}
+}
+
 // TestStartCancelledContext: Start with a cancelled ctx returns ctx's
 // error, wrapped, and leaves the client startable.
 func TestStartCancelledContext(t *testing.T) {

@@ -108,6 +108,10 @@ var (
 	// operations that need a running client after Stop.
 	ErrClientStopped = errors.New("leasehold: client stopped")
 
+	// ErrClientStarted is returned by a second Start on a client that is
+	// starting or running: one client runs one set of background work.
+	ErrClientStarted = errors.New("leasehold: client already started")
+
 	// ErrSchemaTooNew reports a database migrated by a newer leasehold than
 	// this one: Start and Migrate refuse it. The error is a
 	// *SchemaVersionError naming both versions.

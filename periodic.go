@@ -127,8 +127,12 @@ func (c *Client) ListPeriodic(ctx context.Context) ([]*PeriodicRow, error) {
 // ForgetPeriodic deletes the database record of schedule name (for one
 // that no process runs any more) and reports whether there was one. A
 // process still running it records it again, and its slots start over
-// after the first one it sees due.
+// after the first one it sees due. A name no schedule could have
+// (ValidatePeriodicName) is refused with ErrInvalidPeriodic.
 func (c *Client) ForgetPeriodic(ctx context.Context, name string) (bool, error) {
+	if err := ValidatePeriodicName(name); err != nil {
+		return false, err
+	}
 	ok, err := c.driver.PeriodicDelete(ctx, name)
 	if err != nil {
 		return false, fmt.Errorf("leasehold: forget periodic job: %w", err)

@@ -15,7 +15,10 @@ import (
 // time zone).
 type Schedule interface {
 	// Next returns the first slot strictly after t, or the zero time when
-	// the schedule never fires again.
+	// the schedule never fires again. A slot not after t breaks the
+	// contract: AddPeriodic and NewClient refuse such a schedule with
+	// ErrInvalidSchedule, and one that breaks it later stops firing, with
+	// an error logged.
 	Next(t time.Time) time.Time
 	// String describes the schedule; it is recorded with it, for
 	// `leasehold periodic list`.
@@ -213,8 +216,13 @@ func checkSchedule(s Schedule) error {
 			return fmt.Errorf("%w: interval %v is below %v", ErrInvalidSchedule, v.d, MinEvery)
 		}
 	}
-	if s.Next(time.Now()).IsZero() {
+	now := time.Now()
+	switch next := s.Next(now); {
+	case next.IsZero():
 		return fmt.Errorf("%w: %s never fires", ErrInvalidSchedule, s)
+	case !next.After(now):
+		return fmt.Errorf("%w: %s: Next(%s) returned %s, not a later slot",
+			ErrInvalidSchedule, s, now.Format(time.RFC3339Nano), next.Format(time.RFC3339Nano))
 	}
 	return nil
 }
@@ -222,7 +230,8 @@ func checkSchedule(s Schedule) error {
 // Errors of periodic jobs.
 var (
 	// ErrInvalidSchedule reports a cron expression that does not parse or
-	// never fires, or an interval that is too short.
+	// never fires, an interval that is too short, or a Schedule whose
+	// Next returns a slot not after its input.
 	ErrInvalidSchedule = errors.New("leasehold: invalid schedule")
 
 	// ErrInvalidPeriodic reports a PeriodicJob that cannot run: a bad

@@ -1,10 +1,8 @@
 package leasehold_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"maps"
 	"strings"
 	"sync"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/testlog"
 	"github.com/leasehold/leasehold/sqlitedriver/sqlitetest"
 )
 
@@ -258,6 +257,7 @@ func TestAddPeriodicErrors(t *testing.T) {
 		{"bad name", bad(func(j *leasehold.PeriodicJob) { j.Name = "a b" }), []error{leasehold.ErrInvalidPeriodic}},
 		{"no schedule", bad(func(j *leasehold.PeriodicJob) { j.Schedule = nil }), []error{leasehold.ErrInvalidPeriodic, leasehold.ErrInvalidSchedule}},
 		{"interval too short", bad(func(j *leasehold.PeriodicJob) { j.Schedule = leasehold.Every(time.Microsecond) }), []error{leasehold.ErrInvalidSchedule}},
+		{"next not after", bad(func(j *leasehold.PeriodicJob) { j.Schedule = backwards{} }), []error{leasehold.ErrInvalidSchedule}},
 		{"no args", bad(func(j *leasehold.PeriodicJob) { j.Args = nil }), []error{leasehold.ErrInvalidPeriodic}},
 		{"bad policy", bad(func(j *leasehold.PeriodicJob) { j.CatchUp = 7 }), []error{leasehold.ErrInvalidPeriodic}},
 		{"negative grace", bad(func(j *leasehold.PeriodicJob) { j.Grace = -time.Second }), []error{leasehold.ErrInvalidPeriodic}},
@@ -286,6 +286,9 @@ func TestAddPeriodicErrors(t *testing.T) {
 	if err := c.RemovePeriodic("tick"); err != nil {
 		t.Errorf("RemovePeriodic before Start: %v", err)
 	}
+	if ok, err := c.ForgetPeriodic(t.Context(), "bad name"); ok || !errors.Is(err, leasehold.ErrInvalidPeriodic) {
+		t.Errorf("ForgetPeriodic of a name no schedule could have = %v, %v; want false, ErrInvalidPeriodic", ok, err)
+	}
 	if err := c.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +313,7 @@ func TestPeriodicUnworkedQueueWarned(t *testing.T) {
 	}
 	d := sqlitetest.Open(t)
 	var logs lockedLog
-	c := startedWithPeriodic(t, leasehold.Config{Driver: d, Workers: ws, Logger: logs.logger()},
+	c := startedWithPeriodic(t, leasehold.Config{Driver: d, Workers: ws, Logger: logs.Logger()},
 		periodicIn("worked", ""), periodicIn("elsewhere", "reports"))
 	if err := c.AddPeriodic(periodicIn("later", "audit")); err != nil {
 		t.Fatal(err)
@@ -318,7 +321,7 @@ func TestPeriodicUnworkedQueueWarned(t *testing.T) {
 	logs.check(t, map[string]string{"elsewhere": "reports", "later": "audit"})
 
 	var idle lockedLog
-	startedWithPeriodic(t, leasehold.Config{Driver: d, Logger: idle.logger()}, periodicIn("worked", ""))
+	startedWithPeriodic(t, leasehold.Config{Driver: d, Logger: idle.Logger()}, periodicIn("worked", ""))
 	idle.check(t, map[string]string{})
 }
 
@@ -353,26 +356,13 @@ func startedWithPeriodic(t *testing.T, cfg leasehold.Config, jobs ...leasehold.P
 
 // lockedLog collects a client's log lines; the client logs from several
 // goroutines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+type lockedLog struct{ testlog.Buffer }
 
 // check fails t unless the log warns of exactly the schedules of want,
 // once each, with their queue.
 func (l *lockedLog) check(t *testing.T, want map[string]string) {
 	t.Helper()
-	l.mu.Lock()
-	text := l.buf.String()
-	l.mu.Unlock()
+	text := l.String()
 	got := map[string]string{}
 	for _, line := range strings.Split(text, "\n") {
 		if !strings.Contains(line, "does not work") {
@@ -432,7 +422,7 @@ func TestPeriodicMiddlewareErrorRetried(t *testing.T) {
 	every := func(name string) leasehold.PeriodicJob {
 		return leasehold.PeriodicJob{Name: name, Schedule: leasehold.Every(time.Second), Args: tick, Grace: time.Minute}
 	}
-	c := startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.logger(),
+	c := startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.Logger(),
 		InsertMiddleware: []leasehold.InsertMiddleware{failOnce}}, every("flaky"), every("refused"))
 	got := map[string]string{} // schedule: the unique key of its first job
 	waitJobs(t, c, &logs, "a job of each schedule", func(jobs []*leasehold.JobRow) bool {
@@ -448,11 +438,11 @@ func TestPeriodicMiddlewareErrorRetried(t *testing.T) {
 	defer mu.Unlock()
 	if got["flaky"] != first["flaky"] {
 		t.Errorf("the first job of flaky is %s, want its first slot's, %s, whose middleware failed once; log:\n%s",
-			got["flaky"], first["flaky"], logs.text())
+			got["flaky"], first["flaky"], logs.String())
 	}
 	if got["refused"] == first["refused"] {
 		t.Errorf("the first slot of refused, %s, which the middleware refused with a permanent error, got a job; log:\n%s",
-			first["refused"], logs.text())
+			first["refused"], logs.String())
 	}
 }
 
@@ -498,7 +488,7 @@ func TestPeriodicPanicRefusesSlot(t *testing.T) {
 	every := func(name string, args func(time.Time) (leasehold.Args, *leasehold.InsertOpts)) leasehold.PeriodicJob {
 		return leasehold.PeriodicJob{Name: name, Schedule: leasehold.Every(time.Second), Args: args}
 	}
-	c := startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.logger(),
+	c := startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.Logger(),
 		InsertMiddleware: []leasehold.InsertMiddleware{mw}}, every("args", panicky), every("mw", tick), every("late", tick))
 	keys := map[string]bool{}
 	waitJobs(t, c, &logs, "two jobs of each schedule", func(jobs []*leasehold.JobRow) bool {
@@ -509,7 +499,7 @@ func TestPeriodicPanicRefusesSlot(t *testing.T) {
 		}
 		return n["args"] >= 2 && n["mw"] >= 2 && n["late"] >= 2
 	})
-	text := logs.text()
+	text := logs.String()
 	for _, name := range []string{"args", "mw"} {
 		if strings.Count(text, "slot skipped\" schedule="+name+" ") != 1 {
 			t.Errorf("the log does not say once that schedule %s skipped a slot; log:\n%s", name, text)
@@ -548,17 +538,17 @@ func waitJobs(t *testing.T, c *leasehold.Client, logs *lockedLog, want string, d
 			return jobs
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s after 10 s: %d jobs; log:\n%s", want, len(jobs), logs.text())
+			t.Fatalf("no %s after 10 s: %d jobs; log:\n%s", want, len(jobs), logs.String())
 		}
 	}
 }
 
-// text returns what was logged so far.
-func (l *lockedLog) text() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+// backwards is a Schedule that breaks the contract: its next slot is an
+// hour before its input.
+type backwards struct{}
+
+func (backwards) Next(t time.Time) time.Time { return t.Add(-time.Hour) }
+func (backwards) String() string             { return "backwards" }
 
 // TestValidatePeriodicName: the exported check follows the name rule.
 func TestValidatePeriodicName(t *testing.T) {

@@ -46,7 +46,7 @@ func TestReconcileQueueNotRunWarns(t *testing.T) {
 		}
 		var log lockedLog
 		c, err := leasehold.NewClient(leasehold.Config{Driver: d, Workers: ws, Queues: tc.queues,
-			PollInterval: 50 * time.Millisecond, Logger: log.logger()})
+			PollInterval: 50 * time.Millisecond, Logger: log.Logger()})
 		if err != nil {
 			t.Fatalf("%s: NewClient: %v", tc.name, err)
 		}
@@ -54,9 +54,7 @@ func TestReconcileQueueNotRunWarns(t *testing.T) {
 			t.Fatalf("%s: Start: %v", tc.name, err)
 		}
 		_ = c.Stop(context.Background())
-		log.mu.Lock()
-		got := strings.Contains(log.buf.String(), "reconcile jobs this client does not run")
-		log.mu.Unlock()
+		got := strings.Contains(log.String(), "reconcile jobs this client does not run")
 		if got != tc.warn {
 			t.Errorf("%s: warned %v, want %v", tc.name, got, tc.warn)
 		}

@@ -1,23 +1,21 @@
 package web_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"html"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/testlog"
 	"github.com/leasehold/leasehold/web"
 )
 
@@ -162,8 +160,8 @@ func formRE(prefix, queue string) *regexp.Regexp {
 // failure of the dashboard. A bulk retry reports it the same way.
 func TestRetryOfHeldKeyIsConflict(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		var log syncBuffer
-		e := newEnv(t, d, web.Options{Token: testToken, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		var log testlog.Buffer
+		e := newEnv(t, d, web.Options{Token: testToken, Logger: log.Logger()})
 		e.login()
 		opts := &leasehold.InsertOpts{UniqueKey: "k1", UniqueScope: leasehold.UniqueWhileUnfinished}
 		insert := func() int64 {
@@ -196,22 +194,4 @@ func TestRetryOfHeldKeyIsConflict(t *testing.T) {
 			t.Errorf("job after its refused retries: %s, want cancelled", got)
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer the handler writes and the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

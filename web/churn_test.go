@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/testlog"
 	"github.com/leasehold/leasehold/web"
 )
 
@@ -20,8 +20,8 @@ import (
 // write miss every time.
 func TestActionOnChurningJobIsConflict(t *testing.T) {
 	d := openPostgres(t)
-	var log syncBuffer
-	e := newEnv(t, d, web.Options{Token: testToken, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	var log testlog.Buffer
+	e := newEnv(t, d, web.Options{Token: testToken, Logger: log.Logger()})
 	e.login()
 	cancelled, pending := e.insert("q", "k", `{}`).ID, e.insert("q", "k", `{}`).ID
 	if _, err := e.client.CancelJob(t.Context(), cancelled); err != nil {

@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/internal/testlog"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -192,31 +192,9 @@ func enqueueID(t *testing.T, db string, args ...string) int64 {
 // output may be read while it runs.
 type background struct {
 	cmd            *exec.Cmd
-	stdout, stderr lockedBuffer
+	stdout, stderr testlog.Buffer
 	done           chan error
 }
-
-// lockedBuffer is a bytes.Buffer safe to read while the process writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Bytes returns a copy of what was written so far.
-func (b *lockedBuffer) Bytes() []byte { return []byte(b.String()) }
 
 // start runs the binary against db in the background; the process is
 // killed when the test ends if it is still running.

@@ -71,12 +71,15 @@ func (a *app) periodicForgetCommand() *cobra.Command {
 		Long: `Delete the database record of schedule NAME, so that ` + "`periodic list`" + ` no longer
 shows it. Its jobs are kept. A process still running the schedule records it
 again, and goes on with the next slot due. A NAME with no record exits with
-code 3 (not found), as an unknown job id does; an empty NAME is a usage error
-(exit code 2).`,
+code 3 (not found), as an unknown job id does; an empty NAME, or one no
+schedule could have, is a usage error (exit code 2).`,
 		Args: argNames("NAME"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(args[0]) == "" {
 				return cli.Usagef("periodic forget takes a schedule NAME, got an empty one (see %s --help)", cmd.CommandPath())
+			}
+			if err := leasehold.ValidatePeriodicName(args[0]); err != nil {
+				return err
 			}
 			return a.withClient(cmd, func(ctx context.Context, c *leasehold.Client) error {
 				ok, err := c.ForgetPeriodic(ctx, args[0])

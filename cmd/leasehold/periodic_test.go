@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -137,10 +140,10 @@ func checkNoControlCharacters(t *testing.T, name, s string) {
 }
 
 // TestPeriodicForgetNames: `periodic forget` with an empty or blank NAME
-// is a usage error (exit code 2), refused before the database is looked
-// at; an unknown NAME exits 3, echoed with its control characters
+// or one no schedule could have is a usage error (exit code 2), refused
+// before the database is opened, echoed with its control characters
 // escaped, so that it cannot reach the operator's terminal as escape
-// sequences.
+// sequences; an unknown NAME exits 3.
 func TestPeriodicForgetNames(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
 		for _, name := range []string{"", "   ", "\t\n"} {
@@ -149,12 +152,17 @@ func TestPeriodicForgetNames(t *testing.T) {
 		}
 		checkOneLineError(t, "forget nosuch", lh(t, db, "periodic", "forget", "nosuch"), cli.ExitNotFound,
 			"no schedule nosuch recorded")
-		r := lh(t, db, "periodic", "forget", "a\x1b]0;owned\a\x1b[2Jb\u009b")
-		checkOneLineError(t, "forget an escape sequence", r, cli.ExitNotFound,
-			`no schedule a\x1b]0;owned\x07\x1b[2Jb\x9b recorded`)
-		checkNoControlCharacters(t, "forget an escape sequence", r.stderr)
 	})
 	missing := "sqlite:" + filepath.Join(t.TempDir(), "none.db")
 	checkOneLineError(t, "forget '' without a database", lh(t, missing, "periodic", "forget", ""), cli.ExitUsage,
 		"periodic forget takes a schedule NAME, got an empty one")
+	r := lh(t, missing, "periodic", "forget", "a\x1b]0;owned\a\x1b[2Jb\u009b")
+	checkOneLineError(t, "forget an escape sequence", r, cli.ExitUsage,
+		`invalid periodic job: periodic name: "a\x1b]0;owned\a\x1b[2Jb\u009b"`)
+	checkNoControlCharacters(t, "forget an escape sequence", r.stderr)
+	checkOneLineError(t, "forget a name no schedule could have", lh(t, missing, "periodic", "forget", "a b"), cli.ExitUsage,
+		`periodic name: "a b": ' ' at byte 1`)
+	if _, err := os.Stat(strings.TrimPrefix(missing, "sqlite:")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused periodic forget created its database (stat: %v)", err)
+	}
 }

@@ -187,6 +187,7 @@ func (e *Enqueuer) launch(r *runner) {
 
 // run enqueues s's slots until ctx is done.
 func (e *Enqueuer) run(ctx context.Context, s *Schedule) {
+	s = e.strict(s)
 	cursor, ok := e.begin(ctx, s)
 	retry := enqueuerRetry
 	for ok && ctx.Err() == nil {
@@ -200,6 +201,28 @@ func (e *Enqueuer) run(ctx context.Context, s *Schedule) {
 		retry = enqueuerRetry
 		cursor = next
 	}
+}
+
+// strict returns a copy of s whose Next keeps the contract of a slot
+// strictly after its input: a slot that is not (a Next that repeats t or
+// goes back) would have the enqueuer claim the same or earlier slots in a
+// loop, so the schedule is taken as never firing again instead, and the
+// first broken slot is logged.
+func (e *Enqueuer) strict(s *Schedule) *Schedule {
+	c, next, reported := *s, s.Next, false
+	c.Next = func(t time.Time) time.Time {
+		n := next(t)
+		if n.IsZero() || n.After(t) {
+			return n
+		}
+		if !reported {
+			reported = true
+			e.cfg.Logger.Error("leasehold: periodic schedule stopped: its Next returned a slot not after its input",
+				"schedule", s.Name, "input", t, "slot", n)
+		}
+		return time.Time{}
+	}
+	return &c
 }
 
 // begin registers s and returns the cursor its slots start after: the

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/testlog"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -132,6 +134,38 @@ func TestEnqueuerRetriesFailedClaimAndSkipsRefused(t *testing.T) {
 	f = &fakeSlots{now: base.Add(time.Second), refuse: fmt.Errorf("bad job: %w", ErrSlotRefused), stopAt: 2}
 	if got := f.run(t, base, 10*time.Second, false); fmt.Sprint(got) != "[20s 30s]" {
 		t.Fatalf("after a refused slot, claimed %v; want it skipped (20s, 30s)", got)
+	}
+}
+
+// TestEnqueuerStopsScheduleGoingBack: a Next that returns a slot not
+// after its input (here from the third slot on: the same time, then an
+// earlier one) stops the schedule, logged, instead of claiming in a loop.
+func TestEnqueuerStopsScheduleGoingBack(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, back := range []time.Duration{0, -time.Hour} {
+		f := &fakeSlots{now: base.Add(time.Second), stopAt: -1}
+		calls := 0
+		next := func(t time.Time) time.Time {
+			calls++
+			if t.Before(base.Add(20 * time.Second)) {
+				return t.Truncate(10 * time.Second).Add(10 * time.Second)
+			}
+			return t.Add(back)
+		}
+		var logged testlog.Buffer
+		e := NewEnqueuer(EnqueuerConfig{Driver: f, Logger: logged.Logger(), Sleep: f.sleep})
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		e.run(ctx, &Schedule{Name: "s", Next: next, Grace: time.Minute, Insert: f.insert})
+		cancel()
+		if fmt.Sprint(f.claimed) != fmt.Sprint([]time.Time{base.Add(10 * time.Second), base.Add(20 * time.Second)}) {
+			t.Errorf("back %v: claimed %v, want the slots at 10s and 20s only", back, f.claimed)
+		}
+		if calls > 20 {
+			t.Errorf("back %v: Next called %d times in 300 ms, want the schedule stopped, not spinning", back, calls)
+		}
+		if !strings.Contains(logged.String(), "periodic schedule stopped: its Next returned a slot not after its input") {
+			t.Errorf("back %v: log %q does not report the broken schedule", back, logged.String())
+		}
 	}
 }
 
