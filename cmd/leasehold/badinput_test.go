@@ -38,7 +38,10 @@ func TestInputNoDatabaseStores(t *testing.T) {
 
 // TestBadFlagsCreateNothing: a command that would create its database
 // (work, bench, hosts) refuses a bad flag value with exit code 2, naming
-// the flag, before it opens the database: no file is left behind.
+// the flag, before it opens the database: no file is left behind. So do
+// the others, for a flag given with an empty value (such as
+// --provider="$URL" with URL unset), which would otherwise mean the
+// flag's default: an in-process provider stand-in, no filter, no key.
 func TestBadFlagsCreateNothing(t *testing.T) {
 	cases := []struct {
 		name string
@@ -57,6 +60,15 @@ func TestBadFlagsCreateNothing(t *testing.T) {
 		{"bench: a report that is a directory", []string{"bench", "--from", t.TempDir()}, "--from: "},
 		{"hosts: port 0", []string{"hosts", "--port", "0"}, "--port 0: want a port from 1 to 65535"},
 		{"hosts: 65 processes", []string{"hosts", "--procs", "1,65"}, "--procs 65: want process counts from 1 to 64"},
+		{"work: an empty provider", []string{"work", "--provider="}, "--provider is empty"},
+		{"work: an empty kind list", []string{"work", "--kind", " , "}, "--kind is empty"},
+		{"work: an empty owner", []string{"work", "--owner", " "}, "--owner is empty"},
+		{"work: an empty reconcile queue", []string{"work", "--reconcile-into="}, "--reconcile-into is empty"},
+		{"enqueue: empty metadata", []string{"enqueue", "x", "--metadata="}, "--metadata is empty"},
+		{"enqueue: an empty unique key", []string{"enqueue", "x", "--unique-key", " "}, "--unique-key is empty"},
+		{"enqueue: an empty run-at", []string{"enqueue", "x", "--run-at="}, "--run-at is empty"},
+		{"jobs list: an empty kind", []string{"jobs", "list", "--kind="}, "--kind is empty"},
+		{"jobs stuck: an empty queue", []string{"jobs", "stuck", "--queue="}, "--queue is empty"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "never.db")

@@ -51,6 +51,9 @@ input, for arguments too long for a command line (--metadata likewise).`,
   generate-args | leasehold enqueue email.send --args -`,
 		Args: argNames("KIND"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if err := cli.RefuseEmpty(cmd.Flags(), "args", "metadata", "queue", "run-at", "unique-key"); err != nil {
+				return err
+			}
 			return a.enqueue(cmd, args[0], &f)
 		}),
 	}

@@ -31,6 +31,9 @@ handles it. At most --limit jobs of each sort are listed, the oldest first; when
 more match, a line below the table says so (on standard error with --json).`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			if err := cli.RefuseEmpty(cmd.Flags(), "queue"); err != nil {
+				return err
+			}
 			if err := checkLimit(limit); err != nil {
 				return err
 			}

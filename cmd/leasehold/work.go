@@ -100,6 +100,9 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	if cmd.Flags().Changed("queue") && len(f.o.Queues) == 0 {
 		return cli.Usagef("--queue is empty: name the queues to work (default %s)", leasehold.DefaultQueue)
 	}
+	if err := cli.RefuseEmpty(cmd.Flags(), "kind", "provider", "reconcile-into", "owner", "metrics-addr", "log-level"); err != nil {
+		return err
+	}
 	for _, q := range f.o.Queues {
 		if err := leasehold.ValidateQueue(q); err != nil {
 			return cli.FlagError("--queue", err)

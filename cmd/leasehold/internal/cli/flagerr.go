@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/leasehold/leasehold"
 )
@@ -68,4 +71,32 @@ func (f FieldFlags) Restate(err error) error {
 		return FlagError(flag, err)
 	}
 	return err
+}
+
+// RefuseEmpty returns a usage error naming the first flag of names given
+// on the command line with an empty (or blank) value, such as
+// `--kind="$KIND"` with KIND unset: taken as the flag's default, it would
+// silently mean no filter, no key or no metadata.
+func RefuseEmpty(fl *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if f := fl.Lookup(name); f != nil && f.Changed && blank(f.Value) {
+			return Usagef("--%s is empty: give it a value, or leave the flag out", name)
+		}
+	}
+	return nil
+}
+
+// blank reports whether v holds nothing but white space: for a list
+// (comma-separated or repeated), whether every element is blank.
+func blank(v pflag.Value) bool {
+	s, ok := v.(pflag.SliceValue)
+	if !ok {
+		return strings.TrimSpace(v.String()) == ""
+	}
+	for _, e := range s.GetSlice() {
+		if strings.TrimSpace(e) != "" {
+			return false
+		}
+	}
+	return true
 }
