@@ -16,17 +16,24 @@ import (
 type policyFlags struct {
 	flagStuck []string
 	reconcile []string // QUEUE=RECONCILE_QUEUE
+	fl        *pflag.FlagSet
 }
 
 // add registers the flags on fl.
 func (p *policyFlags) add(fl *pflag.FlagSet) {
+	p.fl = fl
 	fl.StringSliceVar(&p.flagStuck, "flag-stuck", nil, "queues whose expired jobs are flagged stuck instead of requeued")
 	fl.StringSliceVar(&p.reconcile, "reconcile", nil,
 		"QUEUE=RECONCILE_QUEUE: expired jobs of QUEUE go to reconciling, with a reconcile job in RECONCILE_QUEUE (as the workers' policy)")
 }
 
 // queues returns the Config.Queues the flags describe, or a usage error.
+// A flag given empty is one: taken as no queue, it would requeue the
+// expired leases of the queues meant to be flagged or reconciled.
 func (p *policyFlags) queues() (map[string]leasehold.QueueConfig, error) {
+	if err := cli.RefuseEmpty(p.fl, "flag-stuck", "reconcile"); err != nil {
+		return nil, err
+	}
 	queues := map[string]leasehold.QueueConfig{}
 	for _, q := range p.flagStuck {
 		if err := leasehold.ValidateQueue(q); err != nil {
