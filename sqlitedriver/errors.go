@@ -36,13 +36,18 @@ var ErrCorrupt = errors.New("sqlitedriver: the database file is corrupt")
 type fileError struct {
 	kind error  // ErrDiskFull, ErrDiskIO, ErrCorrupt, or nil
 	what string // the explanation, naming the file
+	path string // the file, "" when unknown
 	err  error  // the original error chain
 }
 
 // Error is the explanation followed by the original message (without a
 // second "sqlitedriver:" prefix).
 func (e *fileError) Error() string {
-	return "sqlitedriver: " + e.what + ": " + strings.TrimPrefix(e.err.Error(), "sqlitedriver: ")
+	orig := strings.TrimPrefix(e.err.Error(), "sqlitedriver: ")
+	if e.path != "" { // the explanation names the file already
+		orig = strings.TrimPrefix(orig, "open "+e.path+": ")
+	}
+	return "sqlitedriver: " + e.what + ": " + orig
 }
 
 // Unwrap lets errors.Is match both the sentinel and the original error.
@@ -69,7 +74,7 @@ func explainErr(path string, err error) error {
 	if what == "" {
 		return err
 	}
-	return &fileError{kind: kind, what: what, err: err}
+	return &fileError{kind: kind, what: what, path: path, err: err}
 }
 
 // explainCode says what the (extended) result code means for file, and

@@ -56,7 +56,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.dbFlag, "db", "", "database: postgres://… URL, sqlite:PATH or a file path (default $"+cli.EnvDatabaseURL+", else ./"+cli.DefaultPath+")")
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of tables")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return cli.UsageError(fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+		return cli.UsageError(fmt.Errorf("%w (see %s --help)", cli.FlagParseError(err), c.CommandPath()))
 	})
 	root.SetHelpCommand(helpCommand(root))
 	root.AddCommand(a.migrateCommand(), a.enqueueCommand(), a.jobsCommand(), a.queuesCommand(),

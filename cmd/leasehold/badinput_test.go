@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
@@ -83,7 +84,8 @@ func TestBadFlagsCreateNothing(t *testing.T) {
 
 // TestDatabaseTargetRefusals: a blank $LEASEHOLD_DATABASE_URL, a path that
 // is a directory and an SQLite path with a query are refused with one line,
-// and nothing is created.
+// and nothing is created; a file that is not a database is refused with one
+// line that names it once, and by chaos before it prints anything.
 func TestDatabaseTargetRefusals(t *testing.T) {
 	dir := t.TempDir()
 	r := runIn(t, dir, []string{cli.EnvDatabaseURL + "=  "}, "migrate")
@@ -93,5 +95,19 @@ func TestDatabaseTargetRefusals(t *testing.T) {
 	checkOneLineError(t, "a query", lh(t, withQuery, "migrate"), cli.ExitUsage, "an SQLite path takes no query parameters")
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("%s after the refusals: %v (%v), want it empty", dir, entries, err)
+	}
+	notDB := filepath.Join(t.TempDir(), "notes.db")
+	if err := os.WriteFile(notDB, []byte("not a database, but long enough to have a header's size at least"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = lh(t, notDB, "queues")
+	checkOneLineError(t, "a file that is not a database", r, cli.ExitFailure, notDB+" is not an SQLite database")
+	if n := strings.Count(r.stderr, notDB); n != 1 {
+		t.Errorf("the refusal of a file that is not a database names it %d times, want once: %s", n, r.stderr)
+	}
+	r = lh(t, "sqlite:"+notDB, "chaos")
+	checkOneLineError(t, "chaos on an existing file", r, cli.ExitUsage, "chaos needs a new SQLite file")
+	if r.stdout != "" {
+		t.Errorf("chaos printed before refusing an existing file:\n%s", r.stdout)
 	}
 }

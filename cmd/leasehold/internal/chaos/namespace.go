@@ -51,13 +51,25 @@ func newNamespace(ctx context.Context, t cli.Target, run string) (*namespace, er
 			return nil, fmt.Errorf("chaos: %w", err)
 		}
 		ns.tmpDir, path = dir, filepath.Join(dir, "chaos.db")
-	} else if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		return nil, cli.Usagef("chaos needs a new SQLite file, and %s exists (remove it or name another)", path)
+	} else if err := checkNewFile(t); err != nil {
+		return nil, err
 	} else {
 		ns.keep = true // a file the user named is theirs to remove
 	}
 	ns.target = cli.Target{Dialect: cli.SQLite, Path: path}
 	return ns, nil
+}
+
+// checkNewFile refuses an SQLite target the user named that exists: the
+// run's invariant checks need a database of its own.
+func checkNewFile(t cli.Target) error {
+	if t.Dialect != cli.SQLite || t.Default {
+		return nil
+	}
+	if _, err := os.Stat(t.Path); !errors.Is(err, fs.ErrNotExist) {
+		return cli.Usagef("chaos needs a new SQLite file, and %s exists (remove it or name another)", t.Path)
+	}
+	return nil
 }
 
 // execOn runs one statement on a short-lived connection to url.

@@ -112,6 +112,9 @@ func (h *harness) logf(format string, args ...any) {
 }
 
 func (h *harness) setup(ctx context.Context) error {
+	if err := checkNewFile(h.o.Target); err != nil {
+		return err // before the banner: nothing runs
+	}
 	h.logf("leasehold chaos: %s", h.o.describe())
 	if h.o.Failover != "" {
 		if err := h.startPair(ctx); err != nil {

@@ -102,14 +102,21 @@ func TestParseDuration(t *testing.T) {
 // holds is "too long" (or too short when negative), never wrapped around
 // into a negative or a small duration.
 func TestParseDurationSaturates(t *testing.T) {
-	for _, in := range []string{"1000000d", "106752d", "106751d24h", "106751d2562047h"} {
+	for _, in := range []string{"1000000d", "106752d", "106751d24h", "106751d2562047h", "99999999h", "1d99999999h", "9223372036854775808ns"} {
 		_, err := ParseDuration(in, 0, 3650*Day)
 		if err == nil || !strings.Contains(err.Error(), "too long") {
 			t.Errorf("ParseDuration(%q) = %v, want too long", in, err)
 		}
 	}
-	if _, err := ParseDuration("-1000000d", 0, 3650*Day); err == nil || !strings.Contains(err.Error(), "negative") {
-		t.Errorf("ParseDuration(-1000000d) = %v, want negative", err)
+	for _, in := range []string{"-1000000d", "-99999999h"} {
+		if _, err := ParseDuration(in, 0, 3650*Day); err == nil || !strings.Contains(err.Error(), "negative") {
+			t.Errorf("ParseDuration(%q) = %v, want negative", in, err)
+		}
+	}
+	for _, in := range []string{"99999999", "1hh", "h", "1.2.3s"} {
+		if _, err := ParseDuration(in, 0, 3650*Day); err == nil || !strings.Contains(err.Error(), "invalid duration") {
+			t.Errorf("ParseDuration(%q) = %v, want invalid duration", in, err)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,24 @@ func ParseDuration(s string, lo, hi time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
+// goDuration matches what time.ParseDuration parses, whatever its size.
+var goDuration = regexp.MustCompile(`^[-+]?((\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
+// parseGo is time.ParseDuration, except that a well-formed duration
+// beyond what a Duration holds (99999999h) saturates, so that the
+// caller's bounds call it too long, where time.ParseDuration calls it
+// invalid.
+func parseGo(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err == nil || !goDuration.MatchString(s):
+		return d, err
+	case strings.HasPrefix(s, "-"):
+		return math.MinInt64, nil
+	}
+	return math.MaxInt64, nil
+}
+
 // parseDays parses an optional leading "<n>d" and the Go duration after it.
 func parseDays(s string) (time.Duration, error) {
 	if s == "" {
@@ -38,7 +57,7 @@ func parseDays(s string) (time.Duration, error) {
 	}
 	days, rest, found := strings.Cut(s, "d")
 	if !found {
-		return time.ParseDuration(s)
+		return parseGo(s)
 	}
 	n, err := strconv.ParseFloat(days, 64)
 	if err != nil || n != n { // n != n: NaN
@@ -59,7 +78,7 @@ func parseDays(s string) (time.Duration, error) {
 	if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+") {
 		return 0, fmt.Errorf("sign after days")
 	}
-	r, err := time.ParseDuration(rest)
+	r, err := parseGo(rest)
 	if err != nil {
 		return 0, err
 	}

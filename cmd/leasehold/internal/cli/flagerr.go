@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -99,4 +100,31 @@ func blank(v pflag.Value) bool {
 		}
 	}
 	return true
+}
+
+// FlagParseError restates a value pflag could not parse in the command's
+// words: `--limit "abc": want a whole number` rather than strconv's
+// `strconv.ParseInt: parsing "abc": invalid syntax`. Any other error is
+// returned as it is.
+func FlagParseError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	flag := "--" + bad.GetFlag().Name
+	var num *strconv.NumError
+	if !errors.As(err, &num) {
+		return Restate(err, "%s %s: %v", flag, strconv.Quote(bad.GetValue()), errors.Unwrap(bad))
+	}
+	want := map[string]string{
+		"bool": "true or false", "int": "a whole number", "int64": "a whole number", "uint": "a whole number from 0",
+		"float64": "a number", "intSlice": "whole numbers, comma-separated",
+	}[bad.GetFlag().Value.Type()]
+	switch {
+	case errors.Is(num.Err, strconv.ErrRange):
+		return Restate(err, "%s %s: out of range", flag, strconv.Quote(bad.GetValue()))
+	case want != "":
+		return Restate(err, "%s %s: want %s", flag, strconv.Quote(bad.GetValue()), want)
+	}
+	return Restate(err, "%s %s: not a valid %s", flag, strconv.Quote(bad.GetValue()), bad.GetFlag().Value.Type())
 }

@@ -59,6 +59,9 @@ func Open(ctx context.Context, t Target, opts OpenOptions) (*DB, error) {
 		drv, err = sqlitedriver.Open(t.Path)
 	}
 	if err != nil {
+		if t.Dialect != Postgres && strings.Contains(err.Error(), t.Path) {
+			return nil, Failf("cannot open database: %w", err) // the error names the file
+		}
 		return nil, Failf("cannot open database %s: %w", t, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
