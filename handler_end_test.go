@@ -16,17 +16,48 @@ type nilPtrErr struct{ msg string }
 
 func (e *nilPtrErr) Error() string { return e.msg }
 
+// nilUnwrapErr is an error type whose Error method is nil-safe and whose
+// Unwrap dereferences its receiver: a typed nil one panics in errors.Is.
+type nilUnwrapErr struct{ err error }
+
+func (e *nilUnwrapErr) Error() string { return "wrapped" }
+func (e *nilUnwrapErr) Unwrap() error { return e.err }
+
+// nilIsErr is an error type whose Is method dereferences its receiver.
+type nilIsErr struct{ target error }
+
+func (e *nilIsErr) Error() string        { return "is" }
+func (e *nilIsErr) Is(target error) bool { return e.target == target }
+
 // TestTypedNilErrorIsAFailure: a handler that returns a typed nil pointer
-// as its error (an error whose Error method panics) does not take the
-// process down: the attempt is recorded as a failure that names the panic,
-// retried while the budget lasts, and counted in Stats.Panics.
+// as its error (an error whose Error, Unwrap or Is method panics) does not
+// take the process down: the attempt is a failure, retried while the
+// budget lasts. One whose Error or Unwrap panics is recorded with the
+// panic named and counted in Stats.Panics; one whose Is panics can only be
+// matched against nothing, and is retried with its text.
 func TestTypedNilErrorIsAFailure(t *testing.T) {
+	const named = "panic while reading the handler's error"
+	for _, tt := range []struct {
+		name    string
+		bad     error
+		lastErr string
+		panics  int64
+	}{
+		{"Error", (*nilPtrErr)(nil), named, 1},
+		{"Unwrap", (*nilUnwrapErr)(nil), named, 1},
+		{"Is", (*nilIsErr)(nil), "is", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) { typedNilErrorIsAFailure(t, tt.bad, tt.lastErr, tt.panics) })
+	}
+}
+
+// typedNilErrorIsAFailure runs TestTypedNilErrorIsAFailure for the error
+// bad: the job is retried with lastErr in its last error, and the client
+// counts panics panics.
+func typedNilErrorIsAFailure(t *testing.T, bad error, lastErr string, panics int64) {
 	ws := leasehold.NewWorkers()
 	err := leasehold.AddWorker(ws, leasehold.WorkFunc[lifecycleArgs](
-		func(context.Context, *leasehold.Job[lifecycleArgs]) error {
-			var e *nilPtrErr
-			return e
-		}))
+		func(context.Context, *leasehold.Job[lifecycleArgs]) error { return bad }))
 	if err != nil {
 		t.Fatalf("AddWorker: %v", err)
 	}
@@ -45,8 +76,8 @@ func TestTypedNilErrorIsAFailure(t *testing.T) {
 			t.Fatalf("GetJob: %v", err)
 		}
 		if row.State == leasehold.StatePending && row.Attempt == 1 {
-			if !strings.Contains(row.LastError, "panic while reading the handler's error") {
-				t.Fatalf("last error %q; want the panic named", row.LastError)
+			if !strings.Contains(row.LastError, lastErr) {
+				t.Fatalf("last error %q; want %q in it", row.LastError, lastErr)
 			}
 			break
 		}
@@ -55,8 +86,8 @@ func TestTypedNilErrorIsAFailure(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if p := c.Stats().Panics; p != 1 {
-		t.Fatalf("Stats().Panics = %d, want 1", p)
+	if p := c.Stats().Panics; p != panics {
+		t.Fatalf("Stats().Panics = %d, want %d", p, panics)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -155,7 +156,15 @@ func (c *Client) periodicSchedule(job PeriodicJob) (*maintenance.Schedule, error
 	if !validName(job.Name) {
 		return nil, fmt.Errorf("%w: name %s: %s", ErrInvalidPeriodic, quoteInput(job.Name), nameRule)
 	}
-	if err := checkSchedule(job.Schedule); err != nil {
+	var spec string
+	err := c.recovered(func() error { // a panic in Next or String is an invalid job, as one in Args is
+		if err := checkSchedule(job.Schedule); err != nil {
+			return err
+		}
+		spec = job.Schedule.String()
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPeriodic, job.Name, err)
 	}
 	switch {
@@ -170,7 +179,7 @@ func (c *Client) periodicSchedule(job PeriodicJob) (*maintenance.Schedule, error
 			ErrInvalidPeriodic, job.Name, job.Grace, MinPeriodicGrace)
 	}
 	var probe *InsertJob
-	err := c.recovered(func() (err error) { // a panic in Args is an invalid job, not the caller's crash
+	err = c.recovered(func() (err error) { // a panic in Args is an invalid job, not the caller's crash
 		probe, err = c.buildPeriodic(job, job.Schedule.Next(time.Now()))
 		return err
 	})
@@ -178,10 +187,31 @@ func (c *Client) periodicSchedule(job PeriodicJob) (*maintenance.Schedule, error
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPeriodic, job.Name, err)
 	}
 	return &maintenance.Schedule{
-		Name: job.Name, Spec: job.Schedule.String(), Kind: probe.Kind, Queue: probe.Opts.Queue,
-		Next: job.Schedule.Next, Grace: cmp.Or(job.Grace, DefaultPeriodicGrace),
-		CatchUp: job.CatchUp == CatchUpOne, Insert: c.periodicInsert(job),
+		Name: job.Name, Spec: spec, Kind: probe.Kind, Queue: probe.Opts.Queue,
+		Next: c.periodicNext(job), Grace: cmp.Or(job.Grace, DefaultPeriodicGrace),
+		CatchUp: job.CatchUp == CatchUpOne, Insert: c.periodicInsert(job, spec),
 	}, nil
+}
+
+// periodicNext returns job's Next for the enqueuer. A panic in it (a
+// custom Schedule's bug) stops the schedule in this client, as a Next that
+// goes back does: it is logged with its stack and counted in
+// Stats.Panics, and from then on Next is the zero time (the schedule never
+// fires again) without calling the schedule, instead of taking the
+// process and every lease it holds down with it.
+func (c *Client) periodicNext(job PeriodicJob) func(time.Time) time.Time {
+	var broken atomic.Bool
+	return func(t time.Time) (next time.Time) {
+		if broken.Load() {
+			return time.Time{}
+		}
+		if err := c.recovered(func() error { next = job.Schedule.Next(t); return nil }); err != nil {
+			broken.Store(true)
+			c.cfg.Logger.Error("leasehold: periodic schedule stopped: its Next panicked", "schedule", job.Name, "err", err)
+			return time.Time{}
+		}
+		return next
+	}
 }
 
 // buildPeriodic builds and checks the job of one slot of job.
@@ -197,16 +227,16 @@ func (c *Client) buildPeriodic(job PeriodicJob, slot time.Time) (*InsertJob, err
 	return c.buildInsert(args, &o)
 }
 
-// periodicInsert returns the enqueuer's Insert for job: it builds the
-// slot's job, runs it through the insert middleware (with no caller
-// transaction) and claims the slot with it. A slot another process won
+// periodicInsert returns the enqueuer's Insert for job, whose schedule
+// is recorded as spec: it builds the slot's job, runs it through the
+// insert middleware (with no caller transaction) and claims the slot
+// with it. A slot another process won
 // reaches the middleware as a duplicate: the slot's job as found by its
 // unique key, or a result with no job when none is found. A job that
 // cannot be built, a middleware error that refusesSlot, and a panic in
 // Args or a middleware (a *PanicError, with the stack) refuse the slot
 // (maintenance.ErrSlotRefused); any other error is retried.
-func (c *Client) periodicInsert(job PeriodicJob) func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
-	spec := job.Schedule.String()
+func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
 	return func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
 		var built *InsertJob
 		err := c.recovered(func() (err error) {

@@ -543,6 +543,66 @@ func waitJobs(t *testing.T, c *leasehold.Client, logs *lockedLog, want string, d
 	}
 }
 
+// panicky is a Schedule whose Next panics from call number from on, and
+// whose String panics when str is set.
+type panicky struct {
+	from  int32
+	calls *atomic.Int32
+	str   bool
+}
+
+func (p panicky) Next(t time.Time) time.Time {
+	if p.calls.Add(1) >= p.from {
+		panic("schedule table not loaded")
+	}
+	return t.Truncate(time.Second).Add(time.Second)
+}
+
+func (p panicky) String() string {
+	if p.str {
+		panic("no name yet")
+	}
+	return "panicky"
+}
+
+// TestPeriodicNextPanics: a Schedule whose Next or String panics when
+// added is refused (ErrInvalidPeriodic, with the *PanicError); one whose
+// Next panics once running stops firing, logged and counted in
+// Stats.Panics, and the client and its other schedules go on.
+func TestPeriodicNextPanics(t *testing.T) {
+	c, err := leasehold.NewClient(leasehold.Config{Driver: sqlitetest.Open(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []panicky{{from: 1, calls: new(atomic.Int32)}, {from: 1 << 30, calls: new(atomic.Int32), str: true}} {
+		var pe *leasehold.PanicError
+		err := c.AddPeriodic(leasehold.PeriodicJob{Name: "p", Schedule: s, Args: tick})
+		if !errors.Is(err, leasehold.ErrInvalidPeriodic) || !errors.As(err, &pe) {
+			t.Errorf("AddPeriodic of a schedule that panics (String panics: %v) = %v, want ErrInvalidPeriodic with a *PanicError", s.str, err)
+		}
+	}
+	var logs lockedLog
+	calls := new(atomic.Int32)
+	c = startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.Logger()},
+		leasehold.PeriodicJob{Name: "broken", Schedule: panicky{from: 4, calls: calls}, Args: tick},
+		leasehold.PeriodicJob{Name: "fine", Schedule: leasehold.Every(200 * time.Millisecond), Args: tick})
+	waitJobs(t, c, &logs, "three jobs of schedule fine after broken's Next panicked", func(jobs []*leasehold.JobRow) bool {
+		n := 0
+		for _, j := range jobs {
+			if strings.Split(j.UniqueKey, ":")[1] == "fine" {
+				n++
+			}
+		}
+		return n >= 3 && strings.Contains(logs.String(), "its Next panicked")
+	})
+	if n := calls.Load(); n != 4 {
+		t.Errorf("the broken schedule's Next was called %d times, want 4 (it stops at its first panic)", n)
+	}
+	if p := c.Stats().Panics; p != 1 {
+		t.Errorf("Stats().Panics = %d, want 1", p)
+	}
+}
+
 // backwards is a Schedule that breaks the contract: its next slot is an
 // hour before its input.
 type backwards struct{}

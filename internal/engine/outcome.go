@@ -87,7 +87,7 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 		item.set(e.cfg.Classify(l.Row, ErrCompleteTxRolledBack))
 	case err == nil:
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})
-	case l.lostInDB.Load(), errors.Is(err, leasetype.ErrLeaseLost):
+	case l.lostInDB.Load(), says(err, leasetype.ErrLeaseLost):
 		return nil // the lease is someone else's now: nothing to write
 	case errors.Is(cause, leasetype.ErrJobCancelled):
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
@@ -103,4 +103,18 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 		item.set(e.cfg.Classify(l.Row, err))
 	}
 	return item
+}
+
+// says is errors.Is(err, target) for a handler's error, whose Is or
+// Unwrap method may panic (a typed nil pointer's, for one): such an
+// error says nothing, and Classify, which recovers, makes the panic the
+// attempt's failure, instead of this one taking the process and every
+// lease it holds down with it.
+func says(err, target error) (is bool) {
+	defer func() {
+		if recover() != nil {
+			is = false
+		}
+	}()
+	return errors.Is(err, target)
 }
