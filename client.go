@@ -308,6 +308,7 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 		svcs = append(svcs, p)
 	}
 	recorder := maintenance.NewRecorder(c.driver, &c.events.throughput, ThroughputInterval, log)
+	recorder.FinalBy = completer.ArmRelease // the last counts share the last outcomes' budget
 	return append(svcs, c.executor, completer, recorder, heartbeater)
 }
 

@@ -17,13 +17,20 @@ import (
 // Stop returns within ShutdownTimeout plus the release budget plus a
 // second, even when the database does not answer: a claim still in
 // flight when ShutdownTimeout passes is abandoned (leases it may have
-// taken expire); writing the last outcomes and releases gets up to 10 s
-// of its own, even when ctx is already done, but no longer than the
-// client's leases would live anyway (at least half a second); and the
-// background statements Stop cancelled get up to a second to return. An
+// taken expire); releasing the leases of the handlers cut off and writing
+// the last outcomes, releases and throughput counts share a release
+// budget of up to 10 s of their own, even when ctx is already done, but
+// no longer than the client's leases would live anyway (at least half a
+// second; a quarter of a second more for the counts); and the background
+// statements Stop cancelled get up to a second to return. An
 // outcome still unwritten then is given up and counted in
 // Stats().OutcomesDropped: its lease expires and the job comes back.
 // Stop returns ctx's error, if any.
+//
+// Do not call Stop from a handler and wait for it there: Stop waits for
+// every running handler, that one included, until ShutdownTimeout, then
+// releases its lease too, so its job runs again. A handler that decides
+// the process must stop starts Stop on a goroutine of its own and returns.
 //
 // It is safe to call before Start (a Start still reading the schema
 // version then returns ErrClientStopped) and more than once: a later call

@@ -78,6 +78,12 @@ type Completer struct {
 	// so a statement hanging on an unreachable database cannot hold Stop.
 	tryCtx    context.Context
 	cancelTry context.CancelFunc
+
+	// release is the release budget's deadline, set once by armRelease;
+	// releaseEnd gives up at it.
+	releaseOnce sync.Once
+	release     time.Time
+	releaseEnd  *time.Timer
 }
 
 // NewCompleter returns a completer.
@@ -121,12 +127,31 @@ func (k *Completer) Submit(item *finishItem) {
 // (by its last renewal), since a write after that spares nobody a wait;
 // at least minReleaseBudget. Outcomes still unwritten then are given up:
 // their leases expire and the watcher returns their jobs.
+//
+// The budget starts at the first of Stop and ArmRelease, so that the
+// releases the executor submits at shutdown and these last writes share
+// it.
 func (k *Completer) Stop(ctx context.Context) error {
 	return k.life.Stop(ctx, func(ctx context.Context) {
-		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.releaseBudget())
+		flushCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), k.ArmRelease())
 		defer cancel()
 		k.close(flushCtx)
+		k.releaseEnd.Stop()
 	})
+}
+
+// ArmRelease starts the release budget, once, and returns its deadline:
+// then every outcome still queued or unwritten is given up, which also
+// frees a Submit waiting for room in a full queue. The executor arms it
+// before it releases the leases it cut off, which may otherwise wait
+// behind outcomes a database that does not answer never takes.
+func (k *Completer) ArmRelease() time.Time {
+	k.releaseOnce.Do(func() {
+		d := k.releaseBudget()
+		k.release = time.Now().Add(d)
+		k.releaseEnd = time.AfterFunc(d, k.giveUp)
+	})
+	return k.release
 }
 
 // close stops accepting outcomes and waits until every submitted one is

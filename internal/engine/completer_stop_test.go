@@ -51,3 +51,33 @@ func TestStopWithFullQueueAndDatabaseDown(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestExecutorStopWithFullQueueAndDatabaseDown: the executor's Stop, which
+// releases the leases of handlers it cut off, returns within the release
+// budget when the database does not answer and there are more releases
+// than the completer's queue holds; the completer's Stop after it shares
+// that budget instead of starting its own.
+func TestExecutorStopWithFullQueueAndDatabaseDown(t *testing.T) {
+	const n = 600 // more than the rig's queue (4 batches of 100) and the batch in flight
+	db := newFakeDB(rows(n)...)
+	r := newRig(t, db, rigOpts{ttl: time.Second, margin: 200 * time.Millisecond, interval: 300 * time.Millisecond,
+		workers: n, run: func(ctx context.Context, _ *leasetype.JobRow) error { <-ctx.Done(); return ctx.Err() }})
+	waitFor(t, "every handler to run", func() bool { return r.exec.Running() == n })
+	db.mu.Lock()
+	db.silent = true
+	db.mu.Unlock()
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_ = r.prod.Stop(ctx)
+	start := time.Now()
+	done := make(chan struct{})
+	go func() { _ = r.exec.Stop(ctx); _ = r.comp.Stop(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Stop still waiting after 5 s for a database that does not answer (release budget about 1 s)")
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("executor and completer stopped in %v, want one release budget (about 1 s) after the shutdown timeout", took)
+	}
+}

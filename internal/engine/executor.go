@@ -159,7 +159,11 @@ func (e *Executor) release(l *Lease) {
 
 // releaseRunning cancels the handlers still running and releases their
 // leases. A handler that finishes later writes nothing: its lease is gone.
+// The completer's release budget starts now: past it, releases still
+// waiting for room in its queue are given up (their leases expire), so a
+// database that does not answer cannot hold Stop.
 func (e *Executor) releaseRunning() {
+	e.cfg.Completer.ArmRelease()
 	for _, l := range e.cfg.Leases.Snapshot() {
 		e.release(l)
 	}

@@ -47,6 +47,9 @@ type fakeDB struct {
 	// error that is no refusal (a dead pooled connection).
 	flaky map[int64]bool
 	down  bool
+	// silent makes every Finish wait until its context ends (a database
+	// that does not answer).
+	silent bool
 	// heartbeats are the sizes of the Heartbeat statements, in order.
 	heartbeats []int
 	// claims and probes count the Claim and ClaimableQueues calls;
@@ -158,6 +161,12 @@ func refusedUnlessFlaky(err error) bool {
 func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	if db.silent {
+		db.mu.Unlock()
+		<-ctx.Done()
+		db.mu.Lock()
+		return nil, ctx.Err()
+	}
 	if db.down {
 		return nil, errDown
 	}

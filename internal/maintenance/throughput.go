@@ -62,8 +62,12 @@ func (t *Tally) restore(counts []leasetype.ThroughputCount) {
 const ThroughputKeep = 24 * time.Hour
 
 // finalFlushBudget is the time the last flush at Stop gets, whatever
-// Stop's context.
-const finalFlushBudget = 2 * time.Second
+// Stop's context, when FinalBy does not say; minFinalFlush the least it
+// gets when FinalBy's deadline has passed.
+const (
+	finalFlushBudget = 2 * time.Second
+	minFinalFlush    = 250 * time.Millisecond
+)
 
 // Recorder writes a Tally to the database's per-minute totals every
 // interval, and once more at Stop, so the dashboard's chart shows every
@@ -74,6 +78,10 @@ type Recorder struct {
 	rec      ThroughputWriter
 	tally    *Tally
 	log      *slog.Logger
+	// FinalBy, when set, returns the deadline of the last flush at Stop
+	// (the client's release budget, which the last outcomes share).
+	FinalBy func() time.Time
+	final   sync.Once
 }
 
 // ThroughputWriter is the driver call a Recorder makes.
@@ -94,17 +102,33 @@ func NewRecorder(d ThroughputWriter, tally *Tally, interval time.Duration, log *
 func (r *Recorder) Start(ctx context.Context) error { return r.periodic.Start(ctx) }
 
 // Stop ends the flushes and writes what was counted since the last one,
-// within finalFlushBudget, even when ctx is done (as it is once a client's
-// ShutdownTimeout has passed): the counts would be lost otherwise. It
-// returns the error of ending the flushes.
+// once, by FinalBy's deadline (at least minFinalFlush from now; without
+// FinalBy, within finalFlushBudget), even when ctx is done (as it is once
+// a client's ShutdownTimeout has passed): the counts would be lost
+// otherwise. A later Stop only waits for the flushes to end. It returns
+// the error of ending them.
 func (r *Recorder) Stop(ctx context.Context) error {
 	err := r.periodic.Stop(ctx)
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalFlushBudget)
-	defer cancel()
-	if ferr := r.flush(fctx); ferr != nil {
-		r.log.Warn("leasehold: record throughput at stop", "err", ferr)
-	}
+	r.final.Do(func() {
+		fctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), r.finalDeadline())
+		defer cancel()
+		if ferr := r.flush(fctx); ferr != nil {
+			r.log.Warn("leasehold: record throughput at stop", "err", ferr)
+		}
+	})
 	return err
+}
+
+// finalDeadline is when the last flush at Stop must be done by.
+func (r *Recorder) finalDeadline() time.Time {
+	now := time.Now()
+	if r.FinalBy == nil {
+		return now.Add(finalFlushBudget)
+	}
+	if by := r.FinalBy(); by.After(now.Add(minFinalFlush)) {
+		return by
+	}
+	return now.Add(minFinalFlush)
 }
 
 // flush writes the counts taken from the tally, if any.

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,5 +47,40 @@ func TestRecorderFlushesAtStopPastItsContext(t *testing.T) {
 	}
 	if jobs != 1 {
 		t.Fatalf("counts written by Stop with a done context: %d jobs, want 1", jobs)
+	}
+}
+
+// silentWriter is a database that does not answer: each call waits until
+// its context ends. calls counts them.
+type silentWriter struct{ calls atomic.Int32 }
+
+// RecordThroughput implements ThroughputWriter.
+func (w *silentWriter) RecordThroughput(ctx context.Context, _ *driver.ThroughputParams) error {
+	w.calls.Add(1)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestRecorderFinalFlushOnceByItsDeadline: with the database not
+// answering, the last flush gives up at FinalBy's deadline (here passed,
+// so after minFinalFlush), and a second Stop (as the client's settling
+// makes) does not try it again. The recorder is not started, so that no
+// periodic flush meets the count.
+func TestRecorderFinalFlushOnceByItsDeadline(t *testing.T) {
+	w := &silentWriter{}
+	var tally Tally
+	r := NewRecorder(w, &tally, time.Hour, discard)
+	r.FinalBy = func() time.Time { return time.Now().Add(-time.Second) }
+	tally.Add("q", leasetype.OutcomeCompleted)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	start := time.Now()
+	_ = r.Stop(ctx)
+	_ = r.Stop(ctx)
+	if took := time.Since(start); took > finalFlushBudget {
+		t.Errorf("two Stops took %v with a passed deadline, want about %v", took, minFinalFlush)
+	}
+	if n := w.calls.Load(); n != 1 {
+		t.Errorf("RecordThroughput called %d times by two Stops, want 1", n)
 	}
 }
