@@ -246,7 +246,8 @@ func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.C
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
 		}
-		return c.claimPeriodic(ctx, built, driver.PeriodicInsertParams{Name: job.Name, Spec: spec, Slot: slot, Next: next})
+		return c.claimPeriodic(ctx, built, driver.PeriodicInsertParams{Name: job.Name, Spec: spec, Slot: slot, Next: next,
+			Grace: cmp.Or(job.Grace, DefaultPeriodicGrace)})
 	}
 }
 

@@ -14,6 +14,9 @@ type PeriodicRegisterParams struct {
 	Queue string
 	// Next is the schedule's next slot; zero when it never fires again.
 	Next time.Time
+	// Grace is how late a slot may still be enqueued (PeriodicJob.Grace),
+	// recorded with the schedule; zero records none.
+	Grace time.Duration
 }
 
 // PeriodicInsertParams claim one slot of a schedule with its job.
@@ -26,6 +29,8 @@ type PeriodicInsertParams struct {
 	// Next is the slot after Slot, recorded as the next slot; zero when
 	// the schedule never fires again.
 	Next time.Time
+	// Grace is recorded as PeriodicRegisterParams.Grace is.
+	Grace time.Duration
 	// Job is the slot's job, inserted only when the claim wins. Its Kind
 	// and Queue are recorded with the schedule.
 	Job *InsertParams

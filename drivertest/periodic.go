@@ -145,20 +145,26 @@ func testPeriodicInsertFailure(c *tc) {
 }
 
 // testPeriodicRegister checks that registering records a schedule
-// without a slot, updates it without touching the last slot, and that
-// list and delete see it.
+// without a slot, with its grace, updates it without touching the last
+// slot, that a slot claim records the grace it names, and that list and
+// delete see it.
 func testPeriodicRegister(c *tc) {
 	base := c.now().Truncate(time.Second)
-	reg := &driver.PeriodicRegisterParams{Name: "b", Spec: "@hourly", Kind: "k", Queue: "q", Next: base.Add(time.Hour)}
+	reg := &driver.PeriodicRegisterParams{Name: "b", Spec: "@hourly", Kind: "k", Queue: "q", Next: base.Add(time.Hour),
+		Grace: 90 * time.Minute}
 	row, err := c.d.PeriodicRegister(c.ctx, reg)
 	if err != nil {
 		c.Fatalf("PeriodicRegister: %v", err)
 	}
 	c.zeroTime("last slot of a new schedule", row.LastSlot)
 	c.sameTime("next slot", row.NextSlot, base.Add(time.Hour))
-	if _, err := c.d.PeriodicInsert(c.ctx, slotClaim("b", base, 0)); err != nil {
+	c.eq("grace recorded", row.Grace, 90*time.Minute)
+	claim := slotClaim("b", base, 0)
+	claim.Grace = 2 * time.Hour
+	if _, err := c.d.PeriodicInsert(c.ctx, claim); err != nil {
 		c.Fatalf("PeriodicInsert: %v", err)
 	}
+	c.eq("grace recorded by a slot claim", c.periodicRow("b").Grace, 2*time.Hour)
 	if _, err := c.d.PeriodicRegister(c.ctx, &driver.PeriodicRegisterParams{Name: "a", Spec: "@daily", Kind: "k", Queue: "q"}); err != nil {
 		c.Fatalf("PeriodicRegister: %v", err)
 	}
@@ -176,6 +182,8 @@ func testPeriodicRegister(c *tc) {
 		c.Fatalf("PeriodicList = %d rows, want a then b", len(rows))
 	}
 	c.zeroTime("next slot of a schedule that never fires", rows[0].NextSlot)
+	c.eq("grace of a schedule registered without one", rows[0].Grace, time.Duration(0))
+	c.eq("grace after registering again", rows[1].Grace, 90*time.Minute)
 	for _, want := range []bool{true, false} {
 		if ok, err := c.d.PeriodicDelete(c.ctx, "a"); err != nil || ok != want {
 			c.Fatalf("PeriodicDelete = %v, %v; want %v", ok, err, want)

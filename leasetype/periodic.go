@@ -26,6 +26,11 @@ type PeriodicRow struct {
 	// again. It is what the processes computed: a NextSlot long past
 	// means no process runs the schedule.
 	NextSlot time.Time
+	// Grace is how late the processes running the schedule still enqueue
+	// a slot (PeriodicJob.Grace): a NextSlot older than that was missed.
+	// Zero when the schedule was last recorded by a process from before
+	// it was recorded (schema version 15).
+	Grace time.Duration
 	// CreatedAt is when a process first registered the schedule;
 	// UpdatedAt when a process last registered it or claimed a slot
 	// (database clock).

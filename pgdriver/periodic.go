@@ -17,13 +17,13 @@ import (
 // periodicColumns are the columns of a leasehold_periodic row, as
 // scanPeriodic reads them.
 const periodicColumns = `name, spec, kind, queue, last_slot, coalesce(last_job_id, 0), next_slot,
-	created_at, updated_at`
+	coalesce(grace_us, 0), created_at, updated_at`
 
 // periodicRegisterSQL records a schedule, keeping its last slot.
-const periodicRegisterSQL = `INSERT INTO leasehold_periodic AS p (name, spec, kind, queue, next_slot)
-VALUES ($1, $2, $3, $4, $5)
+const periodicRegisterSQL = `INSERT INTO leasehold_periodic AS p (name, spec, kind, queue, next_slot, grace_us)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
-	next_slot = excluded.next_slot, updated_at = now()
+	next_slot = excluded.next_slot, grace_us = excluded.grace_us, updated_at = now()
 RETURNING ` + periodicColumns
 
 // periodicClaimSQL claims slot $5 of schedule $1: it writes only when the
@@ -31,10 +31,11 @@ RETURNING ` + periodicColumns
 // that condition on the newest row version after waiting for a
 // concurrent claim, so of many claims of one slot exactly one returns a
 // row.
-const periodicClaimSQL = `INSERT INTO leasehold_periodic AS p (name, spec, kind, queue, last_slot, next_slot)
-VALUES ($1, $2, $3, $4, $5, $6)
+const periodicClaimSQL = `INSERT INTO leasehold_periodic AS p (name, spec, kind, queue, last_slot, next_slot, grace_us)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
-	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot, updated_at = now()
+	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot,
+	grace_us = excluded.grace_us, updated_at = now()
 WHERE p.last_slot IS NULL OR p.last_slot < excluded.last_slot
 RETURNING name`
 
@@ -49,7 +50,7 @@ const periodicDeleteSQL = `DELETE FROM leasehold_periodic WHERE name = $1`
 // and next slot, and returns its row.
 func (d *Driver) PeriodicRegister(ctx context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error) {
 	rows, err := collect(ctx, pgxQuerier{d.pool}, scanPeriodic, periodicRegisterSQL,
-		p.Name, p.Spec, p.Kind, p.Queue, nullTime(p.Next))
+		p.Name, p.Spec, p.Kind, p.Queue, nullTime(p.Next), nullDuration(p.Grace))
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: register schedule %s: %w", p.Name, err)
 	}
@@ -91,7 +92,8 @@ func (e slotInsertError) Unwrap() error { return e.error }
 // claimSlot is PeriodicInsert inside its transaction.
 func (d *Driver) claimSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
 	var name string
-	err := tx.QueryRow(ctx, periodicClaimSQL, p.Name, p.Spec, p.Job.Kind, p.Job.Queue, p.Slot, nullTime(p.Next)).Scan(&name)
+	err := tx.QueryRow(ctx, periodicClaimSQL, p.Name, p.Spec, p.Job.Kind, p.Job.Queue, p.Slot, nullTime(p.Next),
+		nullDuration(p.Grace)).Scan(&name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		job, err := d.slotJob(ctx, tx, p.Job)
 		return &driver.PeriodicInsertResult{Job: job}, err
@@ -148,13 +150,19 @@ func scanPeriodic(r scanner) (*leasetype.PeriodicRow, error) {
 	var (
 		p          leasetype.PeriodicRow
 		last, next *time.Time
+		grace      int64
 	)
-	err := r.Scan(&p.Name, &p.Spec, &p.Kind, &p.Queue, &last, &p.LastJobID, &next, &p.CreatedAt, &p.UpdatedAt)
+	err := r.Scan(&p.Name, &p.Spec, &p.Kind, &p.Queue, &last, &p.LastJobID, &next, &grace, &p.CreatedAt, &p.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
-	p.LastSlot, p.NextSlot = deref(last), deref(next)
+	p.LastSlot, p.NextSlot, p.Grace = deref(last), deref(next), time.Duration(grace)*time.Microsecond
 	return &p, nil
+}
+
+// nullDuration binds a duration in microseconds, zero as NULL.
+func nullDuration(d time.Duration) pgtype.Int8 {
+	return pgtype.Int8{Int64: d.Microseconds(), Valid: d > 0}
 }
 
 // nullTime binds the zero time as NULL.

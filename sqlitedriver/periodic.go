@@ -15,23 +15,24 @@ import (
 // periodicColumns are the columns of a leasehold_periodic row, as
 // scanPeriodic reads them.
 const periodicColumns = `name, spec, kind, queue, last_slot, coalesce(last_job_id, 0), next_slot,
-	created_at, updated_at`
+	coalesce(grace_us, 0), created_at, updated_at`
 
 // periodicRegisterSQL records a schedule at ?1, keeping its last slot.
-const periodicRegisterSQL = `INSERT INTO leasehold_periodic (name, spec, kind, queue, next_slot, created_at, updated_at)
-VALUES (?2, ?3, ?4, ?5, ?6, ?1, ?1)
+const periodicRegisterSQL = `INSERT INTO leasehold_periodic (name, spec, kind, queue, next_slot, grace_us, created_at, updated_at)
+VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?1, ?1)
 ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
-	next_slot = excluded.next_slot, updated_at = ?1
+	next_slot = excluded.next_slot, grace_us = excluded.grace_us, updated_at = ?1
 RETURNING ` + periodicColumns
 
 // periodicClaimSQL claims slot ?6 of schedule ?2 at ?1: it writes only
 // when the schedule's last slot is earlier. Claims run in write
 // transactions, one at a time, so of many claims of one slot exactly one
 // changes a row.
-const periodicClaimSQL = `INSERT INTO leasehold_periodic (name, spec, kind, queue, last_slot, next_slot, created_at, updated_at)
-VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?1, ?1)
+const periodicClaimSQL = `INSERT INTO leasehold_periodic (name, spec, kind, queue, last_slot, next_slot, grace_us, created_at, updated_at)
+VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?1, ?1)
 ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
-	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot, updated_at = ?1
+	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot,
+	grace_us = excluded.grace_us, updated_at = ?1
 WHERE leasehold_periodic.last_slot IS NULL OR leasehold_periodic.last_slot < excluded.last_slot`
 
 // periodicJobSQL records the job of the slot just claimed.
@@ -47,7 +48,8 @@ func (d *Driver) PeriodicRegister(ctx context.Context, p *driver.PeriodicRegiste
 	var row *leasetype.PeriodicRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		var err error
-		row, err = scanPeriodic(d.queryRow(ctx, tx, periodicRegisterSQL, now, p.Name, p.Spec, p.Kind, p.Queue, nullMicros(p.Next)))
+		row, err = scanPeriodic(d.queryRow(ctx, tx, periodicRegisterSQL, now, p.Name, p.Spec, p.Kind, p.Queue, nullMicros(p.Next),
+			nullDuration(p.Grace)))
 		return err
 	}, periodicRegisterSQL)
 	if err != nil {
@@ -89,7 +91,7 @@ func (e slotInsertError) Unwrap() error { return e.error }
 // claimSlot is PeriodicInsert inside its transaction.
 func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
 	res, err := d.exec(ctx, tx, periodicClaimSQL, now, p.Name, p.Spec, p.Job.Kind, p.Job.Queue,
-		p.Slot.UnixMicro(), nullMicros(p.Next))
+		p.Slot.UnixMicro(), nullMicros(p.Next), nullDuration(p.Grace))
 	if err != nil {
 		return nil, err
 	}
@@ -162,15 +164,21 @@ func scanPeriodic(s scanner) (*leasetype.PeriodicRow, error) {
 	var (
 		p                  leasetype.PeriodicRow
 		last, next         sql.NullInt64
+		grace              int64
 		created, updatedAt int64
 	)
-	err := s.Scan(&p.Name, &p.Spec, &p.Kind, &p.Queue, &last, &p.LastJobID, &next, &created, &updatedAt)
+	err := s.Scan(&p.Name, &p.Spec, &p.Kind, &p.Queue, &last, &p.LastJobID, &next, &grace, &created, &updatedAt)
 	if err != nil {
 		return nil, err
 	}
-	p.LastSlot, p.NextSlot = nullTime(last), nullTime(next)
+	p.LastSlot, p.NextSlot, p.Grace = nullTime(last), nullTime(next), time.Duration(grace)*time.Microsecond
 	p.CreatedAt, p.UpdatedAt = fromMicros(created), fromMicros(updatedAt)
 	return &p, nil
+}
+
+// nullDuration binds a duration in microseconds, zero as NULL.
+func nullDuration(d time.Duration) sql.NullInt64 {
+	return sql.NullInt64{Int64: d.Microseconds(), Valid: d > 0}
 }
 
 // nullMicros binds t as Unix microseconds, the zero time as NULL.

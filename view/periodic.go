@@ -20,9 +20,10 @@ type PeriodicView struct {
 	// NextSlot is the slot after it, absent when the schedule never
 	// fires again.
 	NextSlot *time.Time `json:"next_slot,omitempty"`
-	// Overdue is set when NextSlot is older than the default grace
-	// period (leasehold.DefaultPeriodicGrace): no process enqueued it,
-	// probably because none runs the schedule any more.
+	// Overdue is set when NextSlot is older than the schedule's grace
+	// period (the default, leasehold.DefaultPeriodicGrace, when none is
+	// recorded): no process enqueued it, probably because none runs the
+	// schedule any more.
 	Overdue   bool      `json:"overdue"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -38,8 +39,12 @@ func NewPeriodicView(r *leasehold.PeriodicRow, now time.Time) PeriodicView {
 	}
 }
 
-// Overdue reports whether r's next slot passed longer ago than the
-// default grace period.
+// Overdue reports whether r's next slot passed longer ago than its grace
+// period: the one recorded with the schedule, else the default.
 func Overdue(r *leasehold.PeriodicRow, now time.Time) bool {
-	return !r.NextSlot.IsZero() && now.Sub(r.NextSlot) > leasehold.DefaultPeriodicGrace
+	grace := r.Grace
+	if grace <= 0 {
+		grace = leasehold.DefaultPeriodicGrace
+	}
+	return !r.NextSlot.IsZero() && now.Sub(r.NextSlot) > grace
 }

@@ -25,4 +25,14 @@ func TestPeriodicView(t *testing.T) {
 			t.Errorf("Overdue %v after the next slot = %v, want %v", tt.late, got, tt.want)
 		}
 	}
+	graced := *row
+	graced.Grace = 10 * time.Minute
+	for _, tt := range []struct {
+		late time.Duration
+		want bool
+	}{{5 * time.Minute, false}, {10 * time.Minute, false}, {10*time.Minute + time.Second, true}} {
+		if got := view.Overdue(&graced, t0.Add(tt.late)); got != tt.want {
+			t.Errorf("Overdue %v after the next slot, with a grace of 10m recorded = %v, want %v", tt.late, got, tt.want)
+		}
+	}
 }

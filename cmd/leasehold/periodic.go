@@ -35,9 +35,10 @@ func (a *app) periodicListCommand() *cobra.Command {
 		Long: `List each schedule recorded in the database, by name: its spec (a cron
 expression with its time zone, or an interval), the kind and queue of its jobs,
 the last slot enqueued and its job, and the next slot. A next slot older than
-the default grace period (` + leasehold.DefaultPeriodicGrace.String() + `, whatever the schedule's own Grace, which the
-database does not record) is flagged overdue: no process enqueued it, probably
-because none runs the schedule any more.`,
+the schedule's grace period (its Grace, recorded by the processes that run it;
+` + leasehold.DefaultPeriodicGrace.String() + `, the default, for a schedule recorded before schema version 15) is
+flagged overdue: no process enqueued it, probably because none runs the
+schedule any more.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
 			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {

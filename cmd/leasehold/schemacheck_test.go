@@ -53,14 +53,23 @@ func TestOperatorCommandsCheckTheSchema(t *testing.T) {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}
-		exec(`DELETE FROM leasehold_migrations WHERE version = (SELECT max(version) FROM leasehold_migrations)`)
-		check(t, db, "and this leasehold needs")
-		ok(t, db, "migrate")
-		newer := `INSERT INTO leasehold_migrations (version) VALUES (999)`
-		if strings.HasPrefix(db, "sqlite:") {
-			newer = `INSERT INTO leasehold_migrations (version, applied_at) VALUES (999, 0)`
+		record := func(version string) {
+			t.Helper()
+			if strings.HasPrefix(db, "sqlite:") {
+				exec(`INSERT INTO leasehold_migrations (version, applied_at) VALUES (` + version + `, 0)`)
+			} else {
+				exec(`INSERT INTO leasehold_migrations (version) VALUES (` + version + `)`)
+			}
 		}
-		exec(newer)
+		var latest string
+		if err := sqlDB.QueryRowContext(t.Context(), `SELECT max(version) FROM leasehold_migrations`).Scan(&latest); err != nil {
+			t.Fatal(err)
+		}
+		exec(`DELETE FROM leasehold_migrations WHERE version = ` + latest)
+		check(t, db, "and this leasehold needs")
+		record(latest) // as migrate would once the change is made (not made again here: SQLite cannot add a column twice)
+		ok(t, db, "queues")
+		record("999")
 		check(t, db, "was migrated by a newer leasehold (schema version 999")
 		var jobs int
 		if err := sqlDB.QueryRowContext(t.Context(), `SELECT count(*) FROM leasehold_jobs`).Scan(&jobs); err != nil {

@@ -235,7 +235,7 @@ func (e *Enqueuer) begin(ctx context.Context, s *Schedule) (time.Time, bool) {
 		var row *leasetype.PeriodicRow
 		if err == nil {
 			row, err = e.cfg.Driver.PeriodicRegister(ctx, &driver.PeriodicRegisterParams{
-				Name: s.Name, Spec: s.Spec, Kind: s.Kind, Queue: s.Queue, Next: s.Next(now),
+				Name: s.Name, Spec: s.Spec, Kind: s.Kind, Queue: s.Queue, Next: s.Next(now), Grace: s.Grace,
 			})
 		}
 		if err == nil {
