@@ -79,7 +79,7 @@ type Completer struct {
 	tryCtx    context.Context
 	cancelTry context.CancelFunc
 
-	// release is the release budget's deadline, set once by armRelease;
+	// release is the release budget's deadline, set once by ArmRelease;
 	// releaseEnd gives up at it.
 	releaseOnce sync.Once
 	release     time.Time
