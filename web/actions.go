@@ -21,7 +21,7 @@ func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
 // retryFunc is the Client's retry the form of r asks for: one that also
 // retries completed jobs when it carries completed=1.
 func (h *handler) retryFunc(r *http.Request) func(context.Context, int64) (*leasehold.JobRow, error) {
-	if r.PostFormValue("completed") == "1" {
+	if r.PostForm.Get("completed") == "1" {
 		return h.client.RetryCompletedJob
 	}
 	return h.client.RetryJob
@@ -66,7 +66,10 @@ func (h *handler) queueAction(w http.ResponseWriter, r *http.Request, name strin
 		if errors.Is(err, leasehold.ErrInvalidQueue) {
 			status = http.StatusBadRequest
 		}
-		h.failErr(w, r, status, fmt.Errorf("%s queue %s: %w", name, queue, err))
+		// Not the name itself: the Client's error quotes it, cut short,
+		// when it is invalid (raw, it could carry invalid UTF-8 or
+		// terminal and bidi controls), and names it when valid.
+		h.failErr(w, r, status, fmt.Errorf("%s queue: %w", name, err))
 		return
 	}
 	h.log.InfoContext(r.Context(), "web: queue action", "action", name, "queue", queue)
@@ -242,24 +245,20 @@ type doneData struct {
 
 // bulk applies the confirmed action to the listed job ids.
 func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
-	action := r.PostFormValue("action")
+	action := r.PostForm.Get("action")
 	fnFor := h.bulkFunc(r, action)
 	if fnFor == nil {
 		h.fail(w, r, http.StatusBadRequest, "action must be retry or cancel")
 		return
 	}
-	ids := r.PostForm["id"]
-	if len(ids) == 0 || len(ids) > MaxBulk {
-		h.fail(w, r, http.StatusBadRequest, fmt.Sprintf("a bulk action takes 1 to %d job ids, got %d", MaxBulk, len(ids)))
+	posted := r.PostForm["id"]
+	if len(posted) == 0 || len(posted) > MaxBulk {
+		h.fail(w, r, http.StatusBadRequest, fmt.Sprintf("a bulk action takes 1 to %d job ids, got %d", MaxBulk, len(posted)))
 		return
 	}
-	d := doneData{Action: action, Back: h.path("/jobs")}
-	for _, s := range ids {
-		id, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || id <= 0 {
-			d.Failed = append(d.Failed, fmt.Sprintf("%q: not a job id", s))
-			continue
-		}
+	ids, failed := bulkIDs(posted)
+	d := doneData{Action: action, Back: h.path("/jobs"), Failed: failed}
+	for _, id := range ids {
 		if _, err := fnFor(id)(r.Context(), id); err != nil {
 			d.Failed = append(d.Failed, refusal(action, id, err))
 			continue
@@ -268,6 +267,24 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.InfoContext(r.Context(), "web: bulk action", "action", action, "done", d.Done, "refused", len(d.Failed))
 	h.render(w, r, "done", "Bulk "+action, d)
+}
+
+// bulkIDs parses the posted job ids ss: the ids, in the order posted and
+// each once (an id posted twice is acted on, and counted, once), and a
+// line for each value that is not a job id.
+func bulkIDs(ss []string) (ids []int64, failed []string) {
+	seen := make(map[int64]bool, len(ss))
+	for _, s := range ss {
+		id, err := strconv.ParseInt(s, 10, 64)
+		switch {
+		case err != nil || id <= 0:
+			failed = append(failed, fmt.Sprintf("%q: not a job id", s))
+		case !seen[id]:
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, failed
 }
 
 // bulkFunc returns, for each job id of a confirmed bulk action, the
@@ -282,7 +299,7 @@ func (h *handler) bulkFunc(r *http.Request, action string) func(id int64) func(c
 		return func(int64) func(context.Context, int64) (*leasehold.JobRow, error) { return h.client.CancelJob }
 	case "retry":
 		again := map[int64]bool{}
-		if r.PostFormValue("completed") == "1" {
+		if r.PostForm.Get("completed") == "1" {
 			for _, s := range r.PostForm["completed_id"] {
 				if id, err := strconv.ParseInt(s, 10, 64); err == nil {
 					again[id] = true

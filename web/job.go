@@ -49,7 +49,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	}
 	v := view.NewJobInfoView(info, now)
 	d := jobData{
-		Job: v, Timeline: newTimeline(v, now), Notice: noticeText(r.URL.Query().Get("done")),
+		Job: v, Timeline: newTimeline(v, now), Notice: noticeText(r.URL.Query().Get("done"), info.JobRow),
 		CanRetry: info.State != leasehold.StateProcessing, CanCancel: !info.State.Finished(),
 		CanDelete: info.State.Finished(), Completed: info.State == leasehold.StateCompleted,
 		Resolved: resolved(v.Attempts),
@@ -78,12 +78,16 @@ func (h *handler) jobID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	return id, true
 }
 
-// noticeText is the message of a finished action, by its name.
-func noticeText(done string) string {
-	switch done {
-	case "retry":
+// noticeText is the message of the finished action done, by its name,
+// when the job j is as that action leaves it: pending after a retry,
+// cancelled (or its cancellation requested) after a cancel. A link to the
+// page with ?done=cancel cannot make it say that a job was cancelled that
+// was not.
+func noticeText(done string, j *leasehold.JobRow) string {
+	switch {
+	case done == "retry" && j.State == leasehold.StatePending:
 		return "The job is pending again, with a fresh retry budget."
-	case "cancel":
+	case done == "cancel" && (j.State == leasehold.StateCancelled || j.CancelRequested && !j.State.Finished()):
 		return "The job was cancelled (a processing job is cancelled at its next heartbeat)."
 	}
 	return ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -60,7 +61,7 @@ var errBadQuery = errors.New("bad query")
 // the caller jumps to the job.
 func parseFilter(q url.Values) (filter, error) {
 	f := filter{Queue: strings.TrimSpace(q.Get("queue")), Kind: strings.TrimSpace(q.Get("kind")),
-		Owner: strings.TrimSpace(q.Get("owner")), Search: q.Get("search"), Oldest: q.Get("order") == "oldest"}
+		Owner: ownerFilter(q.Get("owner")), Search: q.Get("search"), Oldest: q.Get("order") == "oldest"}
 	var err error
 	if f.States, err = parseStates(q); err != nil {
 		return f, err
@@ -75,6 +76,17 @@ func parseFilter(q url.Values) (filter, error) {
 		return f, err
 	}
 	return f, nil
+}
+
+// ownerFilter is the lease owner filter of the value s: s as it is, for
+// owners are stored as their workers give them, spaces included (the
+// workers page links to "  spaced owner  "); but none when s is only
+// white space, as for the queue and kind filters.
+func ownerFilter(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return s
 }
 
 // parseStates reads the state filter: the state parameters and, as the
@@ -214,7 +226,10 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		win.cut(rows[len(rows)-1].ID, f.Oldest)
 	}
 	d := jobsData{Filter: f, States: stateNames(), Jobs: jobViews(rows, now), Paged: f.Before > 0 || f.After > 0}
-	d.Deleted, _ = optionalID(q, "deleted")
+	if d.Deleted, err = h.deleted(r.Context(), q); err != nil {
+		h.failErr(w, r, http.StatusInternalServerError, err)
+		return
+	}
 	d.First = h.link("/jobs", f.query())
 	if next := f.next(rows, more, win); next != nil {
 		d.Next = h.link("/jobs", next)
@@ -228,6 +243,25 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		*dst = h.link("/bulk", bq)
 	}
 	h.render(w, r, "jobs", "Jobs", d)
+}
+
+// deleted returns the job the deleted parameter of q names, for the
+// notice that it was deleted, when no such job exists: a link cannot make
+// the page say that a job it shows elsewhere was deleted. It returns 0
+// for none.
+func (h *handler) deleted(ctx context.Context, q url.Values) (int64, error) {
+	id, err := optionalID(q, "deleted")
+	if err != nil || id == 0 {
+		return 0, nil
+	}
+	_, err = h.client.GetJob(ctx, id)
+	switch {
+	case errors.Is(err, leasehold.ErrJobNotFound):
+		return id, nil
+	case err != nil:
+		return 0, fmt.Errorf("job %d: %w", id, err)
+	}
+	return 0, nil
 }
 
 // jumpToJob redirects the id filter to the job's page.
@@ -273,11 +307,23 @@ type window struct {
 
 // String describes the window for the page.
 func (w *window) String() string {
+	if w.High-w.Low <= 1 { // no id between; Low+1 may not even be one
+		return "no jobs to search in this range"
+	}
 	lo, hi := w.Low+1, min(w.High-1, w.Max)
 	if hi < lo {
 		return "no jobs to search in this range"
 	}
 	return fmt.Sprintf("searched jobs %d to %d", lo, hi)
+}
+
+// addSat returns a+b for b >= 0, or math.MaxInt64 when that overflows: a
+// window above an id near the largest ends at the largest.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // cut narrows w, when not nil, to the ids a page cut at its size covers:
@@ -313,7 +359,7 @@ func (h *handler) searchWindow(ctx context.Context, f filter, p *leasehold.ListP
 		if first > 0 {
 			w.Low = first - 1
 		}
-		w.High = w.Low + searchWindow + 1
+		w.High = addSat(w.Low, searchWindow+1)
 	} else {
 		w.High = w.Max + 1
 		if f.Before > 0 {

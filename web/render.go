@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -165,15 +164,6 @@ func clockPtr(t *time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05.000")
-}
-
-// pretty indents JSON for display (the template escapes it).
-func pretty(raw json.RawMessage) string {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return buf.String()
 }
 
 // short cuts s to n runes, with an ellipsis.

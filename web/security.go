@@ -7,6 +7,8 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
 	"strings"
 )
@@ -23,8 +25,14 @@ const (
 const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'"
 
-// securityHeaders sets the headers every answer carries.
-func securityHeaders(next http.Handler) http.Handler {
+// SecurityHeaders sets, on every answer of next, the headers the
+// dashboard's own answers carry: a Content-Security-Policy that allows no
+// script, no inline style and no framing, X-Frame-Options: DENY,
+// X-Content-Type-Options: nosniff, Referrer-Policy: same-origin and
+// Cache-Control: no-store. The handler New returns has them already; wrap
+// the rest of a server in it (its redirects, 404s, metrics) so that every
+// answer of the server carries them too.
+func SecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", contentSecurityPolicy)
@@ -34,6 +42,99 @@ func securityHeaders(next http.Handler) http.Handler {
 		hd.Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// noStore keeps Cache-Control: no-store on the answers of next, which may
+// drop it: http.FileServer removes Cache-Control from its error answers
+// (since Go 1.23), so that a 404 of a static file would be cacheable.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&noStoreWriter{ResponseWriter: w}, r)
+	})
+}
+
+// noStoreWriter sets Cache-Control: no-store when the header is written,
+// if the handler removed it.
+type noStoreWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+// WriteHeader sets Cache-Control: no-store, unless set, and writes the
+// header.
+func (w *noStoreWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		if w.Header().Get("Cache-Control") == "" {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write writes the header first, as WriteHeader does, when not yet
+// written.
+func (w *noStoreWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *noStoreWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// maxFormBytes bounds the body of a POST. The largest form the dashboard
+// posts is a bulk action's: up to MaxBulk ids, as many completed_id, the
+// CSRF token and the action, under 64 KiB.
+const maxFormBytes = 1 << 20
+
+// formContentType is the only body a POST may carry: the dashboard's forms
+// post nothing else.
+const formContentType = "application/x-www-form-urlencoded"
+
+// parseForms reads the form of every POST, before authentication and
+// before any handler, so that no handler parses a body of its own: a body
+// that is not URL-encoded (multipart/form-data above all, whose file parts
+// net/http would spill to disk) is answered 415, one larger than
+// maxFormBytes 413, one that does not parse 400. A POST without a
+// Content-Type has an empty form. Other methods' bodies are bounded too,
+// though no route reads them.
+func (h *handler) parseForms(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		}
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if status, msg := readForm(r); status != 0 {
+			h.fail(w, r, status, msg)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readForm parses the URL-encoded body of the POST r into r.PostForm and
+// r.Form; it returns the status and message of the answer that refuses
+// it, or 0.
+func readForm(r *http.Request) (int, string) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != formContentType {
+			return http.StatusUnsupportedMediaType, "a form must be posted as " + formContentType
+		}
+	}
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return http.StatusRequestEntityTooLarge, fmt.Sprintf("the form is larger than %d bytes", maxFormBytes)
+		}
+		return http.StatusBadRequest, "the form does not parse: " + err.Error()
+	}
+	return 0, ""
 }
 
 // secretOf returns the CSRF key: the configured one, or 32 random bytes.
@@ -138,15 +239,16 @@ func (h *handler) csrfValid(r *http.Request) bool {
 	if err != nil || c.Value == "" {
 		return false
 	}
-	return equal(r.PostFormValue(csrfField), mac(h.secret, c.Value))
+	return equal(r.PostForm.Get(csrfField), mac(h.secret, c.Value))
 }
 
 // cookie returns a cookie scoped to the dashboard's path, HttpOnly and
-// SameSite=Strict, Secure over TLS.
+// SameSite=Strict, Secure over TLS or when Options.SecureCookies says the
+// dashboard is served over HTTPS by a proxy.
 func (h *handler) cookie(r *http.Request, name, value string) *http.Cookie {
 	return &http.Cookie{
 		Name: name, Value: value, Path: h.path("/"), HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || h.opts.SecureCookies,
 	}
 }
 
@@ -187,7 +289,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusForbidden, "missing or invalid CSRF token: reload the page and try again")
 		return
 	}
-	if !equal(r.PostFormValue("token"), h.opts.Token) {
+	if !equal(r.PostForm.Get("token"), h.opts.Token) {
 		h.renderStatus(w, r, http.StatusUnauthorized, "login", "Log in", struct{ Failed bool }{true})
 		return
 	}

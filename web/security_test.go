@@ -221,7 +221,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 	for _, o := range []web.Options{{Prefix: "ops"}, {BasicUser: "u"}, {Secret: []byte("short")}, {Token: " "}, {Token: "\t\n"},
 		{BasicUser: " ", BasicPassword: "p"}, {BasicUser: "u", BasicPassword: "\t"},
-		{Prefix: "/a b"}, {Prefix: "/a?b"}, {Prefix: "/a#b"}, {Prefix: "//x"}, {Prefix: "/x/../y"}, {Prefix: "/%zz"}, {Prefix: "///"}} {
+		{Prefix: "/a b"}, {Prefix: "/a?b"}, {Prefix: "/a#b"}, {Prefix: "//x"}, {Prefix: "/x/../y"}, {Prefix: "/%zz"}, {Prefix: "///"}, {Prefix: "/a;b"}} {
 		if _, err := web.New(c, o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}
@@ -229,11 +229,18 @@ func TestNewRefusesBadOptions(t *testing.T) {
 }
 
 // TestCheckPrefix: the prefixes a dashboard can be mounted at pass, with or
-// without a trailing slash.
+// without a trailing slash; one with a byte a cookie's Path cannot hold
+// (;, which net/http drops, so the login would not stick) is refused, as
+// are spaces, queries, fragments and escapes.
 func TestCheckPrefix(t *testing.T) {
-	for _, p := range []string{"", "/", "/ops", "/ops/", "/ops/queue", "/a-b_c.d~e", "/v1:x@y"} {
+	for _, p := range []string{"", "/", "/ops", "/ops/", "/ops/queue", "/a-b_c.d~e", "/v1:x@y", "/a!$&'()*+,=b"} {
 		if err := web.CheckPrefix(p); err != nil {
 			t.Errorf("CheckPrefix(%q) = %v, want nil", p, err)
+		}
+	}
+	for _, p := range []string{"/a;b", "/;", "/ops;/", "/a\x7fb", "/a\x00b", "/a b", "/a?b", "/a#b", "/%3b", "/é"} {
+		if err := web.CheckPrefix(p); err == nil {
+			t.Errorf("CheckPrefix(%q) = nil, want an error", p)
 		}
 	}
 }

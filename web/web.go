@@ -46,6 +46,12 @@ type Options struct {
 	// PageSize is the number of jobs per page of the jobs list (default
 	// DefaultPageSize, at most MaxBulk).
 	PageSize int
+	// SecureCookies marks the session and CSRF cookies Secure on every
+	// answer, so that a browser sends them over HTTPS only. Set it when the
+	// dashboard is served over HTTPS through a TLS-terminating proxy: the
+	// handler then sees plain HTTP requests, and marks its cookies Secure
+	// only for requests that came over TLS to it.
+	SecureCookies bool
 }
 
 // Defaults of Options.
@@ -125,8 +131,10 @@ func (o Options) Check() error {
 
 // CheckPrefix returns an error unless prefix is empty or a clean absolute
 // URL path the dashboard can be mounted at: a leading /, no empty, "." or
-// ".." segment, and only unreserved characters and sub-delimiters (no
-// space, query, fragment or percent-escape). A trailing / is allowed.
+// ".." segment, and only unreserved characters and sub-delimiters but ;
+// (no space, query, fragment or percent-escape; no ;, which a cookie's
+// Path cannot hold, so the login's cookie would not be scoped to the
+// prefix). A trailing / is allowed.
 func CheckPrefix(prefix string) error {
 	p := strings.TrimSuffix(prefix, "/")
 	if p == "" {
@@ -136,19 +144,20 @@ func CheckPrefix(prefix string) error {
 		return fmt.Errorf("web: Prefix %q must start with /", prefix)
 	}
 	if path.Clean(p) != p || strings.IndexFunc(p, notPathChar) >= 0 {
-		return fmt.Errorf("web: Prefix %q is not a clean URL path (letters, digits, -._~!$&'()*+,;=:@ between single slashes)", prefix)
+		return fmt.Errorf("web: Prefix %q is not a clean URL path (letters, digits, -._~!$&'()*+,=:@ between single slashes)", prefix)
 	}
 	return nil
 }
 
-// notPathChar reports whether r may not appear as itself in a clean path
-// segment (RFC 3986 pchar without percent-escapes) or as its separator.
+// notPathChar reports whether r may not appear in a prefix: it is not
+// itself in a clean path segment (RFC 3986 pchar without percent-escapes)
+// or its separator, or it is ;, which net/http drops from a cookie's Path.
 func notPathChar(r rune) bool {
 	switch {
 	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
 		return false
 	}
-	return !strings.ContainsRune("-._~!$&'()*+,;=:@/", r)
+	return !strings.ContainsRune("-._~!$&'()*+,=:@/", r)
 }
 
 // withDefaults checks o and fills its defaults.
@@ -178,7 +187,10 @@ func (h *handler) routes() {
 	m.HandleFunc("GET /login", h.loginPage)
 	m.HandleFunc("POST /login", h.login)
 	m.HandleFunc("POST /logout", h.logout)
-	m.Handle("GET /static/", http.FileServerFS(staticFS))
+	m.Handle("GET /static/", noStore(http.FileServerFS(staticFS)))
+	// Without it the mux would redirect /static to /static/ itself, out
+	// of the prefix it does not know about.
+	m.Handle("GET /static", http.RedirectHandler(h.path("/static/"), http.StatusMovedPermanently))
 	m.HandleFunc("POST /jobs/{id}/retry", h.mutation(h.retry))
 	m.HandleFunc("POST /jobs/{id}/cancel", h.mutation(h.cancel))
 	m.HandleFunc("POST /jobs/{id}/delete", h.mutation(h.deleteJob))
@@ -189,8 +201,9 @@ func (h *handler) routes() {
 	m.HandleFunc("POST /rescue", h.mutation(h.rescue))
 }
 
-// wrap adds, outside the routes: the security headers, the prefix, the
-// cross-origin check and authentication.
+// wrap adds, outside the routes: the security headers, the bound on
+// request bodies and the parsing of forms, the prefix, the cross-origin
+// check and authentication.
 func (h *handler) wrap() http.Handler {
 	var inner http.Handler = h.mux
 	inner = h.authenticate(inner)
@@ -198,7 +211,7 @@ func (h *handler) wrap() http.Handler {
 	if h.opts.Prefix != "" {
 		inner = http.StripPrefix(h.opts.Prefix, inner)
 	}
-	return securityHeaders(inner)
+	return SecurityHeaders(h.parseForms(inner))
 }
 
 // authConfigured reports whether a token or basic-auth credentials are set.

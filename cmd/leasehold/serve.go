@@ -53,7 +53,9 @@ page is open to whoever reaches the address, and the dashboard is read-only;
 it is then served only on a loopback address: serve refuses any other address
 without authentication. --read-only refuses changes (retry, cancel, bulk
 actions) even to authenticated operators. Put a TLS-terminating proxy in front
-of it for anything but localhost: credentials travel in every request. The
+of it for anything but localhost: credentials travel in every request; and
+give it --secure-cookies then, so that browsers send its cookies over HTTPS
+only (it sees the proxy's plain HTTP, and cannot tell by itself). The
 Prometheus metrics at /metrics need no authentication (they hold no job data).
 The dashboard's "run the stuck watcher now" applies --flag-stuck and
 --reconcile, as ` + "`leasehold watch`" + ` does: give serve the workers' queue
@@ -68,6 +70,8 @@ policies, or expired leases of a queue that flags or reconciles are requeued.`,
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	fl.StringVar(&f.prefix, "prefix", "", "path to serve the dashboard under, such as /queue (default the root)")
 	fl.BoolVar(&f.opts.ReadOnly, "read-only", false, "refuse every change, even to authenticated operators")
+	fl.BoolVar(&f.opts.SecureCookies, "secure-cookies", false,
+		"mark the dashboard's cookies Secure: set it when a proxy serves the dashboard over HTTPS")
 	fl.StringVar(&f.opts.Token, "token", "", "token that authenticates operators (default $"+envWebToken+")")
 	fl.StringVar(&f.opts.BasicUser, "basic-user", "", "basic-auth user (default $"+envWebUser+")")
 	fl.StringVar(&f.opts.BasicPassword, "basic-password", "", "basic-auth password (default $"+envWebPassword+")")
@@ -112,7 +116,9 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			ln.Addr(), f.opts.Prefix, mode, ln.Addr())
 		mux := serveRoutes(dash, f.opts.Prefix)
 		mux.Handle("GET /metrics", metrics.handler)
-		return runServer(cmd.Context(), ln, mux)
+		// Every answer, not only the dashboard's: the redirect to the
+		// prefix, the 404s outside it and the metrics too.
+		return runServer(cmd.Context(), ln, web.SecurityHeaders(mux))
 	})
 }
 

@@ -41,6 +41,7 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"a prefix with a query", nil, []string{"--prefix", "/a?b"}, "is not a clean URL path"},
 		{"a prefix climbing out", nil, []string{"--prefix", "/../x"}, "is not a clean URL path"},
 		{"a prefix with two slashes", nil, []string{"--prefix", "//x"}, "is not a clean URL path"},
+		{"a prefix with a semicolon", nil, []string{"--prefix", "/a;b"}, "is not a clean URL path"},
 		{"blank basic credentials", nil, []string{"--addr", "0.0.0.0:0", "--basic-user", " ", "--basic-password", " "}, "is blank"},
 		{"a blank basic password", []string{envWebUser + "=ops", envWebPassword + "=\t"}, []string{"--addr", "127.0.0.1:0"}, "is blank"},
 		{"a blank token", []string{envWebToken + "= "}, []string{"--addr", "0.0.0.0:0"}, "the token ($" + envWebToken + " or --token) is blank"},
@@ -160,8 +161,17 @@ func (s *served) stop(t *testing.T) {
 	}
 }
 
-// fetch sends a request with the bearer token (none when empty).
+// fetch sends a request with the bearer token (none when empty) and
+// returns its status and body.
 func fetch(t *testing.T, method, url, token string) (int, string) {
+	t.Helper()
+	resp, body := send(t, method, url, token)
+	return resp.StatusCode, body
+}
+
+// send sends a request with the bearer token (none when empty), following
+// no redirect, and returns the answer and its body, read and closed.
+func send(t *testing.T, method, url, token string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), method, url, nil)
 	if token != "" {
@@ -175,7 +185,7 @@ func fetch(t *testing.T, method, url, token string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp, string(b)
 }
 
 // TestServeRescueAppliesPolicy: the dashboard's "run the stuck watcher
@@ -209,4 +219,45 @@ func TestServeRescueAppliesPolicy(t *testing.T) {
 			t.Errorf("reconcile jobs = %+v, want one leasehold.reconcile", recs)
 		}
 	})
+}
+
+// TestServeSecurityHeaders: every answer of serve carries the dashboard's
+// security headers, its own too (the redirect to the prefix, a 404 outside
+// it, the metrics); with --secure-cookies the dashboard's cookies are
+// Secure over the plain HTTP a TLS-terminating proxy forwards.
+func TestServeSecurityHeaders(t *testing.T) {
+	db := "sqlite:" + t.TempDir() + "/lh.db"
+	ok(t, db, "migrate")
+	s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", "127.0.0.1:0", "--prefix", "/queue", "--secure-cookies")
+	defer s.stop(t)
+	root := strings.TrimSuffix(s.url, "queue/")
+	for _, c := range []struct {
+		path   string
+		status int
+	}{{"queue", http.StatusMovedPermanently}, {"elsewhere", http.StatusNotFound}, {"metrics", http.StatusOK},
+		{"queue/static/nope.css", http.StatusNotFound}, {"queue/jobs", http.StatusOK}} {
+		resp := fetchResp(t, root+c.path, "tok")
+		h := resp.Header
+		if resp.StatusCode != c.status || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") ||
+			h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" ||
+			h.Get("Cache-Control") != "no-store" || h.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("GET /%s = %d, headers %v; want %d with the security headers", c.path, resp.StatusCode, h, c.status)
+		}
+	}
+	resp := fetchResp(t, s.url+"login", "")
+	var secure bool
+	for _, c := range resp.Cookies() {
+		secure = secure || c.Name == "leasehold_csrf" && c.Secure
+	}
+	if !secure {
+		t.Errorf("with --secure-cookies the login page's CSRF cookie is not Secure: %v", resp.Header["Set-Cookie"])
+	}
+}
+
+// fetchResp sends a GET with the bearer token (none when empty) and
+// returns the answer, its body read and closed.
+func fetchResp(t *testing.T, url, token string) *http.Response {
+	t.Helper()
+	resp, _ := send(t, http.MethodGet, url, token)
+	return resp
 }
