@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -301,5 +302,34 @@ func TestMessageEscapesControlCharacters(t *testing.T) {
 	got := Message(err)
 	if want := `leasehold: --periodic: bad location \x1b]0;owned\x07\x1b[2J next\x9bline`; got != want {
 		t.Errorf("Message = %q, want %q", got, want)
+	}
+}
+
+// TestWriteJSONBounded: WriteJSON indents as json.Encoder with SetIndent
+// does, HTML escaped, except a value holding JSON nested too deep to
+// indent within a bound, which it writes compacted rather than a
+// thousand times its size.
+func TestWriteJSONBounded(t *testing.T) {
+	v := map[string]any{"a": []int{1, 2}, "h": "<b>&", "e": map[string]any{}}
+	var want, got bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&got, v); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("WriteJSON = %q, want %q", got.String(), want.String())
+	}
+	nested := strings.Repeat("[", 990) + strings.Repeat("]", 990)
+	deep := json.RawMessage(`{"a":[` + strings.Repeat(nested+",", 99) + nested + `]}`)
+	got.Reset()
+	if err := WriteJSON(&got, struct{ Args json.RawMessage }{deep}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() > 2*len(deep) || !json.Valid(got.Bytes()) {
+		t.Errorf("WriteJSON of %d bytes nested 990 deep wrote %d bytes (valid JSON: %v)", len(deep), got.Len(), json.Valid(got.Bytes()))
 	}
 }

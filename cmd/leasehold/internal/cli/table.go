@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,13 +9,21 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+
+	"github.com/leasehold/leasehold/internal/jsonshow"
 )
 
-// WriteJSON writes v as indented JSON followed by a newline.
+// WriteJSON writes v as indented JSON followed by a newline; compacted,
+// when it holds a value nested too deep to indent within jsonshow's bound
+// (job arguments may nest 1,000 levels: indented, a job of a few hundred
+// KB would print hundreds of MB).
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil { // HTML-escaped, as before
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	text, _ := jsonshow.Indent(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	if _, err := w.Write(append(text, '\n')); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package web
+package jsonshow
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func TestIndentedSize(t *testing.T) {
 	if got := indentedSize([]byte(deep), 4*len(deep)+indentSlack); got != -1 {
 		t.Errorf("indentedSize of %d bytes nested 500 deep = %d, want -1 (over the limit)", len(deep), got)
 	}
-	if s := pretty([]byte(deep)); !s.Flat || s.Text != deep {
-		t.Errorf("pretty of deep JSON: Flat %v, %d bytes; want it compacted", s.Flat, len(s.Text))
+	if text, flat := Indent([]byte(deep)); !flat || string(text) != deep {
+		t.Errorf("Indent of deep JSON: flat %v, %d bytes; want it compacted", flat, len(text))
 	}
 }
