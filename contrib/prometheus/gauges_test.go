@@ -48,7 +48,7 @@ func TestQueueGauges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read := time.Now()
+	read := time.Now() // the reading starts after this: the cache is fresh until read+interval at least
 	checkSeries(t, reg, "leasehold_queue_jobs", []string{"queue", "state"}, `{queue=default,state=pending} 2
 {queue=default,state=processing} 0
 {queue=default,state=reconciling} 0
@@ -57,6 +57,7 @@ func TestQueueGauges(t *testing.T) {
 {queue=other,state=processing} 0
 {queue=other,state=reconciling} 0
 {queue=other,state=stuck} 0`)
+	readDone := time.Now() // and it started before this: stale after readDone+interval
 	due := gather(t, reg, "leasehold_queue_oldest_due_seconds")
 	if len(due) != 2 {
 		t.Fatalf("oldest due series: %+v", due)
@@ -79,7 +80,7 @@ func TestQueueGauges(t *testing.T) {
 			t.Errorf("pending within the interval = %v, want the cached 2", v)
 		}
 	}
-	time.Sleep(time.Until(read.Add(interval)))
+	time.Sleep(time.Until(readDone.Add(interval)))
 	before := drv.calls.Load()
 	scrapeConcurrently(t, reg, 8)
 	if n := drv.calls.Load() - before; n != 1 {
