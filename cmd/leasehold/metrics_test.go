@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/testdb"
 )
 
 // metricsURL finds the address a worker serves its metrics at in its log.
@@ -59,6 +62,71 @@ func TestWorkMetrics(t *testing.T) {
 			t.Error("metrics still served after the worker stopped")
 		}
 	})
+}
+
+// TestWorkMetricsQueueStatsOff: `work --metrics-addr --queue-stats-interval
+// 0` serves the job counters and the runtime's, but neither reads nor
+// exports the queue gauges, which one process of a fleet is enough to
+// read.
+func TestWorkMetricsQueueStatsOff(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		w := start(t, db, "work", "--kind", "leasehold.sleep", "--metrics-addr", "127.0.0.1:0", "--poll-interval", "50ms",
+			"--queue-stats-interval", "0")
+		url := waitMetricsURL(t, w)
+		enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1ms"}`)
+		enqueueID(t, db, "leasehold.sleep", "--run-at", "1h") // pending: the queue gauges would show it
+		done := `leasehold_jobs_finished_total{kind="leasehold.sleep",outcome="completed",queue="default"} 1`
+		var body string
+		waitFor(t, time.Minute, "the completed job in the metrics", func() bool {
+			body = scrape(t, url)
+			return strings.Contains(body, done)
+		})
+		for _, gauge := range []string{"leasehold_queue_jobs", "leasehold_queue_oldest_due_seconds"} {
+			if strings.Contains(body, "\n"+gauge+"{") {
+				t.Errorf("%s exported with --queue-stats-interval 0:\n%s", gauge, body)
+			}
+		}
+		if !strings.Contains(body, "\nleasehold_jobs_running 0") {
+			t.Errorf("metrics lack leasehold_jobs_running:\n%s", body)
+		}
+		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.wait(t); err != nil {
+			t.Fatalf("worker stopped by SIGTERM: %v\n%s", err, w.stderr.String())
+		}
+	})
+}
+
+// TestWorkMetricsQueueStatsIntervalRefused: a negative, too short or
+// unused --queue-stats-interval is a usage error, as for the other
+// duration flags.
+func TestWorkMetricsQueueStatsIntervalRefused(t *testing.T) {
+	db := "sqlite:" + testdb.SQLitePath(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative", []string{"--metrics-addr", "127.0.0.1:0", "--queue-stats-interval", "-1s"}, "negative duration -1s"},
+		{"too short", []string{"--metrics-addr", "127.0.0.1:0", "--queue-stats-interval", "500ms"}, "--queue-stats-interval 500ms is too short (minimum 1s, or 0 for none)"},
+		{"without metrics", []string{"--queue-stats-interval", "1m"}, "--queue-stats-interval needs --metrics-addr"},
+	} {
+		checkOneLineError(t, c.name, lh(t, db, append([]string{"work"}, c.args...)...), cli.ExitUsage, c.want)
+	}
+}
+
+// waitMetricsURL returns the URL of the metrics w logs that it serves.
+func waitMetricsURL(t *testing.T, w *background) string {
+	t.Helper()
+	var url string
+	waitFor(t, time.Minute, "the metrics URL in the log", func() bool {
+		if m := metricsURL.FindStringSubmatch(w.stderr.String()); m != nil {
+			url = m[1]
+		}
+		return url != ""
+	})
+	return url
 }
 
 func scrape(t *testing.T, url string) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
+	leaseholdprom "github.com/leasehold/leasehold/contrib/prometheus"
 )
 
 type workFlags struct {
@@ -22,10 +23,15 @@ type workFlags struct {
 	logLevel    string
 	stopOnStdin bool
 	periodic    []string
+	queueStats  time.Duration // --queue-stats-interval; 0: no queue gauges
 }
 
 // minReportEvery bounds --report-every from below.
 const minReportEvery = 10 * time.Millisecond
+
+// minQueueStats bounds a non-zero --queue-stats-interval from below: the
+// reading is a query of the database.
+const minQueueStats = time.Second
 
 func (a *app) workCommand() *cobra.Command {
 	var f workFlags
@@ -79,6 +85,9 @@ job at a time.`,
 	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
+	fl.Var(cli.NewDurationValue(&f.queueStats, leaseholdprom.DefaultQueueStatsInterval, 0, 24*time.Hour), "queue-stats-interval",
+		"with --metrics-addr: read the queue gauges (leasehold_queue_jobs, leasehold_queue_oldest_due_seconds) from the database at most this often, at scrapes; 0: neither read nor export them. "+
+			"One process reading them is enough (leasehold serve, which reads them, or one worker): give the other workers 0")
 	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:leasehold.sleep' or 'nightly=0 3 * * *:leasehold.sleep' (repeatable)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanEvery, 0, 10*time.Millisecond, 24*time.Hour), "scan-every",
 		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (not set: no scan)")
@@ -121,6 +130,9 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 			return err
 		}
 	}
+	if err := f.setQueueStats(cmd); err != nil {
+		return err
+	}
 	queue := leasehold.DefaultQueue
 	if len(f.o.Queues) > 0 {
 		queue = f.o.Queues[0]
@@ -162,4 +174,24 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	}
 	_, perr := fmt.Fprintln(a.stdout, cli.StatsSummary(stats, f.o.TTL))
 	return errors.Join(err, perr)
+}
+
+// setQueueStats checks --queue-stats-interval and sets the worker's
+// option from it: 0 turns the queue gauges off.
+func (f *workFlags) setQueueStats(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("queue-stats-interval") {
+		return nil // the library's default
+	}
+	switch {
+	case f.o.MetricsAddr == "":
+		return cli.Usagef("--queue-stats-interval needs --metrics-addr")
+	case f.queueStats == 0:
+		f.o.QueueStatsInterval = -1
+	case f.queueStats < minQueueStats:
+		return cli.Usagef("--queue-stats-interval %s is too short (minimum %s, or 0 for none)",
+			cli.FormatDuration(f.queueStats), cli.FormatDuration(minQueueStats))
+	default:
+		f.o.QueueStatsInterval = f.queueStats
+	}
+	return nil
 }

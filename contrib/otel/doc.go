@@ -24,7 +24,11 @@
 // A sampled-out insert span writes only the mark that it was, an empty
 // object ({"otel": {}}), unless Options.CarrySampledOut: its work spans
 // need the decision, not the 80 bytes of context, which every update of
-// the job's row would write again. The caller's own metadata keys are
+// the job's row would write again. When the propagator has more than the
+// trace context to carry for the call (baggage, with propagation.Baggage
+// in a composite propagator), a sampled-out insert writes the whole
+// context as a sampled one does, so that its handlers get the baggage
+// whether the trace was sampled or not. The caller's own metadata keys are
 // kept. The span ends when the insert
 // returns; it records the error of a refused or failed insert. A job
 // inserted in a transaction that is then rolled back leaves a span that
@@ -42,6 +46,11 @@
 // suits jobs retried over hours. A job with no carried context (inserted
 // without this middleware) gets a root span. The handler's context
 // carries the work span, so the spans a handler starts are its children.
+// A job inserted under a sampled-out span starts no work span (see Cost);
+// its handler runs under a span context that is not sampled (the carried
+// one with Options.CarrySampledOut, else one of a new trace id), so that
+// a parent-based sampler drops the spans the handler starts too, rather
+// than sample them afresh as the roots of traces of their own.
 //
 // # Attributes
 //
@@ -58,13 +67,17 @@
 //   - snoozed: Snooze
 //   - failed: Permanent
 //   - cancelled: Cancel, or the job was cancelled by an operator
-//   - lease_lost: the lease was lost while the handler ran
+//   - lease_lost: the lease was lost while the handler ran (its context's
+//     cause is leasehold.ErrLeaseLost), whatever the handler returned: a
+//     nil it returns then is a late completion, which the client's fenced
+//     write does not apply once another worker holds the job
 //   - error: any other error; the client retries the job, or fails it
 //     when its budget is spent, or releases it at shutdown
 //   - panic: the handler panicked (the client recovers it)
 //
 // Every outcome but completed and snoozed records the error on the span
-// and sets its status to Error.
+// (for lease_lost with a nil error, the context's cause) and sets its
+// status to Error.
 //
 // The attributes are set just after the span starts, and only on a span
 // that records: a sampler sees a span's name (which holds the job kind)
@@ -81,14 +94,15 @@
 // mark of a sampled-out one.
 //
 // A job whose trace is sampled out costs the reading of that mark and
-// nothing more: it is found in the metadata without decoding it as JSON
+// little more: it is found in the metadata without decoding it as JSON
 // (one allocation), and the handler runs with no span started (what a
 // parent-based sampler decides; Options.TraceSampledOut asks the sampler
-// anyway). On the OpenTelemetry SDK that is about 0.25 µs and one
-// allocation (128 bytes) per handler run (BenchmarkWorkMiddleware,
-// sdk-dropped/carried, on a shared 2-vCPU machine); 0.7 µs and 4
-// allocations with CarrySampledOut, whose context the propagator parses
-// (sdk-dropped/carried-context). On PostgreSQL the mark adds about 50
+// anyway), under a span context that is not sampled, of random ids (two
+// allocations). On the OpenTelemetry SDK that is a few tenths of a
+// microsecond and three allocations (256 bytes) per handler run
+// (BenchmarkWorkMiddleware, sdk-dropped/carried, on a shared 2-vCPU
+// machine); 0.7 µs and 4 allocations with CarrySampledOut, whose context
+// the propagator parses (sdk-dropped/carried-context). On PostgreSQL the mark adds about 50
 // bytes of WAL per drained job, the whole context about 200. In drains of
 // no-op jobs with metrics, tracing at 1 % came to 93 to 100 % of the
 // plain drain's rate, and 0.5 to 1 µs of CPU per job over metrics alone
@@ -102,7 +116,9 @@
 // batch span processor's goroutine share the cores with the workers.
 //
 // The insert middleware pays for its span and for writing the decision
-// into the metadata of every job it inserts, sampled or not.
+// into the metadata of every job it inserts, sampled or not; with a
+// propagator beyond the trace context (baggage), a sampled-out insert
+// also asks it whether it has fields to carry.
 //
 // leasehold bench --metrics --tracing measures a drain with metrics and
 // tracing against a plain drain of the same run, at a sampling ratio

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -24,15 +25,42 @@ var errNotObject = errors.New("not a JSON object")
 var sampledOutMark = []byte(`{}`)
 
 // encodeContext returns the propagator's fields for the trace context of
-// ctx as a JSON object (sampledOutMark for a sampled-out one, unless
-// carrySampledOut), nil when there is none.
+// ctx as a JSON object, nil when there is none: sampledOutMark for a
+// sampled-out one, unless carrySampledOut or the propagator has more
+// than the trace context to carry (baggage), which the handler is owed
+// whether the trace was sampled or not.
 func (t *Tracer) encodeContext(ctx context.Context) []byte {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsSampled() && !t.carrySampledOut {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsSampled() && !t.carrySampledOut && !t.carriesMore(ctx) {
 		return sampledOutMark
 	}
 	var c jsonCarrier
 	t.prop.Inject(ctx, &c)
 	return c.object()
+}
+
+// carriesMore reports whether the propagator writes any field for ctx
+// without its span context: baggage, say. It asks only a propagator with
+// fields beyond the W3C trace context's.
+func (t *Tracer) carriesMore(ctx context.Context) bool {
+	if t.traceOnly {
+		return false
+	}
+	var c jsonCarrier
+	t.prop.Inject(trace.ContextWithSpanContext(ctx, trace.SpanContext{}), &c)
+	return len(c.keys) > 0
+}
+
+// traceOnly reports whether every field of prop is one of the W3C trace
+// context's (traceparent, tracestate), which it writes only for a span
+// context: the fields of propagation.TraceContext, the default.
+func traceOnly(prop propagation.TextMapPropagator) bool {
+	w3c := propagation.TraceContext{}.Fields()
+	for _, f := range prop.Fields() {
+		if !slices.Contains(w3c, f) {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonCarrier is a propagation.TextMapCarrier that writes the fields it

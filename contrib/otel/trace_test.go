@@ -259,8 +259,8 @@ func TestSampledOutFollowsRequest(t *testing.T) {
 		}))
 		if wantTrace := tc.sampled || tc.carry; wantTrace && (seen.TraceID() != request.TraceID() || seen.IsSampled() != tc.sampled) {
 			t.Errorf("%+v: handler saw %v, want the request's trace %v (metadata %s)", tc, seen, request.TraceID(), in.Opts.Metadata)
-		} else if !wantTrace && seen.IsValid() {
-			t.Errorf("%+v: handler saw %v, want no trace (metadata %s)", tc, seen, in.Opts.Metadata)
+		} else if !wantTrace && (!seen.IsValid() || seen.IsSampled()) {
+			t.Errorf("%+v: handler saw %v, want a trace not sampled (metadata %s)", tc, seen, in.Opts.Metadata)
 		}
 		got := spans.GetSpans()
 		if !tc.sampled {
@@ -276,6 +276,48 @@ func TestSampledOutFollowsRequest(t *testing.T) {
 			t.Errorf("work span attributes %v", a)
 		}
 	}
+}
+
+// TestSampledOutHandlerSpans: under a parent-based sampler whose root
+// sampler keeps roots (AlwaysSample stands for TraceIDRatioBased(r),
+// which keeps r of them), a request sampled out enqueues a job whose
+// handler's own spans are sampled out with it, carrying the mark or
+// (CarrySampledOut) the whole context: nothing is exported, no orphan
+// root trace.
+func TestSampledOutHandlerSpans(t *testing.T) {
+	for _, carry := range []bool{false, true} {
+		spans := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
+		tr := leaseholdotel.New(leaseholdotel.Options{TracerProvider: tp, CarrySampledOut: carry})
+		request := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, Remote: true})
+		md := insertedMetadata(t, tr, trace.ContextWithRemoteSpanContext(t.Context(), request))
+		job := &leasehold.JobRow{ID: 9, Kind: "task", Queue: "default", Attempt: 1, LeaseOwner: owner, Metadata: md}
+		var recording bool
+		must(t, tr.WorkMiddleware().Work(t.Context(), job, func(ctx context.Context) error {
+			_, s := tp.Tracer("app").Start(ctx, "handler.http-call")
+			recording = s.IsRecording()
+			s.End()
+			return nil
+		}))
+		if recording {
+			t.Errorf("CarrySampledOut %v (metadata %s): the handler's span records", carry, md)
+		}
+		for _, s := range spans.GetSpans() {
+			t.Errorf("CarrySampledOut %v (metadata %s): span %q exported (parent valid %v), want none",
+				carry, md, s.Name, s.Parent.IsValid())
+		}
+	}
+}
+
+// insertedMetadata returns the metadata tr's insert middleware writes
+// for a job inserted under ctx.
+func insertedMetadata(t *testing.T, tr *leaseholdotel.Tracer, ctx context.Context) json.RawMessage {
+	t.Helper()
+	in := &leasehold.InsertJob{Kind: "task", Args: json.RawMessage(`{}`), Opts: leasehold.InsertOpts{Queue: "default"}}
+	_, err := tr.InsertMiddleware().Insert(ctx, nil, []*leasehold.InsertJob{in},
+		func(context.Context) ([]*leasehold.InsertResult, error) { return nil, nil })
+	must(t, err)
+	return in.Opts.Metadata
 }
 
 // TestSampledOutMark: a job that carries the mark of a sampled-out

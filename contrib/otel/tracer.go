@@ -36,12 +36,13 @@ type Options struct {
 	// TraceSampledOut starts a work span even for a job inserted under a
 	// sampled-out span. By default such a run starts no span and runs
 	// under the carried context, which stays sampled out (or, for a job
-	// that carries only the mark, under no trace): what a parent-based
-	// sampler (the SDK's default) would decide, without the cost of
-	// asking it. Set it for a sampler that may sample the children of a
-	// sampled-out parent, with CarrySampledOut where the jobs are
-	// inserted, so that the sampler sees that parent (it sees a root
-	// otherwise). Without NewTrace only.
+	// that carries only the mark, under a span context of a new trace id,
+	// not sampled), so that a parent-based sampler drops the spans the
+	// handler starts: what a parent-based sampler (the SDK's default)
+	// would decide, without the cost of asking it. Set it for a sampler
+	// that may sample the children of a sampled-out parent, with
+	// CarrySampledOut where the jobs are inserted, so that the sampler
+	// sees that parent (it sees a root otherwise). Without NewTrace only.
 	TraceSampledOut bool
 	// CarrySampledOut writes the whole trace context of a sampled-out
 	// insert span into the job's metadata, as for a sampled one. By
@@ -50,7 +51,11 @@ type Options struct {
 	// fraction of the bytes: on PostgreSQL the context's 80 bytes or so
 	// would be written again by every update of the job's row, for no
 	// span. Set it to have the handlers of sampled-out jobs run under
-	// the request's trace id (for logs that print it).
+	// the request's trace id (for logs that print it). A sampled-out
+	// insert writes the whole context anyway when the propagator has
+	// more to carry than the trace context (baggage, with
+	// propagation.Baggage in a composite propagator), so that the
+	// handler gets it, sampled or not.
 	CarrySampledOut bool
 }
 
@@ -60,6 +65,9 @@ type Tracer struct {
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	newTrace bool
+	// traceOnly says that prop carries the W3C trace context alone, so
+	// that a sampled-out insert has nothing more to carry than the mark.
+	traceOnly bool
 	// traceSampledOut and carrySampledOut are the Options fields.
 	traceSampledOut, carrySampledOut bool
 	specs                            sync.Map // kindQueue -> *spanSpec
@@ -82,6 +90,7 @@ func New(o Options) *Tracer {
 		tracer:   tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:     prop,
 		newTrace: o.NewTrace, traceSampledOut: o.TraceSampledOut, carrySampledOut: o.CarrySampledOut,
+		traceOnly: traceOnly(prop),
 	}
 }
 

@@ -2,7 +2,9 @@ package leaseholdotel
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 
 	"github.com/leasehold/leasehold"
 	"go.opentelemetry.io/otel/codes"
@@ -19,6 +21,9 @@ var errPanicked = errors.New("handler panicked")
 func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(context.Context) error) error {
 	parent, carries := t.extract(ctx, job.Metadata)
 	if t.sampledOut(parent, carries) {
+		if carries == carriesMark {
+			parent = withUnsampledTrace(parent)
+		}
 		return next(parent) // sampled out where the job was inserted
 	}
 	spanCtx, span := t.startWork(parent, carries == carriesContext, job)
@@ -30,7 +35,18 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 	}()
 	err := next(spanCtx)
 	returned = true
-	endWork(span, outcome(ctx, err), err)
+	o := outcome(ctx, err)
+	endWork(span, o, recorded(ctx, o, err))
+	return err
+}
+
+// recorded returns the error the span of a run that ended with outcome o
+// records: the handler's, err, or when it returned nil without completing
+// the job (its lease was lost), the cause of its context.
+func recorded(ctx context.Context, o string, err error) error {
+	if err == nil && o != string(leasehold.OutcomeCompleted) {
+		return context.Cause(ctx)
+	}
 	return err
 }
 
@@ -47,6 +63,27 @@ func (t *Tracer) sampledOut(parent context.Context, carries carriage) bool {
 	}
 	sc := trace.SpanContextFromContext(parent)
 	return carries == carriesContext && sc.IsValid() && !sc.IsSampled()
+}
+
+// withUnsampledTrace returns ctx with the span context of a new trace,
+// not sampled, for the handler of a job that carries only the mark of a
+// sampled-out insert: the spans the handler starts are children of a
+// sampled-out parent, which a parent-based sampler drops, rather than
+// roots it would sample afresh, orphans of the trace they belong to. The
+// ids are random, drawn as the OpenTelemetry SDK's default generator
+// draws them; no span has them, none is exported.
+func withUnsampledTrace(ctx context.Context) context.Context {
+	var tid trace.TraceID
+	var sid trace.SpanID
+	for !tid.IsValid() {
+		binary.NativeEndian.PutUint64(tid[:8], rand.Uint64())
+		binary.NativeEndian.PutUint64(tid[8:], rand.Uint64())
+	}
+	for !sid.IsValid() {
+		binary.NativeEndian.PutUint64(sid[:], rand.Uint64())
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}) // TraceFlags 0: not sampled
+	return trace.ContextWithSpanContext(ctx, sc)
 }
 
 // startWork starts the span of a run of job under parent, the client's
@@ -89,15 +126,17 @@ func endWork(span trace.Span, outcome string, err error) {
 // outcome names how a handler run that returned err ended, as far as the
 // work middleware can tell, in the order the client decides it; ctx is
 // the handler's context as the client gave it, whose cause tells a lost
-// lease or an operator's cancel.
+// lease or an operator's cancel. A lost lease comes first, whatever the
+// handler returned: a handler that sees its context end and returns nil
+// has not completed the job, whose lease is another worker's (the client's
+// write of that completion is refused).
 func outcome(ctx context.Context, err error) string {
-	if err == nil {
-		return string(leasehold.OutcomeCompleted)
-	}
 	cause := context.Cause(ctx)
 	switch {
 	case errors.Is(err, leasehold.ErrLeaseLost), errors.Is(cause, leasehold.ErrLeaseLost):
 		return string(leasehold.OutcomeLeaseLost)
+	case err == nil:
+		return string(leasehold.OutcomeCompleted)
 	case errors.Is(cause, leasehold.ErrJobCancelled):
 		return string(leasehold.OutcomeCancelled)
 	case is[*leasehold.SnoozeError](err):

@@ -43,16 +43,31 @@
 //	leasehold_queue_oldest_due_seconds{queue}           gauge: how long the oldest due pending job has waited
 //	leasehold_queue_stats_failures_total                readings of the queue gauges that failed
 //
-// The outcomes of one attempt (completed, retried, failed, snoozed,
-// cancelled, released, lease_lost) are one counter with an outcome label
-// rather than a counter each: they partition the attempts that finished,
-// so a sum over the label is meaningful (every finished attempt), as
-// Prometheus's naming conventions ask. The other counters count events of
-// different kinds, which no sum of them would mean, so each has its name.
+// The outcomes (completed, retried, failed, snoozed, cancelled, released,
+// lease_lost, and flagged) are one counter with an outcome label rather
+// than a counter each: the label partitions what the counter counts, so a
+// sum over it is meaningful, as Prometheus's naming conventions ask. What
+// it counts is every outcome the client wrote (an attempt's, or a lease
+// released unrun) and every resolution of a reconcile job that committed
+// (ResolveReconcile; Event.ResolvedBy set), counted under the outcome it
+// gave the reconciled job, with that job's queue and kind, though no
+// attempt of it ended so (its expired attempt is counted by
+// leasehold_jobs_rescued_total): where reconcilers resolve jobs, the sum
+// is more than the attempts that finished. flagged is a reconcile job
+// that gave up (its budget spent, a permanent error, a cancel its handler
+// returned) and was flagged stuck for an operator: counted, as in
+// Client.Stats (Flagged), apart from failed and cancelled; its series
+// appears the first time a job of its queue and kind is flagged. The
+// other counters count events of different kinds, which no sum of them
+// would mean, so each has its name.
 //
 // Labels are queue, kind, outcome and state only: never a job id or an
-// owner. Queues and kinds are the application's own, so the number of
-// series stays bounded by its code, not by its traffic.
+// owner. The series of a counter or a histogram, once a (queue, kind) is
+// seen, last as long as the process (a counter must not vanish), so their
+// number is bounded by the application's queues and kinds: by its code,
+// unless it names queues or kinds from its input (one queue per tenant,
+// say), when it grows with the names seen. The queue gauges forget such a
+// queue (see below).
 //
 // The queue gauges come from Client.ActiveQueueStats, which reads only
 // indexes and counts each state exactly up to 100,000 jobs (beyond, on
@@ -60,9 +75,12 @@
 // last ANALYZE): a scrape reuses the last reading until it is
 // Options.QueueStatsInterval old, so however often Prometheus scrapes,
 // the database answers that query at most once per interval per process.
-// A queue the client is configured to work (Client.Queues), and one an
-// earlier reading reported, has its series at 0 while it has no
-// unfinished job, rather than none.
+// A queue the client is configured to work (Client.Queues) has its series
+// at 0 while it has no unfinished job, rather than none; so does one an
+// earlier reading reported, in up to 10 readings in a row that find it
+// empty: the next forgets its series, until a reading reports it again
+// (with the default interval, after two and a half minutes empty or more,
+// as readings happen only at scrapes).
 // In a fleet of workers, one process reading them is enough: set a
 // negative interval in the others.
 //

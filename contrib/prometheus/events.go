@@ -13,6 +13,13 @@ var finishOutcomes = []leasehold.Outcome{
 	leasehold.OutcomeCancelled, leasehold.OutcomeReleased, leasehold.OutcomeLeaseLost,
 }
 
+// outcomeFlagged is the outcome label of a reconcile job that gave up and
+// was flagged stuck for an operator (an EventFinished with State stuck,
+// whatever its Outcome): neither failed nor cancelled, as Client.Stats
+// counts it in Flagged. Only reconcile kinds have the series, made the
+// first time one is flagged.
+const outcomeFlagged leasehold.Outcome = "flagged"
+
 // eventMetrics are the metrics fed by the event stream. Only the
 // consumer goroutine calls observe.
 type eventMetrics struct {
@@ -47,7 +54,7 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 		claimed:      counter("jobs_claimed_total", "Leases taken by the client's fetchers.", qk...),
 		notStarted:   counter("jobs_not_started_total", "Claimed jobs whose handler was not started: the lease was past its safe window or already lost.", qk...),
 		claimedAgain: counter("jobs_claimed_again_total", "Claims that returned a lease the client held already (the database had lost the claim that gave it); the running handler kept the job.", qk...),
-		finished: counter("jobs_finished_total", "Attempts whose outcome was written, fence matched, and reconcilers' resolutions that committed, by outcome.",
+		finished: counter("jobs_finished_total", "Attempts whose outcome was written, fence matched, and reconcilers' resolutions that committed, by outcome (flagged: a reconcile job that gave up and was flagged stuck).",
 			"queue", "kind", "outcome"),
 		rescued: counter("jobs_rescued_total", "Expired leases the stuck watcher moved, by the job's new state.",
 			"queue", "kind", "state"),
@@ -125,13 +132,23 @@ func (e *eventMetrics) observe(ev *leasehold.Event) {
 
 // finish counts a written outcome.
 func (e *eventMetrics) finish(s *series, ev *leasehold.Event) {
-	c, ok := s.finished[ev.Outcome]
-	if !ok { // an outcome this package does not know yet
-		c = e.finished.WithLabelValues(ev.Job.Queue, ev.Job.Kind, string(ev.Outcome))
-		s.finished[ev.Outcome] = c
+	o := finishLabel(ev)
+	c, ok := s.finished[o]
+	if !ok { // flagged, or an outcome this package does not know yet
+		c = e.finished.WithLabelValues(ev.Job.Queue, ev.Job.Kind, string(o))
+		s.finished[o] = c
 	}
 	c.Inc()
 	s.ran(ev)
+}
+
+// finishLabel returns the outcome label of an EventFinished: its outcome,
+// or outcomeFlagged for a job it leaves stuck.
+func finishLabel(ev *leasehold.Event) leasehold.Outcome {
+	if ev.State == leasehold.StateStuck {
+		return outcomeFlagged
+	}
+	return ev.Outcome
 }
 
 // ran records the handler's run time of an outcome event; a lease

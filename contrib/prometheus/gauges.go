@@ -24,13 +24,21 @@ type clientCollector struct {
 	mu     sync.Mutex // serialises readings, so concurrent scrapes share one
 	readAt time.Time  // when the last reading was tried; zero before the first
 	last   []*leasehold.QueueStats
-	// known holds every queue an earlier reading reported and every
-	// queue the client is configured to work, so that their series show
-	// 0 rather than vanish (or never appear) while they have no
-	// unfinished job: a dashboard shows an empty queue as 0, and an
-	// absent() alert fires only when the metrics stop.
-	known map[string]bool
+	// known holds every queue an earlier reading reported, with the
+	// number of readings in a row since that did not, so that its series
+	// show 0 rather than vanish while it has no unfinished job (a
+	// dashboard shows an empty queue as 0), until forgetAfter such
+	// readings. The queues the client is configured to work
+	// (Client.Queues) always show, and so are never forgotten.
+	known map[string]int
 }
+
+// forgetAfter is how many readings in a row a queue that the client is
+// not configured to work, and that an earlier reading reported, keeps its
+// series at 0 while it has no unfinished job; the next such reading
+// forgets it, so that queues named from an application's input (one per
+// tenant, say) do not add series for the life of the process.
+const forgetAfter = 10
 
 func newClientCollector(ns string, interval time.Duration) *clientCollector {
 	name := func(n string) string { return prometheus.BuildFQName(ns, "", n) }
@@ -115,25 +123,39 @@ func (q *clientCollector) queueStats(c *leasehold.Client) []*leasehold.QueueStat
 	return qs
 }
 
-// withKnown returns qs with an empty entry for each known queue it lacks,
-// after adding its queues and configured (the client's) to the known
-// ones. q.mu is held.
+// withKnown returns qs with an empty entry for each queue it lacks that
+// is configured (the client's) or known, and updates the known queues:
+// qs's queues are known afresh, and a known queue absent from forgetAfter
+// readings in a row before this one is forgotten. q.mu is held.
 func (q *clientCollector) withKnown(qs []*leasehold.QueueStats, configured []string) []*leasehold.QueueStats {
 	if q.known == nil {
-		q.known = map[string]bool{}
+		q.known = map[string]int{}
+	}
+	shown := make(map[string]bool, len(qs)+len(configured))
+	for _, s := range qs {
+		shown[s.Queue] = true
+		q.known[s.Queue] = 0
 	}
 	for _, name := range configured {
-		q.known[name] = true
+		if !shown[name] {
+			shown[name] = true
+			qs = append(qs, emptyQueue(name))
+		}
 	}
-	seen := make(map[string]bool, len(qs))
-	for _, s := range qs {
-		seen[s.Queue] = true
-		q.known[s.Queue] = true
-	}
-	for name := range q.known {
-		if !seen[name] {
-			qs = append(qs, &leasehold.QueueStats{Queue: name, Counts: map[leasehold.JobState]int64{}})
+	for name, absent := range q.known {
+		switch {
+		case shown[name]:
+		case absent >= forgetAfter:
+			delete(q.known, name)
+		default:
+			q.known[name] = absent + 1
+			qs = append(qs, emptyQueue(name))
 		}
 	}
 	return qs
+}
+
+// emptyQueue returns the reading of a queue with no unfinished job.
+func emptyQueue(name string) *leasehold.QueueStats {
+	return &leasehold.QueueStats{Queue: name, Counts: map[leasehold.JobState]int64{}}
 }

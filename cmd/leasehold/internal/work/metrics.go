@@ -27,12 +27,14 @@ type metricsServer struct {
 	served  chan error
 }
 
-// startMetrics listens on addr and serves the metrics there; it logs the
-// URL, with the port the system chose when addr asks for port 0.
-func startMetrics(addr string, logger *slog.Logger) (*metricsServer, error) {
+// startMetrics listens on addr and serves the metrics there, with the
+// queue gauges read at most once per queueStats (0: the library's
+// default; negative: not read, not exported); it logs the URL, with the
+// port the system chose when addr asks for port 0.
+func startMetrics(addr string, queueStats time.Duration, logger *slog.Logger) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := leaseholdprom.New(leaseholdprom.Options{Registerer: reg})
+	m, err := leaseholdprom.New(leaseholdprom.Options{Registerer: reg, QueueStatsInterval: queueStats})
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,11 @@ type Options struct {
 	// system choose, and the log says which) where the worker serves
 	// Prometheus metrics at /metrics while it runs.
 	MetricsAddr string
+	// QueueStatsInterval is how old the metrics' reading of the queue
+	// gauges may get before a scrape reads them again from the database
+	// (leaseholdprom.Options.QueueStatsInterval); 0 uses the library's
+	// default, negative reads and exports none.
+	QueueStatsInterval time.Duration
 	// Periodic are schedules this worker enqueues (see ParsePeriodic).
 	Periodic []leasehold.PeriodicJob
 	// ScanEvery, when positive, makes the worker enqueue a payment scan
@@ -87,7 +92,7 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	o.Periodic = periodic(o)
 	var metrics *metricsServer
 	if o.MetricsAddr != "" {
-		if metrics, err = startMetrics(o.MetricsAddr, o.Logger); err != nil {
+		if metrics, err = startMetrics(o.MetricsAddr, o.QueueStatsInterval, o.Logger); err != nil {
 			return view.StatsView{}, err
 		}
 	}
