@@ -18,12 +18,30 @@ import (
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
 
+// stopSignals end a command gracefully: SIGINT (Ctrl-C), SIGTERM (a
+// supervisor's stop) and SIGHUP (the terminal or ssh session that started
+// it closed). A second one, while the first one's graceful stop runs,
+// ends the process at once: the signals' default action is restored as
+// soon as the first arrives.
+func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+// keepRunningOnBrokenPipe makes a write to a closed standard output or
+// error fail with EPIPE instead of killing the process by SIGPIPE, for the
+// commands that run until stopped (work, serve, watch): a log consumer
+// that went away (a "| head", a tee that exited) must not cut a worker's
+// graceful stop short and leave its leases to expire.
+func keepRunningOnBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
 
 // run executes the command line args and returns the exit code. Errors
 // are printed on stderr as one line.

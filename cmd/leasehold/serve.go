@@ -64,7 +64,10 @@ policies, or expired leases of a queue that flags or reconciles are requeued.`,
   LEASEHOLD_WEB_TOKEN=$(openssl rand -hex 16) leasehold serve --addr :8080
   leasehold serve --read-only --prefix /queue`,
 		Args: argNames(),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, &f) }),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			keepRunningOnBrokenPipe()
+			return a.serve(cmd, &f)
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port)")

@@ -40,7 +40,10 @@ database) is reported on standard error and tried again at the next interval;
 with --once, or when the SQLite file was replaced or is corrupt, it exits 1.
 Several watchers at once are harmless.`,
 		Args: argNames(),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.watch(cmd, &f) }),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			keepRunningOnBrokenPipe()
+			return a.watch(cmd, &f)
+		}),
 	}
 	fl := cmd.Flags()
 	fl.Var(cli.NewDurationValue(&f.interval, leasehold.DefaultWatcherInterval, 10*time.Millisecond, 24*time.Hour),

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,10 +44,13 @@ func (a *app) workCommand() *cobra.Command {
 are for the demo and for trying the queue by hand. An application's own kinds
 are never run (their jobs are left alone, whatever their queue): an
 application runs its own workers with the library.
-Runs until interrupted (SIGINT/SIGTERM stop it gracefully: running jobs get
---shutdown-timeout to finish, then their leases are released; with
+Runs until interrupted (SIGINT, SIGTERM or SIGHUP stop it gracefully: running
+jobs get --shutdown-timeout to finish, then their leases are released; with
 --reconcile-into, a handler cut off mid-charge is not released but left to
-expire, and its payment is reconciled).
+expire, and its payment is reconciled). A second signal during that stop ends
+the process at once: the leases it still holds expire after --ttl. A stop
+signal before the worker has started (while it opens, migrates or waits for
+the database) exits 0 too.
 Kinds built in (--kind selects some): ` + payments.Kind + ` (args {"payment_id",
 "amount_cents","currency"}; charges through --provider, or an in-process
 provider stand-in, and records each charge in the payments_ledger table, which
@@ -69,7 +74,10 @@ completed more than --scan-pending-after ago without a ledger row (its webhook
 lost): unique per payment while unfinished, so a payment has at most one heal
 job at a time.`,
 		Args: argNames(),
-		RunE: a.runE(func(cmd *cobra.Command, _ []string) error { return a.work(cmd, &f) }),
+		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
+			keepRunningOnBrokenPipe()
+			return a.work(cmd, &f)
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.o.Queues, "queue", []string{leasehold.DefaultQueue}, "queues to work (comma-separated or repeated)")
@@ -154,7 +162,7 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 	}
 	db, err := a.open(cmd, true)
 	if err != nil {
-		return err
+		return a.stoppedBeforeStart(cmd, err)
 	}
 	defer db.Close()
 	f.o.DB, f.o.Logger = db, a.logger(level)
@@ -165,14 +173,23 @@ func (a *app) work(cmd *cobra.Command, f *workFlags) error {
 		f.o.Reports = a.stdout
 	}
 	stats, err := work.Run(cmd.Context(), f.o)
-	if stats.Owner == "" || f.o.Reports != nil { // never started, or the counters are written
+	if stats.Owner == "" { // never started
+		return a.stoppedBeforeStart(cmd, err)
+	}
+	if f.o.Reports != nil { // the counters are written
 		return err
 	}
-	// The counters are printed even when stopping failed.
+	// The counters are printed even when stopping failed, and not
+	// printing them to a reader that went away is no failure of the stop.
+	var perr error
 	if a.jsonOut {
-		return errors.Join(err, cli.WriteJSON(a.stdout, stats))
+		perr = cli.WriteJSON(a.stdout, stats)
+	} else {
+		_, perr = fmt.Fprintln(a.stdout, cli.StatsSummary(stats, f.o.TTL))
 	}
-	_, perr := fmt.Fprintln(a.stdout, cli.StatsSummary(stats, f.o.TTL))
+	if errors.Is(perr, syscall.EPIPE) {
+		perr = nil
+	}
 	return errors.Join(err, perr)
 }
 
@@ -194,4 +211,18 @@ func (f *workFlags) setQueueStats(cmd *cobra.Command) error {
 		f.o.QueueStatsInterval = f.queueStats
 	}
 	return nil
+}
+
+// stoppedBeforeStart returns err, the failure of a worker that never
+// started, unless a stop signal caused it (the context canceled while the
+// database was opened, migrated or waited for): a stop asked for, not a
+// failure, so that a supervisor does not count it as one. It then says so
+// on stderr and returns nil.
+func (a *app) stoppedBeforeStart(cmd *cobra.Command, err error) error {
+	ctx := cmd.Context()
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return err
+	}
+	_, werr := fmt.Fprintf(a.stderr, "leasehold: %v before the worker started: stopped\n", context.Cause(ctx))
+	return werr
 }

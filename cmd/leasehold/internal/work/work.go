@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	<-reported
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+stopGrace)
 	defer stopCancel()
-	o.Logger.Info("stopping: running jobs may finish", "shutdown_timeout", o.ShutdownTimeout)
+	o.Logger.Info("stopping: running jobs may finish", "shutdown_timeout", o.ShutdownTimeout, "because", stopReason(ctx, broken))
 	err = client.Stop(stopCtx)
 	stats := view.NewStatsView(client.Owner(), client.Stats())
 	if reports != nil {
@@ -146,6 +146,19 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		return stats, fmt.Errorf("stop workers: %w", err)
 	}
 	return stats, nil
+}
+
+// stopReason says why a running worker stops: the signal that ended ctx,
+// the database it cannot use (broken), or else that it was asked to (its
+// standard input closed, or its queues idle with --until-idle).
+func stopReason(ctx context.Context, broken *fatalWatch) string {
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx).Error()
+	case broken.err() != nil:
+		return "the database cannot be used as it is"
+	}
+	return "asked to stop"
 }
 
 // closeMetrics stops serving metrics, once the client has stopped.

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/view"
+)
+
+// newSQLite returns a migrated SQLite database of the test's own.
+func newSQLite(t *testing.T) string {
+	t.Helper()
+	db := "sqlite:" + testdb.SQLitePath(t)
+	ok(t, db, "migrate")
+	return db
+}
+
+// TestWorkStopsGracefullyOnSIGHUP: the hangup a worker gets when the
+// terminal or ssh session that started it closes stops it as SIGTERM does:
+// its running job's lease is released at once (pending, not charged), and
+// it exits 0, where Go's default for SIGHUP killed it and left the lease
+// to expire.
+func TestWorkStopsGracefullyOnSIGHUP(t *testing.T) {
+	db := newSQLite(t)
+	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
+	w := start(t, db, "work", "--poll-interval", "50ms", "--shutdown-timeout", "100ms", "--json")
+	waitStatus(t, db, id, "processing")
+	if err := w.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.wait(t); err != nil {
+		t.Fatalf("worker after SIGHUP: %v\n%s", err, w.stderr.String())
+	}
+	var stats view.StatsView
+	if err := json.Unmarshal(w.stdout.Bytes(), &stats); err != nil || stats.Released != 1 {
+		t.Errorf("worker stats = %+v, %v; want 1 released", stats, err)
+	}
+	if !strings.Contains(w.stderr.String(), `because="hangup signal received"`) {
+		t.Errorf("the worker's log does not say the hangup stopped it:\n%s", w.stderr.String())
+	}
+	if j := showJob(t, db, id); j.Status != "pending" {
+		t.Errorf("job of a worker stopped by SIGHUP: %s, want pending at once", j.Status)
+	}
+}
+
+// TestWorkSecondSignalExitsAtOnce: a second SIGTERM while the first one's
+// graceful stop waits for a running job ends the process at once, by the
+// signal, instead of being swallowed for the whole shutdown timeout.
+func TestWorkSecondSignalExitsAtOnce(t *testing.T) {
+	db := newSQLite(t)
+	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
+	w := start(t, db, "work", "--poll-interval", "50ms", "--shutdown-timeout", "1m")
+	waitStatus(t, db, id, "processing")
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the graceful stop to begin", func() bool {
+		return strings.Contains(w.stderr.String(), "stopping: running jobs may finish")
+	})
+	sent := time.Now()
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := w.wait(t)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Fatalf("worker after a second SIGTERM: %v, want killed by it\n%s", err, w.stderr.String())
+	}
+	if took := time.Since(sent); took > 10*time.Second {
+		t.Errorf("the second SIGTERM took %v to end the worker, want at once (its shutdown timeout is 1m)", took)
+	}
+}
+
+// TestWorkStoppedBeforeStart: a SIGTERM while the worker waits for the
+// database (here for an SQLite write lock another connection holds, as
+// it migrates) is a stop asked for, not a failure: exit 0, and stderr
+// says it stopped before it started.
+func TestWorkStoppedBeforeStart(t *testing.T) {
+	path := testdb.SQLitePath(t)
+	target, err := cli.ParseTarget("sqlite:" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := cli.Open(t.Context(), target, cli.OpenOptions{Create: true}) // a new file, no tables yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	holder, err := h.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := holder.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(t.Context(), `CREATE TABLE held (x)`); err != nil { // takes the write lock
+		t.Fatal(err)
+	}
+	w := start(t, "sqlite:"+path, "work", "--log-level", "error")
+	time.Sleep(500 * time.Millisecond) // the worker is waiting for the lock, its signal handler set
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.wait(t); err != nil {
+		t.Fatalf("worker stopped while it waited for the database: %v, want exit 0\n%s", err, w.stderr.String())
+	}
+	if !strings.Contains(w.stderr.String(), "terminated signal received before the worker started: stopped") {
+		t.Errorf("stderr does not say the worker stopped before it started:\n%s", w.stderr.String())
+	}
+}
+
+// TestWorkStopsGracefullyWithItsLogGone: a worker whose log reader went
+// away (a "| head" that exited) still stops gracefully on SIGTERM: a
+// write to the closed pipe does not kill it by SIGPIPE, its running job
+// is released at once, and it exits 0.
+func TestWorkStopsGracefullyWithItsLogGone(t *testing.T) {
+	db := newSQLite(t)
+	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := command(ctx, "", nil, "--db", db, "work", "--poll-interval", "50ms", "--shutdown-timeout", "100ms")
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr // the summary goes down the same closed pipe
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // the first log line, then nobody reads
+		t.Fatal(err)
+	}
+	_ = out.Close()
+	waitStatus(t, db, id, "processing")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("worker with its log gone, after SIGTERM: %v, want exit 0", err)
+	}
+	if j := showJob(t, db, id); j.Status != "pending" {
+		t.Errorf("job of the worker: %s, want pending at once (released)", j.Status)
+	}
+}
