@@ -16,6 +16,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/work"
 	leaseholdprom "github.com/leasehold/leasehold/contrib/prometheus"
 	"github.com/leasehold/leasehold/web"
 )
@@ -98,7 +99,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	return a.withPolicyDB(cmd, queues, func(_ *cli.DB, c *leasehold.Client) error {
+	return a.withPolicyDB(cmd, queues, func(db *cli.DB, c *leasehold.Client) error {
 		f.opts.Logger = a.logger(level)
 		dash, err := web.New(c, f.opts)
 		if err != nil {
@@ -119,10 +120,48 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 			ln.Addr(), f.opts.Prefix, mode, ln.Addr())
 		mux := serveRoutes(dash, f.opts.Prefix)
 		mux.Handle("GET /metrics", metrics.handler)
+		ctx, stop := context.WithCancelCause(cmd.Context())
+		defer stop(nil)
+		go watchFile(ctx, db, stop)
 		// Every answer, not only the dashboard's: the redirect to the
 		// prefix, the 404s outside it and the metrics too.
-		return runServer(cmd.Context(), ln, web.SecurityHeaders(mux))
+		if err := runServer(ctx, ln, web.SecurityHeaders(mux)); err != nil {
+			return err
+		}
+		if err := context.Cause(ctx); work.Fatal(err) {
+			return fmt.Errorf("%w (the dashboard stopped)", err)
+		}
+		return nil
 	})
+}
+
+// fileCheckEvery is how often serve checks that its SQLite file is still
+// the one it opened.
+const fileCheckEvery = time.Second
+
+// watchFile stops serve (stop, with the error as the cause) once the
+// SQLite file db opened is removed or replaced, as work and watch stop:
+// every page would answer 500 meanwhile, while /metrics answered 200, so
+// a liveness probe would never restart it. It returns when ctx is done;
+// a database that is not a file of the process's own is never checked.
+func watchFile(ctx context.Context, db *cli.DB, stop context.CancelCauseFunc) {
+	f, ok := db.Driver.(interface{ CheckFile() error })
+	if !ok {
+		return
+	}
+	t := time.NewTicker(fileCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := f.CheckFile(); err != nil {
+			stop(err)
+			return
+		}
+	}
 }
 
 // serveMode says, for the line that tells where the dashboard is, who may

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -260,4 +263,23 @@ func fetchResp(t *testing.T, url, token string) *http.Response {
 	t.Helper()
 	resp, _ := send(t, http.MethodGet, url, token)
 	return resp
+}
+
+// TestServeStopsWhenItsFileIsGone: serve exits 1, naming the file, once
+// the SQLite file it reads is removed, as work and watch do, instead of
+// answering every page 500 (and /metrics 200) until restarted by hand.
+func TestServeStopsWhenItsFileIsGone(t *testing.T) {
+	path := testdb.SQLitePath(t)
+	db := "sqlite:" + path
+	ok(t, db, "migrate")
+	s := startServe(t, db, nil)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	err := s.bg.wait(t)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != cli.ExitFailure ||
+		!strings.Contains(s.bg.stderr.String(), "was removed while the process had it open") {
+		t.Fatalf("serve after its file was removed: %v, want exit 1 naming the file\n%s", err, s.bg.stderr.String())
+	}
 }
