@@ -42,6 +42,35 @@ func TestWorkStopsWhenFileReplaced(t *testing.T) {
 	}
 }
 
+// TestWorkStopsAtOnceWhenFileGoneWithJobsRunning: a worker whose file is
+// removed while its handlers run cuts them off at once rather than after
+// its shutdown timeout (no outcome can be written), exits 1, and its
+// summary says the writes were not taken.
+func TestWorkStopsAtOnceWhenFileGoneWithJobsRunning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gone.db")
+	db := "sqlite:" + path
+	ok(t, db, "migrate")
+	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
+	w := start(t, db, "work", "--kind", "leasehold.sleep", "--poll-interval", "50ms", "--ttl", "3s",
+		"--shutdown-timeout", "1m", "--log-level", "error")
+	waitStatus(t, db, id, "processing")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	err := w.wait(t)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("worker exit: %v; want exit code 1\nstderr:\n%s", err, w.stderr.String())
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("worker took %v to stop after its file was removed (shutdown timeout 1m, lease TTL 3s)", took)
+	}
+	if out := w.stdout.String(); !strings.Contains(out, "could not release 1 lease or record its outcome (the database did not take the write)") {
+		t.Errorf("worker's summary:\n%s", out)
+	}
+}
+
 // TestWorkStopsOnCorruptFile: a worker whose SQLite file gets damaged
 // while it works (pages overwritten in place) stops on its own with exit
 // code 1 and says the file is corrupt, at the first statement that reads

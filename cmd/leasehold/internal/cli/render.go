@@ -249,7 +249,7 @@ func RenderStuck(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
 
 // StatsSummary is the line `leasehold work` prints when it stops: every
 // counter, then, when some outcomes could not be written (the database
-// unreachable at shutdown), how many leases were left behind and when
+// unreachable at shutdown, or its file gone), how many leases were left behind and when
 // their jobs come back. ttl is the worker's lease TTL.
 func StatsSummary(s view.StatsView, ttl time.Duration) string {
 	line := fmt.Sprintf("worker %s stopped: claimed %d, completed %d, retried %d, failed %d, snoozed %d, cancelled %d, flagged stuck %d, panicked %d, released %d, skipped late %d, leases lost %d, late writes refused %d, outcomes dropped %d, rescued %d, claimed again %d",
@@ -257,10 +257,10 @@ func StatsSummary(s view.StatsView, ttl time.Duration) string {
 		s.SkippedLate, s.LeaseLost, s.FinishRefused, s.OutcomesDropped, s.Rescued, s.ClaimedAgain)
 	switch n := s.OutcomesDropped; {
 	case n == 1:
-		line += fmt.Sprintf("\ncould not release 1 lease or record its outcome (the database did not answer): its job comes back when the lease expires, within the lease TTL (%s)",
+		line += fmt.Sprintf("\ncould not release 1 lease or record its outcome (the database did not take the write): its job comes back when the lease expires, within the lease TTL (%s)",
 			FormatDuration(ttl))
 	case n > 1:
-		line += fmt.Sprintf("\ncould not release %d leases or record their outcomes (the database did not answer): their jobs come back when the leases expire, within the lease TTL (%s)",
+		line += fmt.Sprintf("\ncould not release %d leases or record their outcomes (the database did not take the writes): their jobs come back when the leases expire, within the lease TTL (%s)",
 			n, FormatDuration(ttl))
 	}
 	return line

@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/sqlitedriver"
@@ -21,7 +22,9 @@ func Fatal(err error) bool {
 // should run wait (in the new file, or in a restored one). The probe runs
 // every poll interval, so an idle worker notices too.
 type fatalWatch struct {
-	gone chan error // holds the first fatal failure
+	gone chan error // holds the first fatal failure, until err reads it
+	mu   sync.Mutex
+	got  error // the failure err read
 }
 
 // watchFatal follows c's failure events until ctx ends; on the first
@@ -50,12 +53,16 @@ func watchFatal(ctx context.Context, c *leasehold.Client, stop context.CancelFun
 	return w
 }
 
-// err returns the failure that stopped the worker, if any.
+// err returns the failure that stopped the worker, if any, the same at
+// every call.
 func (w *fatalWatch) err() error {
-	select {
-	case err := <-w.gone:
-		return err
-	default:
-		return nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.got == nil {
+		select {
+		case w.got = <-w.gone:
+		default:
+		}
 	}
+	return w.got
 }

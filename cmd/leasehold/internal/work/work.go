@@ -128,6 +128,9 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	<-reported
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+stopGrace)
 	defer stopCancel()
+	if broken.err() != nil {
+		stopCancel() // no outcome can be written: cut the handlers off now, not after the shutdown timeout
+	}
 	o.Logger.Info("stopping: running jobs may finish", "shutdown_timeout", o.ShutdownTimeout, "because", stopReason(ctx, broken))
 	err = client.Stop(stopCtx)
 	stats := view.NewStatsView(client.Owner(), client.Stats())
