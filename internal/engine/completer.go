@@ -111,13 +111,36 @@ func (k *Completer) Submit(item *finishItem) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	if k.closed {
-		k.cfg.Logger.Warn("leasehold: outcome after shutdown dropped; the lease will expire",
-			"job", item.p.ID, "outcome", item.p.Outcome)
-		k.drop(item)
-		k.forget(item)
+		k.dropUnqueued(item, "leasehold: outcome after shutdown dropped; the lease will expire")
 		return
 	}
 	k.in <- item
+}
+
+// SubmitOrDrop queues an outcome as Submit does, but drops it rather than
+// wait when the queue is full (a database that does not take the writes):
+// for the release of a lease claimed while the client stops, which nothing
+// must wait on, since its lease expires and returns the job anyway.
+func (k *Completer) SubmitOrDrop(item *finishItem) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.closed {
+		k.dropUnqueued(item, "leasehold: outcome after shutdown dropped; the lease will expire")
+		return
+	}
+	select {
+	case k.in <- item:
+	default:
+		k.dropUnqueued(item, "leasehold: release dropped: the outcome queue is full; the lease will expire")
+	}
+}
+
+// dropUnqueued gives up an outcome that never reached the queue, saying
+// msg.
+func (k *Completer) dropUnqueued(item *finishItem, msg string) {
+	k.cfg.Logger.Warn(msg, "job", item.p.ID, "outcome", item.p.Outcome)
+	k.drop(item)
+	k.forget(item)
 }
 
 // Stop stops accepting outcomes and waits until every submitted one is

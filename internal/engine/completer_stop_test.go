@@ -81,3 +81,43 @@ func TestExecutorStopWithFullQueueAndDatabaseDown(t *testing.T) {
 		t.Errorf("executor and completer stopped in %v, want one release budget (about 1 s) after the shutdown timeout", took)
 	}
 }
+
+// TestSubmitOrDropWithFullQueue: with the queue full and the database not
+// answering, SubmitOrDrop (the release of a lease claimed while the client
+// stops) returns at once and reports the release dropped, where Submit
+// would wait for room.
+func TestSubmitOrDropWithFullQueue(t *testing.T) {
+	leases := NewLeases()
+	win := &Window{TTL: time.Second, Margin: 100 * time.Millisecond, Clock: NewClock()}
+	rec := &recorder{}
+	k := NewCompleter(CompleterConfig{Finisher: silentFinisher{}, Leases: leases, Window: win,
+		Batch: 10, Emit: rec.emit, Logger: discard})
+	if err := k.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { k.giveUp(); _ = k.Stop(context.Background()) })
+	lease := func(id int64) *Lease {
+		l := &Lease{Row: &leasetype.JobRow{ID: id, Kind: "k", Queue: "q", State: leasetype.StateProcessing, Attempt: 1}, window: win}
+		l.renewedAt.Store(win.Clock.Now())
+		leases.add(l)
+		return l
+	}
+	var n int64
+	for len(k.in) < cap(k.in) { // the flusher holds the first batch, the queue the rest
+		n++
+		k.Submit(lease(n).finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
+	}
+	done := make(chan struct{})
+	go func() {
+		k.SubmitOrDrop(lease(n+1).finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("SubmitOrDrop waited for room in a full queue")
+	}
+	if got := rec.kinds(n + 1); len(got) != 1 || got[0] != leasetype.EventOutcomeDropped {
+		t.Errorf("events of the release = %v, want it dropped", got)
+	}
+}

@@ -123,11 +123,13 @@ func (e *Executor) run(l *Lease) {
 	e.pool.run(l)
 }
 
-// releaseNow gives back a lease claimed while the client was stopping.
+// releaseNow gives back a lease claimed while the client was stopping,
+// unless the completer's queue is full: the producer's stop must not wait
+// for room (the lease expires instead).
 func (e *Executor) releaseNow(l *Lease) {
 	e.running.Add(-1)
 	l.slot.done()
-	e.release(l)
+	e.releaseWith(l, e.cfg.Completer.SubmitOrDrop)
 }
 
 // release cancels l's handler, if any, and submits its release, unless
@@ -141,7 +143,10 @@ func (e *Executor) releaseNow(l *Lease) {
 // job, as for a crashed worker. started is read after finalized is set,
 // and runClaimed sets started before its last check of finalized, so a
 // lease read as not started never runs its handler.
-func (e *Executor) release(l *Lease) {
+func (e *Executor) release(l *Lease) { e.releaseWith(l, e.cfg.Completer.Submit) }
+
+// releaseWith is release, submitting the release with submit.
+func (e *Executor) releaseWith(l *Lease, submit func(*finishItem)) {
 	if !l.finalized.CompareAndSwap(false, true) {
 		return
 	}
@@ -154,7 +159,7 @@ func (e *Executor) release(l *Lease) {
 			return
 		}
 	}
-	e.cfg.Completer.Submit(l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
+	submit(l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
 }
 
 // releaseRunning cancels the handlers still running and releases their
