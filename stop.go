@@ -15,7 +15,7 @@ import (
 // job as it would a crashed worker's.
 //
 // Stop returns within ShutdownTimeout plus the release budget plus a
-// second, even when the database does not answer: a claim still in
+// second and a quarter, even when the database does not answer: a claim still in
 // flight when ShutdownTimeout passes is abandoned (leases it may have
 // taken expire); releasing the leases of the handlers cut off and writing
 // the last outcomes, releases and throughput counts share a release

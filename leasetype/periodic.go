@@ -28,8 +28,8 @@ type PeriodicRow struct {
 	NextSlot time.Time
 	// Grace is how late the processes running the schedule still enqueue
 	// a slot (PeriodicJob.Grace): a NextSlot older than that was missed.
-	// Zero when the schedule was last recorded by a process from before
-	// it was recorded (schema version 15).
+	// Zero when no process of schema version 15 or later has recorded
+	// the schedule.
 	Grace time.Duration
 	// CreatedAt is when a process first registered the schedule;
 	// UpdatedAt when a process last registered it or claimed a slot

@@ -69,6 +69,7 @@ func TestBadFlagsCreateNothing(t *testing.T) {
 		{"enqueue: an empty unique key", []string{"enqueue", "x", "--unique-key", " "}, "--unique-key is empty"},
 		{"enqueue: an empty run-at", []string{"enqueue", "x", "--run-at="}, "--run-at is empty"},
 		{"jobs list: an empty kind", []string{"jobs", "list", "--kind="}, "--kind is empty"},
+		{"jobs list: no status", []string{"jobs", "list", "--status="}, "--status is empty"},
 		{"jobs stuck: an empty queue", []string{"jobs", "stuck", "--queue="}, "--queue is empty"},
 		{"watch: no queue to flag", []string{"watch", "--once", "--flag-stuck="}, "--flag-stuck is empty"},
 		{"serve: no queue to reconcile", []string{"serve", "--reconcile="}, "--reconcile is empty"},

@@ -36,7 +36,7 @@ budget.`,
   leasehold jobs list --owner myhost-4242-1a2b3c4d --json`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
-			if err := cli.RefuseEmpty(cmd.Flags(), "queue", "kind", "owner", "search"); err != nil {
+			if err := cli.RefuseEmpty(cmd.Flags(), "queue", "kind", "owner", "search", "status"); err != nil {
 				return err
 			}
 			if err := checkLimit(p.Limit); err != nil {

@@ -13,10 +13,10 @@ import (
 	"github.com/leasehold/leasehold/internal/jsonshow"
 )
 
-// WriteJSON writes v as indented JSON followed by a newline; compacted,
-// when it holds a value nested too deep to indent within jsonshow's bound
-// (job arguments may nest 1,000 levels: indented, a job of a few hundred
-// KB would print hundreds of MB).
+// WriteJSON writes v as indented JSON followed by a newline; the whole
+// output compacted when it holds a value nested too deep to indent within
+// jsonshow's bound (job arguments may nest 1,000 levels: indented, a job
+// of a few hundred KB would print hundreds of MB).
 func WriteJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(v); err != nil { // HTML-escaped, as before
