@@ -28,17 +28,24 @@ func TestWorkStopsWhenFileReplaced(t *testing.T) {
 	if err := os.Rename(filepath.Join(dir, "restored.db"), path); err != nil {
 		t.Fatal(err)
 	}
+	waitExit1(t, w, 15*time.Second, "its file was replaced")
+	if logs := w.stderr.String(); !strings.Contains(logs, "another file than the one this process opened") {
+		t.Errorf("worker's stderr does not say its file was replaced:\n%s", logs)
+	}
+}
+
+// waitExit1 waits for the worker w to exit, and fails t unless it exits
+// with code 1 within limit of the call, after what happened.
+func waitExit1(t *testing.T, w *background, limit time.Duration, after string) {
+	t.Helper()
 	began := time.Now()
 	err := w.wait(t)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("worker exit: %v; want exit code 1\nstderr:\n%s", err, w.stderr.String())
 	}
-	if took := time.Since(began); took > 15*time.Second {
-		t.Errorf("worker took %v to stop after its file was replaced", took)
-	}
-	if logs := w.stderr.String(); !strings.Contains(logs, "another file than the one this process opened") {
-		t.Errorf("worker's stderr does not say its file was replaced:\n%s", logs)
+	if took := time.Since(began); took > limit {
+		t.Errorf("worker took %v to stop after %s", took, after)
 	}
 }
 
@@ -57,15 +64,7 @@ func TestWorkStopsAtOnceWhenFileGoneWithJobsRunning(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	began := time.Now()
-	err := w.wait(t)
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("worker exit: %v; want exit code 1\nstderr:\n%s", err, w.stderr.String())
-	}
-	if took := time.Since(began); took > 20*time.Second {
-		t.Errorf("worker took %v to stop after its file was removed (shutdown timeout 1m, lease TTL 3s)", took)
-	}
+	waitExit1(t, w, 20*time.Second, "its file was removed (shutdown timeout 1m, lease TTL 3s)")
 	if out := w.stdout.String(); !strings.Contains(out, "could not release 1 lease or record its outcome (the database did not take the write)") {
 		t.Errorf("worker's summary:\n%s", out)
 	}

@@ -30,6 +30,10 @@ const (
 	envWebPassword = "LEASEHOLD_WEB_PASSWORD"
 )
 
+// fileCheckEvery is how often serve checks that its SQLite file is still
+// the one it opened.
+const fileCheckEvery = time.Second
+
 // serveShutdownTimeout bounds how long requests in flight may finish once
 // the server is told to stop.
 const serveShutdownTimeout = 5 * time.Second
@@ -122,46 +126,17 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		mux.Handle("GET /metrics", metrics.handler)
 		ctx, stop := context.WithCancelCause(cmd.Context())
 		defer stop(nil)
-		go watchFile(ctx, db, stop)
+		go work.WatchFile(ctx, db.Driver, fileCheckEvery, stop)
 		// Every answer, not only the dashboard's: the redirect to the
 		// prefix, the 404s outside it and the metrics too.
 		if err := runServer(ctx, ln, web.SecurityHeaders(mux)); err != nil {
 			return err
 		}
-		if err := context.Cause(ctx); work.Fatal(err) {
+		if err := context.Cause(ctx); work.Fatal(err) { // its file is gone: every page would answer 500
 			return fmt.Errorf("%w (the dashboard stopped)", err)
 		}
 		return nil
 	})
-}
-
-// fileCheckEvery is how often serve checks that its SQLite file is still
-// the one it opened.
-const fileCheckEvery = time.Second
-
-// watchFile stops serve (stop, with the error as the cause) once the
-// SQLite file db opened is removed or replaced, as work and watch stop:
-// every page would answer 500 meanwhile, while /metrics answered 200, so
-// a liveness probe would never restart it. It returns when ctx is done;
-// a database that is not a file of the process's own is never checked.
-func watchFile(ctx context.Context, db *cli.DB, stop context.CancelCauseFunc) {
-	f, ok := db.Driver.(interface{ CheckFile() error })
-	if !ok {
-		return
-	}
-	t := time.NewTicker(fileCheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := f.CheckFile(); err != nil {
-			stop(err)
-			return
-		}
-	}
 }
 
 // serveMode says, for the line that tells where the dashboard is, who may

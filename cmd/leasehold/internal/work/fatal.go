@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/sqlitedriver"
 )
 
@@ -65,4 +67,24 @@ func (w *fatalWatch) err() error {
 		}
 	}
 	return w.got
+}
+
+// WatchFile calls stop with the error, and returns, once the SQLite file
+// drv opened is removed or replaced (checked every period), so that a
+// process serving from it (leasehold serve) stops as a worker does,
+// instead of answering every request with an error it cannot mend. It
+// returns when ctx is done; a driver that did not open a file of its own
+// is never checked.
+func WatchFile(ctx context.Context, drv driver.Driver, every time.Duration, stop context.CancelCauseFunc) {
+	f, ok := drv.(interface{ CheckFile() error })
+	if !ok {
+		return
+	}
+	tick(ctx, every, func() bool {
+		if err := f.CheckFile(); err != nil {
+			stop(err)
+			return false
+		}
+		return true
+	})
 }
