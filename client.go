@@ -98,7 +98,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
 	c.rescuer = maintenance.NewRescuer(maintenance.RescuerConfig{
 		Driver: cfg.Driver, FlagQueues: cfg.flagQueues(), Reconcile: cfg.reconcileQueues(),
-		Interval: cfg.WatcherInterval, Emit: c.events.emit, Logger: cfg.Logger,
+		Queues: cfg.queueNames(), Interval: cfg.WatcherInterval, Emit: c.events.emit, Logger: cfg.Logger,
 	})
 	c.enqueuer = maintenance.NewEnqueuer(maintenance.EnqueuerConfig{Driver: cfg.Driver, Logger: cfg.Logger})
 	if err := c.addConfigPeriodic(); err != nil {

@@ -90,10 +90,17 @@ type Config struct {
 	// WatcherInterval is how often the stuck watcher returns expired
 	// leases to pending (or flags them stuck, sends them to reconciling,
 	// fails or cancels them; see Client.RescueExpired). Default 30 s.
+	// A client's watcher looks only at the queues in its Queues (the
+	// queue "default" when none are configured), whose policy it knows:
+	// a client for other work (periodic jobs only, another queue) never
+	// requeues or fails the expired leases of a queue that flags or
+	// reconciles them.
 	WatcherInterval time.Duration
 
 	// DisableWatcher turns the stuck watcher off in this client (for
-	// example when `leasehold watch` runs it elsewhere).
+	// example when `leasehold watch` runs it elsewhere). Every queue's
+	// expired leases need a watcher with that queue's policy: a client
+	// working the queue, or `leasehold watch` with its policy flags.
 	DisableWatcher bool
 
 	// FinishedRetention, when positive, makes the watcher delete
@@ -415,6 +422,16 @@ func (c Config) reconcileQueues() map[string]statemachine.ReconcileTarget {
 		}
 	}
 	return out
+}
+
+// queueNames returns the configured queues' names, sorted.
+func (c Config) queueNames() []string {
+	qs := make([]string, 0, len(c.Queues))
+	for name := range c.Queues {
+		qs = append(qs, name)
+	}
+	slices.Sort(qs)
+	return qs
 }
 
 // flagQueues returns the queues configured with FlagStuck, sorted.

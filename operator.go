@@ -244,7 +244,9 @@ func (c *Client) runningLease(job *JobRow) (*engine.Lease, error) {
 	return l, nil
 }
 
-// RescueExpired runs one pass of the stuck watcher: every processing job
+// RescueExpired runs one pass of the stuck watcher over every queue, not
+// only the client's own (its background watcher looks at those alone):
+// every processing job
 // whose lease has expired (database clock) goes back to pending, or to
 // stuck in queues configured with FlagStuck, or to reconciling, with its
 // reconcile job, in queues configured with Reconcile, or to failed when
@@ -252,7 +254,10 @@ func (c *Client) runningLease(job *JobRow) (*engine.Lease, error) {
 // it. Each batch locks the expired jobs, skipping any another watcher
 // holds, and writes them fenced (by the lease still being expired too) in
 // one transaction, so concurrent watchers are harmless. It returns the
-// jobs moved.
+// jobs moved. Call it only from a client configured with the policy
+// (FlagStuck, Reconcile) of every queue that has one, as `leasehold
+// watch` is with its flags: other queues' expired leases go back to
+// pending, or to failed when their budget is spent.
 func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
 	return c.rescuer.Pass(ctx)
 }

@@ -426,6 +426,12 @@ type RescueParams struct {
 	Decide func(job *leasetype.JobRow) Transition
 	// Limit caps the jobs one pass moves; 0 means DefaultRescueLimit.
 	Limit int
+	// Queues, when non-nil, limits the pass to the expired leases of
+	// these queues: a client's own watcher passes the queues whose policy
+	// it knows (its Config.Queues), so that it never applies its policy
+	// to another queue's leases (a payment queue that reconciles them,
+	// say). Nil means every queue; an empty, non-nil slice, none.
+	Queues []string
 }
 
 // FenceParams names the lease FenceTx asserts.

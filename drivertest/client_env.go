@@ -55,6 +55,7 @@ var clientTests = []struct {
 	{"TypedCompleteTxNeedsNoClient", testTypedCompleteTx},
 	{"TypedCompleteTxRefusesOtherDriver", testTypedCompleteTxOtherDriver},
 	{"WatcherRequeuesFlagsAndFails", testWatcher},
+	{"WatcherOwnQueuesOnly", testWatcherOwnQueuesOnly},
 	{"ShutdownReleasesLeases", testShutdownReleases},
 	{"HandlerOutcomes", testHandlerOutcomes},
 	{"OperatorCancelStopsRunningHandler", testOperatorCancelRunning},

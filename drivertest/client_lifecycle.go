@@ -41,6 +41,34 @@ func testWatcher(e *clientEnv) {
 	e.waitFor("the watcher to count 3 rescued jobs", 10*time.Second, func() bool { return c.Stats().Rescued >= 3 })
 }
 
+// testWatcherOwnQueuesOnly: a client's watcher leaves alone the expired
+// leases of queues it is not configured for, whose policy it does not
+// know (here a payment queue another client reconciles): it requeues the
+// expired lease of its own queue, which expired later, and not the
+// payment's. An explicit RescueExpired still looks at every queue.
+func testWatcherOwnQueuesOnly(e *clientEnv) {
+	c := e.newClient(e.d, nil, func(c *leasehold.Config) {
+		c.WatcherInterval = 50 * time.Millisecond
+		c.Queues = map[string]leasehold.QueueConfig{"emails": {}}
+	})
+	payment := e.insertOpts(c, &leasehold.InsertOpts{Queue: "payments", MaxAttempts: 3})
+	email := e.insertOpts(c, &leasehold.InsertOpts{Queue: "emails", MaxAttempts: 3})
+	for _, id := range []int64{payment, email} { // the payment's lease expires first
+		if _, err := e.d.ClaimByID(e.ctx, &driver.ClaimByIDParams{ID: id, Owner: "dead-worker", TTL: 100 * time.Millisecond}); err != nil {
+			e.Fatalf("ClaimByID: %v", err)
+		}
+	}
+	e.waitState(email, leasehold.StatePending, 30*time.Second)
+	e.waitFor("the watcher to count the rescue", 10*time.Second, func() bool { return c.Stats().Rescued >= 1 })
+	if row, err := e.d.GetJob(e.ctx, payment); err != nil || row.State != leasehold.StateProcessing {
+		e.Fatalf("payment job after the emails client's watcher: %+v, %v; want it left processing", row, err)
+	}
+	moved, err := c.RescueExpired(e.ctx)
+	if err != nil || len(moved) != 1 || moved[0].ID != payment {
+		e.Fatalf("RescueExpired = %d jobs, %v; want the payment job", len(moved), err)
+	}
+}
+
 func (e *clientEnv) insertOpts(c *leasehold.Client, opts *leasehold.InsertOpts) int64 {
 	e.Helper()
 	res, err := c.Insert(e.ctx, testArgs{N: 1}, opts)

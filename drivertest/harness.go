@@ -99,6 +99,7 @@ func invariants() []invariant {
 		{"Transactions", testTransactions},
 		{"UnsupportedTx", testUnsupportedTx},
 		{"RescueExpired", testRescueExpired},
+		{"RescueQueues", testRescueQueues},
 		{"RescueConcurrent", testRescueConcurrent},
 		{"RescueReconcile", testRescueReconcile},
 		{"RescueReconcileConcurrent", testRescueReconcileConcurrent},

@@ -97,6 +97,40 @@ func testRescueExpired(c *tc) {
 	c.operateOnStuck(rows[1].ID, rows[2].ID)
 }
 
+// testRescueQueues checks RescueParams.Queues: an empty list moves
+// nothing, a list moves the expired leases of its queues only, and nil
+// those of every queue.
+func testRescueQueues(c *tc) {
+	rows := c.insert(job("qa", "k"), job("qb", "k"), job("qb", "k"), job("qc", "k"))
+	var held []*leasehold.JobRow
+	for _, r := range rows {
+		held = append(held, c.claimID(c.d, r.ID, "owner-x", shortTTL, false))
+	}
+	c.waitExpired(held...)
+	decide := statemachine.Rescuer(nil)
+	pass := func(queues []string) []int64 {
+		c.Helper()
+		res, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{Decide: decide, Limit: 100, Queues: queues})
+		if err != nil {
+			c.Fatalf("RescueExpired(%q): %v", queues, err)
+		}
+		var ids []int64
+		for _, r := range res {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	c.eqIDs("RescueExpired of no queue", pass([]string{}), nil)
+	c.eqIDs("RescueExpired of qb and an unknown queue", pass([]string{"qb", "nope"}), []int64{rows[1].ID, rows[2].ID})
+	c.eqIDs("RescueExpired of qb again", pass([]string{"qb"}), nil)
+	c.eqIDs("RescueExpired of every queue", pass(nil), []int64{rows[0].ID, rows[3].ID})
+	for _, r := range rows {
+		if got := c.get(r.ID); got.State != leasehold.StatePending {
+			c.Errorf("job %d (queue %s) = %s after the passes; want pending", r.ID, r.Queue, got.State)
+		}
+	}
+}
+
 // checkRescued checks job held (as it was before expiring) after a rescue
 // to state want between before and after, column by column: the lease
 // cleared, finished_at set for a terminal state, run_at kept, last_error

@@ -10,10 +10,12 @@ import (
 )
 
 // selectExpiredSQL locks up to $1 processing jobs whose lease expired,
-// oldest lease first. SKIP LOCKED makes concurrent watchers harmless: each
-// takes jobs the others do not hold.
+// oldest lease first, of the queues in $2 (every queue when $2 is NULL).
+// SKIP LOCKED makes concurrent watchers harmless: each takes jobs the
+// others do not hold.
 const selectExpiredSQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs
 WHERE status = 'processing' AND lease_until < now()
+	AND ($2::text[] IS NULL OR queue = ANY($2::text[]))
 ORDER BY lease_until, id
 LIMIT $1::int
 FOR UPDATE SKIP LOCKED`
@@ -34,10 +36,13 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: rescue expired: %w", err)
 	}
+	if p.Queues != nil && len(p.Queues) == 0 {
+		return nil, nil
+	}
 	var out []*leasehold.RescuedJob
 	err = beginBounded(ctx, d.pool, rescueIdleTimeout, func(tx pgx.Tx) error {
 		var err error
-		out, err = d.rescue(ctx, tx, limit, p.Decide)
+		out, err = d.rescue(ctx, tx, limit, p.Queues, p.Decide)
 		return err
 	})
 	if err != nil {
@@ -48,9 +53,9 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 
 // rescue is RescueExpired inside its transaction tx. The reconcile jobs
 // of the jobs moved to reconciling are inserted in tx too.
-func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, queues []string, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
 	q := pgxQuerier{tx}
-	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit)
+	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit, queues)
 	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}

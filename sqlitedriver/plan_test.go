@@ -61,6 +61,23 @@ func TestAnyExpiredPlan(t *testing.T) {
 	}
 }
 
+// TestExpiredPlan checks that the watcher finds expired leases through
+// leasehold_jobs_leases, for every queue and for a list of queues alike.
+func TestExpiredPlan(t *testing.T) {
+	d := openTest(t)
+	insertN(t, d, 200)
+	claim(t, d, "w", 100, time.Minute, false)
+	if _, err := d.DB().ExecContext(testCtx(t), "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	for name, queues := range map[string]any{"every queue": nil, "some queues": `["q", "r"]`} {
+		plan := queryPlan(t, d, selectExpiredSQL, int64(0), 10, queues)
+		if !strings.Contains(plan, "INDEX leasehold_jobs_leases (lease_until<?)") {
+			t.Errorf("%s: want a seek in leasehold_jobs_leases, got plan:\n%s", name, plan)
+		}
+	}
+}
+
 // TestClaimablePlanAfterAnalyze checks that the probe looks for a due job
 // of each queue through leasehold_jobs_ready, also once ANALYZE has seen
 // one queue whose every job is pending (as before a drain): it otherwise

@@ -10,9 +10,12 @@ import (
 )
 
 // selectExpiredSQL reads up to ?2 processing jobs whose lease expired
-// before ?1, oldest lease first.
+// before ?1, oldest lease first, of the queues in the JSON array ?3 (every
+// queue when ?3 is NULL).
 const selectExpiredSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs
-WHERE status = 'processing' AND lease_until < ?1 ORDER BY lease_until, id LIMIT ?2 + 0`
+WHERE status = 'processing' AND lease_until < ?1
+	AND (?3 IS NULL OR queue IN (SELECT value FROM json_each(?3)))
+ORDER BY lease_until, id LIMIT ?2 + 0`
 
 // rescueApplySQL is finishSQL fenced by the lease still being expired as
 // well.
@@ -31,10 +34,17 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: rescue expired: %w", err)
 	}
+	if p.Queues != nil && len(p.Queues) == 0 {
+		return nil, nil
+	}
+	queues, err := queuesParam(p.Queues)
+	if err != nil {
+		return nil, err
+	}
 	var rescued []*leasehold.RescuedJob
 	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		var err error
-		rescued, err = d.rescue(ctx, tx, now, limit, p.Decide)
+		rescued, err = d.rescue(ctx, tx, now, limit, queues, p.Decide)
 		return err
 	}, selectExpiredSQL, endRescuedSQL, rescueApplySQL, insertJobSQL, blockerSQL)
 	if err != nil {
@@ -45,8 +55,8 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 
 // rescue is RescueExpired inside its transaction, reconcile jobs
 // included.
-func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
-	jobs, err := d.expiredJobs(ctx, tx, now, limit)
+func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, queues any, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+	jobs, err := d.expiredJobs(ctx, tx, now, limit, queues)
 	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}
@@ -77,11 +87,21 @@ func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, d
 	return rescued, nil
 }
 
-// expiredJobs returns up to limit jobs whose lease expired before now.
-func (d *Driver) expiredJobs(ctx context.Context, tx *sql.Tx, now int64, limit int) ([]*leasehold.JobRow, error) {
-	rows, err := d.query(ctx, tx, selectExpiredSQL, now, limit)
+// expiredJobs returns up to limit jobs whose lease expired before now, of
+// queues (queuesParam).
+func (d *Driver) expiredJobs(ctx context.Context, tx *sql.Tx, now int64, limit int, queues any) ([]*leasehold.JobRow, error) {
+	rows, err := d.query(ctx, tx, selectExpiredSQL, now, limit, queues)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
 	}
 	return scanJobs(rows)
+}
+
+// queuesParam is RescueParams.Queues as selectExpiredSQL's ?3: NULL for
+// every queue, else a JSON array.
+func queuesParam(queues []string) (any, error) {
+	if queues == nil {
+		return nil, nil
+	}
+	return jsonParam(queues)
 }

@@ -28,13 +28,17 @@ type RescuerConfig struct {
 	// Reconcile maps the queues whose expired leases become reconciling
 	// to where their reconcile jobs go.
 	Reconcile map[string]statemachine.ReconcileTarget
-	Interval  time.Duration
-	Emit      func(leasetype.Event)
-	Logger    *slog.Logger
+	// Queues are the queues the watcher's own passes (every Interval)
+	// look at: those whose policy the client knows. Pass looks at every
+	// queue.
+	Queues   []string
+	Interval time.Duration
+	Emit     func(leasetype.Event)
+	Logger   *slog.Logger
 }
 
-// Rescuer is the stuck watcher: every Interval, every processing job
-// whose lease has expired (database clock) goes back to pending, or to
+// Rescuer is the stuck watcher: every Interval, every processing job of
+// its Queues whose lease has expired (database clock) goes back to pending, or to
 // stuck in flagged queues, or to reconciling (with a reconcile job) in
 // queues that reconcile, or to failed when its retry budget is spent, or
 // to cancelled when an operator asked for it.
@@ -51,18 +55,24 @@ func NewRescuer(cfg RescuerConfig) *Rescuer {
 		Flag: cfg.FlagQueues, Reconcile: cfg.Reconcile,
 	})}
 	r.Periodic = Periodic{Interval: cfg.Interval, Pass: func(ctx context.Context) {
-		_, err := r.Pass(ctx)
+		_, err := r.pass(ctx, cfg.Queues)
 		logFailure(ctx, cfg.Logger, "leasehold: stuck watcher pass failed", err)
 	}}
 	return r
 }
 
-// Pass moves every expired lease now, in batches, and returns the jobs
-// moved. It is a conditional update, so concurrent passes are harmless.
+// Pass moves every expired lease now, of every queue, in batches, and
+// returns the jobs moved. It is a conditional update, so concurrent passes
+// are harmless.
 func (r *Rescuer) Pass(ctx context.Context) ([]*leasetype.RescuedJob, error) {
+	return r.pass(ctx, nil)
+}
+
+// pass is Pass for the expired leases of queues (nil: every queue).
+func (r *Rescuer) pass(ctx context.Context, queues []string) ([]*leasetype.RescuedJob, error) {
 	var all []*leasetype.RescuedJob
 	for {
-		moved, err := r.cfg.Driver.RescueExpired(ctx, &driver.RescueParams{Decide: r.decide, Limit: rescueBatch})
+		moved, err := r.cfg.Driver.RescueExpired(ctx, &driver.RescueParams{Decide: r.decide, Limit: rescueBatch, Queues: queues})
 		if err != nil {
 			return all, fmt.Errorf("leasehold: rescue expired leases: %w", err)
 		}
