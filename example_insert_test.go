@@ -47,8 +47,8 @@ func ExampleClient_Insert() {
 	// again: job 2, duplicate true
 }
 
-// InsertMany adds a batch in one statement and one transaction: all of it
-// or, when one job is refused, none of it. Results are in the batch's
+// InsertMany adds a batch in one transaction: all of it or, when one job
+// is refused, none of it. Results are in the batch's
 // order.
 func ExampleClient_InsertMany() {
 	ctx := context.Background()

@@ -116,10 +116,12 @@ func (c *Client) InsertTx(ctx context.Context, tx any, args Args, opts *InsertOp
 	return res[0], nil
 }
 
-// InsertMany adds several jobs in one statement and one transaction (in
-// tx when non-nil; a typed nil such as a nil *sql.Tx is ErrUnsupportedTx).
-// Results are in the order of jobs. When one job is refused, nothing is
-// inserted and the *InvalidInputError's Index says which one.
+// InsertMany adds several jobs in one transaction (in tx when non-nil; a
+// typed nil such as a nil *sql.Tx is ErrUnsupportedTx): one statement, and
+// a read of the jobs holding unique keys when some are taken. Results are
+// in the order of jobs. When one job is refused, or the call fails,
+// nothing is inserted (without tx; with tx, nothing commits unless tx
+// does) and the *InvalidInputError's Index says which job was refused.
 func (c *Client) InsertMany(ctx context.Context, tx any, jobs []InsertManyParams) ([]*InsertResult, error) {
 	if tx != nil {
 		if err := checkCallerTx(tx); err != nil {

@@ -78,10 +78,13 @@ const maxInsertRounds = 10
 // the order of params. The hints for jobs with Notify are sent at tx's
 // commit, or, without tx, by the notifier just after the insert commits.
 //
-// Without tx, a batch with a scoped key runs in a transaction of its own:
-// the holder of such a key may finish between the insert and the read of
-// the holder, and the jobs inserted again then commit with the others, or
-// not at all. The server ends that transaction, inserting nothing, if it
+// Without tx, a batch with a unique key runs in a transaction of its own:
+// a key held by another job takes a second statement (the read of the
+// holder), and a failure there must not leave the batch's other jobs
+// inserted under an error a caller would retry; the holder of a scoped key
+// may also finish between the insert and the read of the holder, and the
+// jobs inserted again then commit with the others, or not at all. A batch
+// without keys is one statement. The server ends that transaction, inserting nothing, if it
 // sits idle between statements past heldIdleTimeout, so that a client cut
 // off inside it does not keep other inserts of its keys waiting.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
@@ -96,7 +99,7 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 		return d.insertRounds(ctx, q, insertSQL, params)
 	}
 	var res []*leasehold.InsertResult
-	if !anyScoped(params) {
+	if !anyKeyed(params) {
 		res, err = d.insertRounds(ctx, q, insertQuietSQL, params)
 	} else {
 		var inner error
@@ -136,10 +139,11 @@ func (d *Driver) insertRounds(ctx context.Context, q querier, query string, para
 	return res, nil
 }
 
-// anyScoped reports whether a job of params has a scoped unique key.
-func anyScoped(params []*driver.InsertParams) bool {
+// anyKeyed reports whether a job of params has a unique key, scoped or
+// not.
+func anyKeyed(params []*driver.InsertParams) bool {
 	for _, p := range params {
-		if p.UniqueScoped() {
+		if p.UniqueKey != "" || p.UniqueScoped() {
 			return true
 		}
 	}
