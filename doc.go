@@ -79,11 +79,13 @@
 //
 // # Examples
 //
-// The package's Example functions are compiled and run by go test, so they
-// stay true: Example_sqlite and Example_postgres show the whole payment
-// flow (a worker that charges an outside provider with the job's
-// idempotency key after CheckLease, then completes the job in the same
-// transaction as its business write); ExampleClient_Insert,
+// The package's Example functions are compiled by go test, and those with
+// an Output comment run, so they stay true. Example_sqlite runs the whole
+// payment flow on SQLite (a worker that charges an outside provider with
+// the job's idempotency key after CheckLease, then completes the job in
+// the same transaction as its business write); Example_postgres, the same
+// flow on PostgreSQL, is compiled only, as it needs a server.
+// ExampleClient_Insert,
 // ExampleAddWorker, ExampleSnooze, ExamplePermanent and the ExampleClient_
 // operator examples show one call each.
 package leasehold

@@ -20,9 +20,11 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	getenv         func(string) string
-	dbFlag         string
-	jsonOut        bool
+	// lookupEnv reads the environment (os.LookupEnv): a variable set but
+	// empty is not an unset one.
+	lookupEnv func(string) (string, bool)
+	dbFlag    string
+	jsonOut   bool
 	// ran is set once a command's RunE starts: errors before that are
 	// cobra rejecting the command line (usage errors).
 	ran bool
@@ -109,6 +111,12 @@ func argNames(names ...string) cobra.PositionalArgs {
 	}
 }
 
+// getenv returns the environment variable key, "" when unset.
+func (a *app) getenv(key string) string {
+	v, _ := a.lookupEnv(key)
+	return v
+}
+
 // target resolves the database from --db, the environment or the default.
 func (a *app) target(cmd *cobra.Command) (cli.Target, error) {
 	if cmd.Flags().Changed("db") {
@@ -117,9 +125,11 @@ func (a *app) target(cmd *cobra.Command) (cli.Target, error) {
 		}
 		return cli.ParseTarget(a.dbFlag)
 	}
-	env := a.getenv(cli.EnvDatabaseURL)
-	if env != "" && strings.TrimSpace(env) == "" {
-		return cli.Target{}, cli.Usagef("$%s is blank: unset it, or name a database", cli.EnvDatabaseURL)
+	env, set := a.lookupEnv(cli.EnvDatabaseURL)
+	if set && strings.TrimSpace(env) == "" {
+		// Set but empty is most often "$PROD_URL" with PROD_URL unset:
+		// taking it as unset would open (or create) ./leasehold.db.
+		return cli.Target{}, cli.Usagef("$%s is set but blank: unset it, or name a database", cli.EnvDatabaseURL)
 	}
 	return cli.ParseTarget(env)
 }

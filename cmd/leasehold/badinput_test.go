@@ -83,14 +83,19 @@ func TestBadFlagsCreateNothing(t *testing.T) {
 	}
 }
 
-// TestDatabaseTargetRefusals: a blank $LEASEHOLD_DATABASE_URL, a path that
+// TestDatabaseTargetRefusals: a blank $LEASEHOLD_DATABASE_URL (spaces, or
+// set but empty: "$PROD_URL" with PROD_URL unset), a path that
 // is a directory and an SQLite path with a query are refused with one line,
 // and nothing is created; a file that is not a database is refused with one
 // line that names it once, and by chaos before it prints anything.
 func TestDatabaseTargetRefusals(t *testing.T) {
 	dir := t.TempDir()
 	r := runIn(t, dir, []string{cli.EnvDatabaseURL + "=  "}, "migrate")
-	checkOneLineError(t, "blank $"+cli.EnvDatabaseURL, r, cli.ExitUsage, "is blank: unset it, or name a database")
+	checkOneLineError(t, "blank $"+cli.EnvDatabaseURL, r, cli.ExitUsage, "is set but blank: unset it, or name a database")
+	for _, cmd := range []string{"migrate", "work"} {
+		r := runIn(t, dir, []string{cli.EnvDatabaseURL + "="}, cmd)
+		checkOneLineError(t, "empty $"+cli.EnvDatabaseURL+" for "+cmd, r, cli.ExitUsage, "is set but blank: unset it, or name a database")
+	}
 	checkOneLineError(t, "a directory", lh(t, dir, "queues"), cli.ExitFailure, dir+" is a directory, not a database file")
 	withQuery := "sqlite:" + filepath.Join(dir, "q.db") + "?mode=ro"
 	checkOneLineError(t, "a query", lh(t, withQuery, "migrate"), cli.ExitUsage, "an SQLite path takes no query parameters")

@@ -36,7 +36,7 @@ Exit code 1 if a payment was lost or charged twice.`,
 	fl := cmd.Flags()
 	fl.IntVar(&o.Payments, "payments", demo.DefaultPayments, "payment jobs to enqueue (1 to 5000)")
 	fl.IntVar(&o.Workers, "workers", demo.DefaultWorkers, "worker processes (2 to 16)")
-	fl.Var(cli.NewDurationValue(&o.TTL, demo.DefaultTTL, 500*time.Millisecond, time.Minute), "ttl", "lease TTL of the workers")
+	fl.Var(cli.NewDurationValue(&o.TTL, demo.DefaultTTL, 500*time.Millisecond, time.Minute), "ttl", "lease TTL of the workers, 500ms to 1m")
 	fl.Var(cli.NewDurationValue(&o.Timeout, demo.DefaultTimeout, time.Second, time.Hour), "timeout", "give up after this long")
 	cmd.AddCommand(a.demoReconcileCommand())
 	return cmd
@@ -134,7 +134,7 @@ if anything does not add up. The database is a fresh SQLite file,
 	fl := cmd.Flags()
 	fl.IntVar(&o.Payments, "payments", demo.DefaultPayments, "payment jobs to enqueue (1 to 5000)")
 	fl.IntVar(&o.Workers, "workers", demo.DefaultWorkers, "worker processes (2 to 16)")
-	fl.Var(cli.NewDurationValue(&o.TTL, demo.DefaultTTL, 500*time.Millisecond, time.Minute), "ttl", "lease TTL of the workers")
+	fl.Var(cli.NewDurationValue(&o.TTL, demo.DefaultTTL, 500*time.Millisecond, time.Minute), "ttl", "lease TTL of the workers, 500ms to 1m")
 	fl.Var(cli.NewDurationValue(&o.Timeout, demo.DefaultTimeout, time.Second, time.Hour), "timeout", "give up after this long")
 	return cmd
 }

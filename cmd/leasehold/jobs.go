@@ -9,7 +9,7 @@ import (
 func (a *app) jobsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "List, inspect, retry and cancel jobs",
+		Short: "List, inspect, retry, cancel and delete jobs; list stuck ones",
 		RunE:  a.groupRunE(),
 	}
 	cmd.AddCommand(a.jobsListCommand(), a.jobsShowCommand(), a.jobsRetryCommand(),

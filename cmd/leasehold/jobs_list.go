@@ -71,7 +71,7 @@ budget.`,
 	fl.Int64Var(&p.AfterID, "after", 0, "only jobs with an id above this one (paging)")
 	fl.Int64Var(&p.BeforeID, "before", 0, "only jobs with an id below this one (paging with --newest)")
 	fl.BoolVar(&p.Desc, "newest", false, "newest first (descending id)")
-	fl.IntVar(&p.Limit, "limit", 100, "at most this many jobs")
+	fl.IntVar(&p.Limit, "limit", 100, "at most this many jobs, 1 to 10000")
 	return cmd
 }
 

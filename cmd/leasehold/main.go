@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 )
@@ -21,19 +22,35 @@ import (
 // stopSignals end a command gracefully: SIGINT (Ctrl-C), SIGTERM (a
 // supervisor's stop) and SIGHUP (the terminal or ssh session that started
 // it closed). A second one, while the first one's graceful stop runs,
-// ends the process at once: the signals' default action is restored as
-// soon as the first arrives.
+// ends the process at once (exitBySignal), also when the process was
+// started with the signal ignored (nohup, or `&` in a script ignores
+// SIGINT).
 func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	go func() {
 		<-ctx.Done()
+		second := make(chan os.Signal, 1)
+		signal.Notify(second, stopSignals()...) // before stop: no window with the signal uncaught
 		stop()
+		exitBySignal(<-second)
 	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// exitBySignal ends the process as sig's default action would: killed by
+// it, or, when the process started with sig ignored (its disposition
+// then stays ignored), exit status 128 plus its number, as a shell
+// reports a death by it.
+func exitBySignal(sig os.Signal) {
+	signal.Reset(sig)
+	n, _ := sig.(syscall.Signal)
+	_ = syscall.Kill(os.Getpid(), n)
+	time.Sleep(time.Second) // the default action ends the process meanwhile
+	os.Exit(128 + int(n))
 }
 
 // keepRunningOnBrokenPipe makes a write to a closed standard output or
@@ -52,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			code = cli.ExitFailure
 		}
 	}()
-	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)

@@ -17,7 +17,7 @@ import (
 func (a *app) periodicCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "periodic",
-		Short: "Show the schedules of periodic jobs",
+		Short: "Show, or forget, the schedules of periodic jobs",
 		Long: `Periodic jobs are configured in the processes that run them (Config.Periodic,
 Client.AddPeriodic, or ` + "`leasehold work --periodic`" + `); every process running a
 schedule records it in the database, so these commands see every schedule from
@@ -36,7 +36,7 @@ func (a *app) periodicListCommand() *cobra.Command {
 expression with its time zone, or an interval), the kind and queue of its jobs,
 the last slot enqueued and its job, and the next slot. A next slot older than
 the schedule's grace period (its Grace, recorded by the processes that run it;
-` + leasehold.DefaultPeriodicGrace.String() + `, the default, for a schedule no process of schema version 15 or later has recorded) is
+` + cli.FormatDuration(leasehold.DefaultPeriodicGrace) + `, the default, for a schedule no process of schema version 15 or later has recorded) is
 flagged overdue: no process enqueued it, probably because none runs the
 schedule any more.`,
 		Args: argNames(),

@@ -48,7 +48,7 @@ func (a *app) serveCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the web dashboard: queues, jobs, workers, lease timelines, retry and cancel",
+		Short: "Serve the web dashboard: queues, jobs, workers, lease timelines, and the operator's actions",
 		Long: `Serve the web dashboard on --addr until interrupted. With authentication
 configured, every page needs it (the login page and the stylesheet aside): a
 token ($` + envWebToken + ` or --token; browsers log in with it once, scripts send

@@ -80,6 +80,48 @@ func TestWorkSecondSignalExitsAtOnce(t *testing.T) {
 	}
 }
 
+// TestWorkSecondSIGINTWhenStartedIgnoringIt: a worker started with
+// SIGINT ignored (nohup, or `&` in a script) stops gracefully at the first
+// SIGINT and exits at once, 130, at the second, instead of waiting out its
+// shutdown timeout.
+func TestWorkSecondSIGINTWhenStartedIgnoringIt(t *testing.T) {
+	db := newSQLite(t)
+	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &background{done: make(chan error, 1)}
+	w.cmd = exec.CommandContext(ctx, "sh", "-c", `trap "" INT; exec "$0" "$@"`, binary,
+		"--db", db, "work", "--poll-interval", "50ms", "--shutdown-timeout", "1m")
+	w.cmd.Env = baseEnv()
+	w.cmd.Stdout, w.cmd.Stderr = &w.stdout, &w.stderr
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.done <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		<-w.done
+	})
+	waitStatus(t, db, id, "processing")
+	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the graceful stop to begin", func() bool {
+		return strings.Contains(w.stderr.String(), "stopping: running jobs may finish")
+	})
+	sent := time.Now()
+	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := w.wait(t)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("worker after a second SIGINT: %v, want exit status 130\n%s", err, w.stderr.String())
+	}
+	if took := time.Since(sent); took > 10*time.Second {
+		t.Errorf("the second SIGINT took %v to end the worker, want at once (its shutdown timeout is 1m)", took)
+	}
+}
+
 // TestWorkStoppedBeforeStart: a SIGTERM while the worker waits for the
 // database (here for an SQLite write lock another connection holds, as
 // it migrates) is a stop asked for, not a failure: exit 0, and stderr

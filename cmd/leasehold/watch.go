@@ -27,7 +27,7 @@ func (a *app) watchCommand() *cobra.Command {
 	var f watchFlags
 	cmd := &cobra.Command{
 		Use:   "watch",
-		Short: "Run the stuck watcher on its own: return expired leases to their queue",
+		Short: "Run the stuck watcher on its own: requeue, flag, reconcile or fail expired leases",
 		Long: `Run the stuck watcher on its own, until interrupted (or once with --once):
 processing jobs whose lease expired go back to pending, to stuck in the queues
 named by --flag-stuck, to reconciling (with a reconcile job) in the queues

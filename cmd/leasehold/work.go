@@ -83,7 +83,7 @@ job at a time.`,
 	fl.StringSliceVar(&f.o.Queues, "queue", []string{leasehold.DefaultQueue}, "queues to work (comma-separated or repeated)")
 	fl.StringSliceVar(&f.o.Kinds, "kind", nil, "kinds to run, of "+strings.Join(jobkinds.Kinds(), ", ")+" (default all)")
 	fl.IntVar(&f.o.Concurrency, "concurrency", 10, "jobs run at once per queue")
-	fl.Var(cli.NewDurationValue(&f.o.TTL, leasehold.DefaultLeaseTTL, 500*time.Millisecond, 24*time.Hour), "ttl", "lease TTL (heartbeats every TTL/3)")
+	fl.Var(cli.NewDurationValue(&f.o.TTL, leasehold.DefaultLeaseTTL, 500*time.Millisecond, 24*time.Hour), "ttl", "lease TTL, 500ms to 24h (heartbeats every TTL/3)")
 	fl.Var(cli.NewDurationValue(&f.o.WatcherInterval, leasehold.DefaultWatcherInterval, 10*time.Millisecond, 24*time.Hour), "watcher-interval", "stuck watcher period")
 	fl.BoolVar(&f.o.DisableWatcher, "no-watcher", false, "do not run the stuck watcher in this process")
 	fl.Var(cli.NewDurationValue(&f.o.PollInterval, leasehold.DefaultPollInterval, 10*time.Millisecond, time.Hour), "poll-interval", "how often idle workers look for jobs")

@@ -93,33 +93,42 @@ func parseDays(s string) (time.Duration, error) {
 	return d + r, nil
 }
 
-// FormatDuration renders d compactly: 1.5s, 2m30s, 3h, 2d4h.
+// FormatDuration renders d compactly: 1.5s, 2m30s, 3h, 2d4h. Each form
+// is chosen after rounding d to its unit, so that 59.97s is 1m and
+// 47h59m 2d, never 60s or 1d24h.
 func FormatDuration(d time.Duration) string {
 	neg := d < 0
 	if neg {
 		d = -d
 	}
-	var s string
-	switch {
-	case d < time.Millisecond:
-		s = d.String() // 1ns, 250µs: not rounded to 0s
-	case d < time.Second:
-		s = d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		s = strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + "s"
-	case d < 10*time.Minute:
-		s = trimZero(d.Round(time.Second).String())
-	case d < Day:
-		s = trimZero(d.Round(time.Minute).String())
-	default:
-		days := d / Day
-		s = strconv.FormatInt(int64(days), 10) + "d"
-		if rest := (d % Day).Round(time.Hour); rest > 0 {
-			s += trimZero(rest.String())
-		}
-	}
+	s := formatAbs(d)
 	if neg {
 		return "-" + s
+	}
+	return s
+}
+
+// formatAbs is FormatDuration of d >= 0.
+func formatAbs(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.String() // 1ns, 250µs: not rounded to 0s
+	}
+	if r := d.Round(time.Millisecond); r < time.Second {
+		return r.String()
+	}
+	if r := d.Round(100 * time.Millisecond); r < time.Minute {
+		return strconv.FormatFloat(r.Seconds(), 'f', -1, 64) + "s"
+	}
+	if r := d.Round(time.Second); r < 10*time.Minute {
+		return trimZero(r.String())
+	}
+	if r := d.Round(time.Minute); r < Day {
+		return trimZero(r.String())
+	}
+	r := d.Round(time.Hour)
+	s := strconv.FormatInt(int64(r/Day), 10) + "d"
+	if rest := r % Day; rest > 0 {
+		s += trimZero(rest.String())
 	}
 	return s
 }
