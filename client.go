@@ -285,7 +285,7 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 	completer := engine.NewCompleter(engine.CompleterConfig{
 		Finisher: c.driver, Leases: c.leases, Window: c.window,
 		Batch: DefaultCompleteBatch, Linger: driver.FinishLingerOf(c.driver), LingerFrom: DefaultCompleteLingerFrom,
-		Refused: driver.RefusedOf(c.driver), Emit: c.events.emit, Logger: log,
+		Refused: driver.RefusedOf(c.driver), Ended: driver.EndedReaderOf(c.driver), Emit: c.events.emit, Logger: log,
 	})
 	c.executor = engine.NewExecutor(engine.ExecutorConfig{
 		Owner: c.owner, Base: c.jobBase, Run: c.runHandler, Classify: c.classify, GiveUp: c.giveUp,

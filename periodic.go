@@ -105,8 +105,11 @@ func (c *Client) AddPeriodic(job PeriodicJob) error {
 
 // RemovePeriodic removes the client's periodic job name; once it returns,
 // the client claims no slot of it. Other processes running it go on, and
-// its record stays in the database (see ForgetPeriodic). It returns
-// ErrPeriodicNotFound when the client has no periodic job of that name.
+// its record stays in the database (see ForgetPeriodic). The job's own
+// Args or an insert middleware may remove it: the slot being built is
+// then not claimed, unless the middleware removes it after the claim
+// (after next returned). It returns ErrPeriodicNotFound when the client
+// has no periodic job of that name.
 func (c *Client) RemovePeriodic(name string) error {
 	if !c.enqueuer.Remove(name) {
 		return fmt.Errorf("%w: %s", ErrPeriodicNotFound, name)
@@ -235,9 +238,11 @@ func (c *Client) buildPeriodic(job PeriodicJob, slot time.Time) (*InsertJob, err
 // unique key, or a result with no job when none is found. A job that
 // cannot be built, a middleware error that refusesSlot, and a panic in
 // Args or a middleware (a *PanicError, with the stack) refuse the slot
-// (maintenance.ErrSlotRefused); any other error is retried.
-func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
-	return func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
+// (maintenance.ErrSlotRefused); any other error is retried. The driver's
+// claim runs through claim, which refuses it once the schedule was
+// removed (maintenance.ErrScheduleRemoved).
+func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.Context, slot, next time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
+	return func(ctx context.Context, slot, next time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
 		var built *InsertJob
 		err := c.recovered(func() (err error) {
 			built, err = c.buildPeriodic(job, slot)
@@ -247,13 +252,17 @@ func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.C
 			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
 		}
 		return c.claimPeriodic(ctx, built, driver.PeriodicInsertParams{Name: job.Name, Spec: spec, Slot: slot, Next: next,
-			Grace: cmp.Or(job.Grace, DefaultPeriodicGrace)})
+			Grace: cmp.Or(job.Grace, DefaultPeriodicGrace)}, claim)
 	}
 }
 
 // claimPeriodic runs built, the job of the slot p claims, through the
-// insert middleware, then claims the slot with it (p with Job set).
-func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+// insert middleware, then claims the slot with it (p with Job set)
+// through claim (directly when nil).
+func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.PeriodicInsertParams, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
+	if claim == nil {
+		claim = func(f func() error) error { return f() }
+	}
 	var (
 		out       *driver.PeriodicInsertResult
 		driverErr error
@@ -262,7 +271,10 @@ func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.P
 		_, err := c.intercept(ctx, nil, []*InsertJob{built}, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
 			params := toInsertParams(jobs)
 			p.Job = params[0]
-			out, driverErr = c.driver.PeriodicInsert(ctx, &p)
+			driverErr = claim(func() (err error) {
+				out, err = c.driver.PeriodicInsert(ctx, &p)
+				return err
+			})
 			if driverErr != nil {
 				return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr)
 			}

@@ -38,9 +38,14 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 // hour, day of month, month, day of week), six with a leading seconds
 // field, or a descriptor (@yearly, @monthly, @weekly, @daily, @hourly,
 // @every 10s). Fields are read in loc; a nil loc means UTC, unless the
-// expression starts with CRON_TZ=Zone (giving both is an error). The
-// default is UTC rather than time.Local so that processes on machines
-// set to different zones compute the same slots. In a zone with daylight
+// expression starts with CRON_TZ=Zone or TZ=Zone, followed by its fields
+// (giving both is an error). The default is UTC rather than time.Local
+// so that processes on machines set to different zones compute the same
+// slots; for the same reason the machine's zone is refused, as
+// time.Local (or any loc whose String is "Local") and as CRON_TZ=Local or
+// TZ=Local: name the zone instead (time.LoadLocation("Europe/Paris"),
+// CRON_TZ=Europe/Paris), so that every process reads the fields in it
+// and the recorded spec says which it is. In a zone with daylight
 // saving time, a wall-clock slot that does not exist on the day clocks
 // go forward is skipped (not moved), and one that happens twice when they
 // go back fires once, at its first pass: each wall-clock date and time
@@ -48,11 +53,16 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 // slot at all, even for an expression firing every few minutes (in Paris,
 // "0 * * * *" fires at 02:00 summer time, then at 03:00 winter time, two
 // hours later; use Every for a fixed interval). "@every D" is Every(D): it
-// ignores loc. A bad expression,
-// or one that never fires (such as February 30), returns an error
-// matching ErrInvalidSchedule.
+// ignores loc (but time.Local is refused there too). A bad expression
+// (a zone with no fields, such as "CRON_TZ=UTC", included), or one that
+// never fires (such as February 30), returns an error matching
+// ErrInvalidSchedule.
 func Cron(expr string, loc *time.Location) (Schedule, error) {
 	expr = strings.TrimSpace(expr)
+	if isLocal(loc) {
+		return nil, fmt.Errorf("%w: %q: the location is the machine's own zone (time.Local), which differs between machines: name the zone, such as time.LoadLocation(\"Europe/Paris\")",
+			ErrInvalidSchedule, expr)
+	}
 	if d, ok := strings.CutPrefix(expr, "@every "); ok {
 		return parseEvery(expr, d)
 	}
@@ -60,13 +70,16 @@ func Cron(expr string, loc *time.Location) (Schedule, error) {
 	if zoned && loc != nil {
 		return nil, fmt.Errorf("%w: %q names its zone and a location was given too: give one", ErrInvalidSchedule, expr)
 	}
-	s, err := cronParser.Parse(expr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %s", ErrInvalidSchedule, expr, escapeControl(err.Error()))
+	if zoned && !strings.Contains(expr, " ") { // the parser panics on these
+		return nil, fmt.Errorf("%w: %q: a zone and no schedule fields (want CRON_TZ=Zone FIELDS)", ErrInvalidSchedule, expr)
 	}
-	spec, ok := s.(*cron.SpecSchedule)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q: unsupported schedule", ErrInvalidSchedule, expr)
+	spec, err := parseCron(expr)
+	if err != nil {
+		return nil, err
+	}
+	if zoned && isLocal(spec.Location) {
+		return nil, fmt.Errorf("%w: %q reads its fields in the machine's own zone, which differs between machines: name the zone, such as CRON_TZ=Europe/Paris",
+			ErrInvalidSchedule, expr)
 	}
 	text := expr
 	if !zoned {
@@ -91,6 +104,34 @@ func MustCron(expr string, loc *time.Location) Schedule {
 		panic(err)
 	}
 	return s
+}
+
+// parseCron parses expr, a cron expression that is not "@every", with
+// cronParser. A panic of the parser (it has panicked on input it did not
+// expect) is an error matching ErrInvalidSchedule rather than the
+// caller's crash.
+func parseCron(expr string) (spec *cron.SpecSchedule, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			spec, err = nil, fmt.Errorf("%w: %q: the cron parser failed: %s", ErrInvalidSchedule, expr, escapeControl(fmt.Sprint(v)))
+		}
+	}()
+	s, err := cronParser.Parse(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %s", ErrInvalidSchedule, expr, escapeControl(err.Error()))
+	}
+	spec, ok := s.(*cron.SpecSchedule)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q: unsupported schedule", ErrInvalidSchedule, expr)
+	}
+	return spec, nil
+}
+
+// isLocal reports whether loc is the machine's own zone: time.Local, or
+// a location that names itself "Local" as it does (time.LoadLocation
+// returns time.Local for "Local").
+func isLocal(loc *time.Location) bool {
+	return loc != nil && (loc == time.Local || loc.String() == "Local")
 }
 
 // parseEvery parses the duration of "@every D".

@@ -186,7 +186,11 @@ func TestCronHalfHourShiftMatchesItsFields(t *testing.T) {
 
 func TestCronRefusesBadExpressions(t *testing.T) {
 	for _, expr := range []string{"", "* * *", "61 * * * *", "@sometimes", "0 0 30 2 *", "@every 0s",
-		"@every soon", "CRON_TZ=Nowhere/Land * * * * *"} {
+		"@every soon", "CRON_TZ=Nowhere/Land * * * * *",
+		// A zone and no fields: the parser panicked on these.
+		"CRON_TZ=UTC", "TZ=Europe/Paris", "  CRON_TZ=UTC  ", "CRON_TZ=UTC\t0 9 * * *",
+		// The machine's zone: each process would read the fields in its own.
+		"CRON_TZ=Local 0 9 * * *", "TZ=Local 0 9 * * *", "CRON_TZ=Local @daily"} {
 		if _, err := leasehold.Cron(expr, nil); !errors.Is(err, leasehold.ErrInvalidSchedule) {
 			t.Errorf("Cron(%q) = %v, want ErrInvalidSchedule", expr, err)
 		}
@@ -202,6 +206,29 @@ func TestCronRefusesBadExpressions(t *testing.T) {
 	}
 	if _, err := leasehold.Cron("CRON_TZ=UTC * * * * *", time.UTC); !errors.Is(err, leasehold.ErrInvalidSchedule) {
 		t.Errorf("Cron with a zone in the expression and a location = %v, want ErrInvalidSchedule", err)
+	}
+}
+
+// TestCronRefusesTheLocalZone checks that the machine's own zone is
+// refused, named in the expression or given as loc, with an error that
+// says to name the zone: processes on machines set to different zones
+// would compute different slots and each enqueue its own.
+func TestCronRefusesTheLocalZone(t *testing.T) {
+	for _, tt := range []struct {
+		expr string
+		loc  *time.Location
+	}{
+		{"CRON_TZ=Local 0 9 * * *", nil},
+		{"TZ=Local 0 9 * * *", nil},
+		{"0 9 * * *", time.Local},
+		{"@daily", time.Local},
+		{"0 9 * * *", time.FixedZone("Local", 3600)},
+		{"@every 1h", time.Local}, // harmless, but refused as every use of time.Local is
+	} {
+		_, err := leasehold.Cron(tt.expr, tt.loc)
+		if !errors.Is(err, leasehold.ErrInvalidSchedule) || !strings.Contains(err.Error(), "Europe/Paris") {
+			t.Errorf("Cron(%q, %v) = %v, want ErrInvalidSchedule saying to name the zone", tt.expr, tt.loc, err)
+		}
 	}
 }
 
@@ -621,5 +648,104 @@ func TestValidatePeriodicName(t *testing.T) {
 		if err := leasehold.ValidatePeriodicName(n); err != nil {
 			t.Errorf("ValidatePeriodicName(%q) = %v, want nil", n, err)
 		}
+	}
+}
+
+// TestPeriodicSelfRemoval checks that a schedule can remove itself from
+// its own Args or insert middleware: RemovePeriodic (and ForgetPeriodic)
+// returned no more when called from the goroutine that runs the
+// schedule, which Remove waited for. The call returns, and the schedule
+// claims no slot afterwards: Args removing it refuses the slot it was
+// building, and a middleware removing it after next keeps that slot's
+// job only.
+func TestPeriodicSelfRemoval(t *testing.T) {
+	var (
+		c     *leasehold.Client
+		calls atomic.Int32
+		errs  = make(chan error, 3)
+	)
+	args := func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
+		if calls.Add(1) == 2 { // the first slot (the first call checks the job when it is added)
+			errs <- c.RemovePeriodic("args")
+		}
+		return tickArgs{}, nil
+	}
+	var once sync.Once
+	mw := leasehold.InsertMiddlewareFunc(func(ctx context.Context, _ any, jobs []*leasehold.InsertJob,
+		next func(context.Context) ([]*leasehold.InsertResult, error)) ([]*leasehold.InsertResult, error) {
+		res, err := next(ctx)
+		if strings.HasPrefix(jobs[0].Opts.UniqueKey, "periodic:mw:") {
+			once.Do(func() {
+				errs <- c.RemovePeriodic("mw")
+				_, ferr := c.ForgetPeriodic(context.Background(), "mw")
+				errs <- ferr
+			})
+		}
+		return res, err
+	})
+	var (
+		logs lockedLog
+		err  error
+	)
+	c, err = leasehold.NewClient(leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.Logger(),
+		InsertMiddleware: []leasehold.InsertMiddleware{mw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []leasehold.PeriodicJob{
+		{Name: "args", Schedule: leasehold.Every(100 * time.Millisecond), Args: args},
+		{Name: "mw", Schedule: leasehold.Every(100 * time.Millisecond), Args: tick},
+	} {
+		if err := c.AddPeriodic(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Start(t.Context()); err != nil { // c is set before the schedules' goroutines read it
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	for range 3 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Errorf("removing a schedule from its own Args or middleware: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("RemovePeriodic or ForgetPeriodic from the schedule's own Args or middleware did not return; log:\n%s", logs.String())
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // five slots of each, were they still running
+	for _, name := range []string{"args", "mw"} {
+		if err := c.RemovePeriodic(name); !errors.Is(err, leasehold.ErrPeriodicNotFound) {
+			t.Errorf("RemovePeriodic(%s) again = %v, want ErrPeriodicNotFound", name, err)
+		}
+	}
+	jobs, err := c.ListJobs(t.Context(), &leasehold.ListParams{Kind: tickArgs{}.Kind()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	for _, j := range jobs {
+		byName[strings.Split(j.UniqueKey, ":")[1]]++
+	}
+	if byName["args"] != 0 || byName["mw"] != 1 {
+		t.Errorf("jobs by schedule %v, want none of args (removed while building its first slot) and one of mw", byName)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("Args of the removed schedule called %d times, want 2 (the check, the slot that removed it)", n)
+	}
+	rows, err := c.ListPeriodic(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Name == "mw" {
+			t.Errorf("schedule mw still recorded after ForgetPeriodic: %+v", r)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Errorf("Stop: %v", err)
 	}
 }

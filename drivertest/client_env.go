@@ -80,6 +80,7 @@ var clientTests = []struct {
 	{"ThroughputRecorded", testThroughputRecorded},
 	{"PeriodicClientsShareSlots", testPeriodicClientsShareSlots},
 	{"PeriodicCatchUp", testPeriodicCatchUp},
+	{"PeriodicCatchUpBeforeFirstSlot", testPeriodicCatchUpBeforeFirstSlot},
 	{"ReconcileExpiredLease", testClientReconcile},
 	{"ReconcilerGivingUpIsStuck", testReconcilerGivingUpIsStuck},
 	{"ResolveByLostLeaseRefused", testClientResolveLostLease},

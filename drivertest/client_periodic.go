@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -139,5 +140,104 @@ func testPeriodicCatchUp(e *clientEnv) {
 	}
 	if r := rowOf("none"); !r.LastSlot.Equal(hour.Add(-3 * time.Hour)) {
 		e.Errorf("the skipping schedule's last slot is %v, want it left at %v", r.LastSlot, hour.Add(-3*time.Hour))
+	}
+}
+
+// hourLattice is a schedule with a slot at at and every hour before and
+// after it: the only slot of a test's few seconds is at.
+type hourLattice struct{ at time.Time }
+
+// Next returns the first slot after t.
+func (h hourLattice) Next(t time.Time) time.Time {
+	d := t.Sub(h.at)
+	k := d / time.Hour
+	if d < 0 && d%time.Hour != 0 {
+		k-- // floor
+	}
+	return h.at.Add((k + 1) * time.Hour)
+}
+
+// String names the lattice by its slot.
+func (h hourLattice) String() string { return "hourly from " + h.at.UTC().Format(time.RFC3339Nano) }
+
+// testPeriodicCatchUpBeforeFirstSlot checks that a schedule whose row a
+// process recorded (registered at its start) but whose first slot no
+// process claimed, every process having gone down before it, catches
+// that slot up with CatchUpOne when a process comes back: its slots
+// start after the row's first registration, not after the new process's
+// now. A schedule seen for the first time still catches up nothing from
+// before its row existed.
+func testPeriodicCatchUpBeforeFirstSlot(e *clientEnv) {
+	job := func(name string, s leasehold.Schedule) leasehold.PeriodicJob {
+		j := periodicTestJob(name, s)
+		j.CatchUp, j.Grace = leasehold.CatchUpOne, leasehold.MinPeriodicGrace
+		return j
+	}
+	rowOf := func(name string) *leasehold.PeriodicRow {
+		rows, err := e.d.PeriodicList(e.ctx)
+		if err != nil {
+			e.Fatalf("PeriodicList: %v", err)
+		}
+		for _, r := range rows {
+			if r.Name == name {
+				return r
+			}
+		}
+		return nil
+	}
+	dbNow := func() time.Time {
+		now, err := e.d.Now(e.ctx)
+		if err != nil {
+			e.Fatalf("Now: %v", err)
+		}
+		return now
+	}
+	// A process starts, records the schedule, and goes down before its
+	// first slot (a deploy, an outage). On a machine so loaded that it
+	// claimed the slot, or recorded the schedule only after it, try again
+	// with a later one.
+	var (
+		name   string
+		missed time.Time
+	)
+	for attempt := 0; ; attempt++ {
+		if attempt == 5 {
+			e.Fatalf("in 5 attempts, no process recorded the schedule and stopped before its first slot")
+		}
+		name, missed = fmt.Sprintf("payout-%d", attempt), dbNow().Add(time.Duration(attempt+1)*time.Second).Truncate(time.Millisecond).UTC()
+		first := e.newClient(e.d, nil, func(cfg *leasehold.Config) {
+			cfg.Periodic = []leasehold.PeriodicJob{job(name, hourLattice{at: missed})}
+		})
+		e.waitFor("the schedule recorded", 30*time.Second, func() bool { return rowOf(name) != nil })
+		stopCtx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		err := first.Stop(stopCtx)
+		cancel()
+		if err != nil {
+			e.Fatalf("Stop: %v", err)
+		}
+		if r := rowOf(name); r.LastSlot.IsZero() && r.CreatedAt.Before(missed) {
+			break
+		}
+	}
+	// Every process stays down past the slot and its grace.
+	e.waitFor("the slot missed", 30*time.Second, func() bool {
+		return dbNow().After(missed.Add(leasehold.MinPeriodicGrace + 200*time.Millisecond))
+	})
+	fresh := missed.Add(time.Millisecond) // missed too, but before its schedule was first seen
+	e.newClient(e.d, nil, func(cfg *leasehold.Config) {
+		cfg.Periodic = []leasehold.PeriodicJob{job(name, hourLattice{at: missed}), job("fresh", hourLattice{at: fresh})}
+	})
+	e.waitFor("the missed slot caught up", 30*time.Second, func() bool { return e.slotsOf()[missed] == 1 })
+	e.waitFor("the new schedule recorded", 30*time.Second, func() bool { return rowOf("fresh") != nil })
+	time.Sleep(300 * time.Millisecond)
+	if slots := e.slotsOf(); len(slots) != 1 {
+		e.Errorf("jobs by slot %v; want one, for the caught-up slot %v only (none for %v, before schedule fresh was first seen)",
+			slots, missed, fresh)
+	}
+	if r := rowOf(name); !r.LastSlot.Equal(missed) {
+		e.Errorf("last slot %v, want the caught-up slot %v", r.LastSlot, missed)
+	}
+	if r := rowOf("fresh"); !r.LastSlot.IsZero() {
+		e.Errorf("schedule fresh claimed slot %v from before it was first seen", r.LastSlot)
 	}
 }

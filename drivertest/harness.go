@@ -94,6 +94,7 @@ func invariants() []invariant {
 		{"FinishOutcomes", testFinishOutcomes},
 		{"FinishInvalidTransition", testFinishInvalidTransition},
 		{"FinishAppliesTransitions", testFinishAppliesTransitions},
+		{"EndedAttempts", testEndedAttempts},
 		{"Heartbeat", testHeartbeat},
 		{"HeartbeatKeepsLease", testHeartbeatKeepsLease},
 		{"Transactions", testTransactions},

@@ -25,11 +25,13 @@ var (
 	_ driver.Driver         = (*Driver)(nil)
 	_ driver.Notifier       = (*Driver)(nil)
 	_ driver.FinishLingerer = (*Driver)(nil)
+	_ driver.EndedReader    = (*Driver)(nil)
 )
 
 // Driver is the PostgreSQL implementation of driver.Driver,
-// driver.Notifier and driver.FinishLingerer. It is safe for concurrent
-// use. Create it with New or Open and release it with Close.
+// driver.Notifier, driver.FinishLingerer and driver.EndedReader. It is
+// safe for concurrent use. Create it with New or Open and release it with
+// Close.
 type Driver struct {
 	pool      *pgxpool.Pool // main pool: every statement but Heartbeat
 	hbPool    *pgxpool.Pool // small pool used only by Heartbeat

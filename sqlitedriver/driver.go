@@ -14,7 +14,10 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.EndedReader = (*Driver)(nil)
+)
 
 // BusyTimeout is the busy_timeout Open sets: how long a statement waits for
 // another connection's (or process's) write lock before SQLITE_BUSY.
@@ -36,9 +39,10 @@ const busyRetries = 4
 // resolution, the resolution of SQLite's 'now').
 const nowExpr = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000`
 
-// Driver is the SQLite implementation of driver.Driver. It is safe for
-// concurrent use. See the package documentation for the single-writer model
-// and the transaction type Insert and Finish accept.
+// Driver is the SQLite implementation of driver.Driver and
+// driver.EndedReader. It is safe for concurrent use. See the package
+// documentation for the single-writer model and the transaction type
+// Insert and Finish accept.
 type Driver struct {
 	db    *sql.DB
 	owned bool

@@ -50,8 +50,14 @@ type CompleterConfig struct {
 	// outcome is given up only after a refusal. Nil: every error may be
 	// one.
 	Refused func(error) bool
-	Emit    Emit
-	Logger  *slog.Logger
+	// Ended reads the history rows of ended attempts (driver.EndedReader),
+	// to tell what became of an outcome whose write found its lease gone
+	// after a failed try or after CompleteTx (see account). Nil: such an
+	// outcome is reported as a completion when written after CompleteTx,
+	// and not at all after a failed try.
+	Ended  EndedReader
+	Emit   Emit
+	Logger *slog.Logger
 }
 
 // Completer batches the fenced outcomes of finished handlers: each flush
@@ -269,9 +275,14 @@ func (k *Completer) forget(it *finishItem) { k.cfg.Leases.forget(it.lease) }
 // drop reports an outcome given up unwritten.
 func (k *Completer) drop(it *finishItem) { k.cfg.Emit(it.event(leasetype.EventOutcomeDropped)) }
 
-// account reports the outcomes of a written batch. After a failed try a
-// refusal is ambiguous (the earlier try may have committed), so it is not
-// reported as a refused late write.
+// account reports the outcomes of a written batch: EventFinished for
+// each item whose write applied, EventFenceRefused for each whose fence
+// matched nothing. Two kinds of unapplied items say nothing by themselves,
+// and are settled by the history of their attempts (settle): those of a
+// retried batch (an earlier try failed, retried, and may have committed:
+// its reply lost), and those written after CompleteTx (afterTx: the
+// refusal is that of a job completed by the handler's transaction, or of
+// a lease lost while that transaction rolled back).
 //
 // Finish names the jobs it wrote, not the attempts. A batch can hold two
 // outcomes of one job: that of a lease this client lost, and that of the
@@ -279,8 +290,29 @@ func (k *Completer) drop(it *finishItem) { k.cfg.Emit(it.event(leasetype.EventOu
 // lets only the job's current attempt write, and that is the highest of
 // them: the other claims came before it. So a job named applied is the
 // applied outcome of its latest attempt alone, and the lost lease's
-// write is reported refused, not finished.
+// write is unapplied.
 func (k *Completer) account(batch []*finishItem, applied []int64, retried bool) {
+	latest := latestApplied(batch, applied)
+	var unsure []*finishItem
+	for _, it := range batch {
+		a, ok := latest[it.p.ID]
+		switch {
+		case ok && it.p.Attempt == a:
+			k.cfg.Emit(it.event(leasetype.EventFinished))
+		case retried || it.afterTx:
+			unsure = append(unsure, it)
+		default:
+			k.cfg.Emit(it.event(leasetype.EventFenceRefused))
+		}
+	}
+	if len(unsure) > 0 {
+		k.settle(unsure, retried)
+	}
+}
+
+// latestApplied maps each job named in applied to the highest attempt of
+// it in batch: the one whose write applied (see account).
+func latestApplied(batch []*finishItem, applied []int64) map[int64]int {
 	latest := make(map[int64]int, len(applied))
 	for _, id := range applied {
 		latest[id] = 0
@@ -290,18 +322,5 @@ func (k *Completer) account(batch []*finishItem, applied []int64, retried bool) 
 			latest[it.p.ID] = it.p.Attempt
 		}
 	}
-	for _, it := range batch {
-		a, ok := latest[it.p.ID]
-		switch {
-		case ok && it.p.Attempt == a:
-			k.cfg.Emit(it.event(leasetype.EventFinished))
-		case it.afterTx:
-			// CompleteTx committed; the safety write found nothing to do.
-			ev := it.event(leasetype.EventFinished)
-			ev.Outcome = leasetype.OutcomeCompleted
-			k.cfg.Emit(ev)
-		case !retried:
-			k.cfg.Emit(it.event(leasetype.EventFenceRefused))
-		}
-	}
+	return latest
 }

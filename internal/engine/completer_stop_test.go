@@ -20,6 +20,20 @@ func (silentFinisher) Finish(ctx context.Context, _ any, _ []*driver.FinishParam
 	return nil, ctx.Err()
 }
 
+// enteredFinisher is a silentFinisher that closes entered at its first
+// Finish: the flusher then holds its batch and takes nothing more from
+// the queue.
+type enteredFinisher struct {
+	silentFinisher
+	once    sync.Once
+	entered chan struct{}
+}
+
+func (f *enteredFinisher) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
+	f.once.Do(func() { close(f.entered) })
+	return f.silentFinisher.Finish(ctx, tx, ps)
+}
+
 // TestStopWithFullQueueAndDatabaseDown: Stop returns within its release
 // budget when the database does not answer and more outcomes wait than the
 // completer's queue holds (its submitters blocked in Submit for room).
@@ -90,7 +104,8 @@ func TestSubmitOrDropWithFullQueue(t *testing.T) {
 	leases := NewLeases()
 	win := &Window{TTL: time.Second, Margin: 100 * time.Millisecond, Clock: NewClock()}
 	rec := &recorder{}
-	k := NewCompleter(CompleterConfig{Finisher: silentFinisher{}, Leases: leases, Window: win,
+	fin := &enteredFinisher{entered: make(chan struct{})}
+	k := NewCompleter(CompleterConfig{Finisher: fin, Leases: leases, Window: win,
 		Batch: 10, Emit: rec.emit, Logger: discard})
 	if err := k.Start(t.Context()); err != nil {
 		t.Fatalf("Start: %v", err)
@@ -102,8 +117,14 @@ func TestSubmitOrDropWithFullQueue(t *testing.T) {
 		leases.add(l)
 		return l
 	}
-	var n int64
-	for len(k.in) < cap(k.in) { // the flusher holds the first batch, the queue the rest
+	n := int64(1)
+	k.Submit(lease(n).finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
+	select { // the flusher holds the first batch; the queue then fills with the rest
+	case <-fin.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the flusher never wrote its first batch")
+	}
+	for len(k.in) < cap(k.in) {
 		n++
 		k.Submit(lease(n).finish("w1", statemachine.Ending{Outcome: leasetype.OutcomeCompleted}))
 	}

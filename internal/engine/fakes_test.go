@@ -50,6 +50,18 @@ type fakeDB struct {
 	// silent makes every Finish wait until its context ends (a database
 	// that does not answer).
 	silent bool
+	// lostReplies makes the next statements apply their writes and fail
+	// with errFlaky all the same (a commit whose reply is lost);
+	// takeOverOnFail makes the next statements fail with errFlaky having
+	// applied nothing, their leases then taken over by another attempt
+	// (each ended lease_expired).
+	lostReplies, takeOverOnFail int
+	// ended are the history rows of the ended attempts, by lease: those
+	// Finish wrote, and those a test adds (ended); endedReads are the
+	// sizes of the EndedAttempts calls, in order; endedErr fails them.
+	endedRows  map[attemptKey]driver.EndedAttempt
+	endedReads []int
+	endedErr   error
 	// heartbeats are the sizes of the Heartbeat statements, in order.
 	heartbeats []int
 	// claims and probes count the Claim and ClaimableQueues calls;
@@ -59,7 +71,8 @@ type fakeDB struct {
 }
 
 func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
-	db := &fakeDB{held: map[int64]bool{}, locked: map[int64]bool{}, cancelAsked: map[int64]bool{}, refuse: map[int64]bool{}, poison: map[int64]bool{}, flaky: map[int64]bool{}}
+	db := &fakeDB{held: map[int64]bool{}, locked: map[int64]bool{}, cancelAsked: map[int64]bool{}, refuse: map[int64]bool{}, poison: map[int64]bool{}, flaky: map[int64]bool{},
+		endedRows: map[attemptKey]driver.EndedAttempt{}}
 	db.pending = rows
 	return db
 }
@@ -178,6 +191,15 @@ func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams)
 			return nil, errFlaky
 		}
 	}
+	if db.takeOverOnFail > 0 {
+		db.takeOverOnFail--
+		for _, p := range ps {
+			delete(db.held, p.ID)
+			db.endedRows[attemptKey{p.ID, p.Attempt}] = driver.EndedAttempt{ID: p.ID, Attempt: p.Attempt,
+				Owner: p.Owner, Outcome: leasetype.OutcomeLeaseExpired}
+		}
+		return nil, errFlaky
+	}
 	db.batches = append(db.batches, len(ps))
 	var ids []int64
 	for _, p := range ps {
@@ -186,9 +208,47 @@ func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams)
 		}
 		delete(db.held, p.ID)
 		db.finished = append(db.finished, *p)
+		db.endedRows[attemptKey{p.ID, p.Attempt}] = driver.EndedAttempt{ID: p.ID, Attempt: p.Attempt,
+			Owner: p.Owner, Outcome: p.Outcome}
 		ids = append(ids, p.ID)
 	}
+	if db.lostReplies > 0 {
+		db.lostReplies--
+		return nil, errFlaky
+	}
 	return ids, nil
+}
+
+// EndedAttempts implements EndedReader from the history rows in ended.
+func (db *fakeDB) EndedAttempts(_ context.Context, leases []driver.LeaseRef) ([]driver.EndedAttempt, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.endedReads = append(db.endedReads, len(leases))
+	if db.endedErr != nil {
+		return nil, db.endedErr
+	}
+	var out []driver.EndedAttempt
+	for _, l := range leases {
+		if e, ok := db.endedRows[attemptKey{l.ID, l.Attempt}]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// ended adds the history row of an attempt ended by someone else than the
+// completer (a CompleteTx, a takeover).
+func (db *fakeDB) ended(e driver.EndedAttempt) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.endedRows[attemptKey{e.ID, e.Attempt}] = e
+}
+
+// reads returns the sizes of the EndedAttempts calls so far.
+func (db *fakeDB) reads() []int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return slices.Clone(db.endedReads)
 }
 
 // finishBatches returns the sizes of the Finish statements so far.

@@ -44,8 +44,10 @@ type finishItem struct {
 	// set once the outcome is written (or given up).
 	lease *Lease
 	// afterTx: the handler already completed the job with CompleteTx; this
-	// write only reschedules it if that transaction rolled back, so its
-	// refusal is expected and means the completion committed.
+	// write only reschedules it if that transaction rolled back. Its
+	// refusal is expected when the completion committed, but it is also
+	// that of a lease lost while the transaction rolled back: the
+	// completer tells the two apart by the attempt's history row (settle).
 	afterTx bool
 	// ran is how long the handler ran; err what it returned.
 	ran time.Duration
@@ -79,8 +81,9 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 	item := l.finish(e.cfg.Owner, statemachine.Ending{})
 	item.err = err
 	cause := context.Cause(l.ctx)
-	// After a CompleteTx, whatever the handler returned, a refusal of this
-	// write means that transaction committed: the job is completed.
+	// After a CompleteTx, whatever the handler returned, this write is a
+	// safety net for a transaction that rolled back; its refusal is
+	// reported by the attempt's history row, completed or not (settle).
 	item.afterTx = l.completedInTx.Load()
 	switch {
 	case err == nil && item.afterTx:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -34,6 +35,18 @@ const (
 // grace lasts.
 var ErrSlotRefused = errors.New("periodic slot refused")
 
+// ErrScheduleRemoved is returned by a Claim of a schedule that was
+// removed (Enqueuer.Remove): the slot is not claimed.
+var ErrScheduleRemoved = errors.New("periodic schedule removed")
+
+// Claim runs claim, the driver's claim of a slot (Driver.PeriodicInsert),
+// for a Schedule's Insert, unless the schedule was removed: it then
+// returns ErrScheduleRemoved without running it. Remove waits for a
+// claim under way, so that none is under way or starts once it returned,
+// without waiting for the schedule's goroutine, which may be the one
+// calling it (from Args or an insert middleware).
+type Claim func(claim func() error) error
+
 // PeriodicDriver is the part of the driver the enqueuer calls itself
 // (slots are claimed through each Schedule's Insert).
 type PeriodicDriver interface {
@@ -56,8 +69,9 @@ type Schedule struct {
 	// skipping the missed slots.
 	CatchUp bool
 	// Insert builds slot's job and claims slot with it
-	// (Driver.PeriodicInsert); next is the slot after it.
-	Insert func(ctx context.Context, slot, next time.Time) (*driver.PeriodicInsertResult, error)
+	// (Driver.PeriodicInsert), called through claim; next is the slot
+	// after it.
+	Insert func(ctx context.Context, slot, next time.Time, claim Claim) (*driver.PeriodicInsertResult, error)
 }
 
 // EnqueuerConfig is what an Enqueuer needs.
@@ -90,6 +104,25 @@ type runner struct {
 	s      *Schedule
 	cancel context.CancelFunc // nil until started
 	done   chan struct{}
+
+	// claiming is held by a claim of a slot with the driver (see
+	// claim), and by Remove while it marks the runner removed.
+	claiming sync.Mutex
+	removed  bool // under claiming
+	// inserting is set while the goroutine runs the schedule's Insert,
+	// whose Args and insert middleware may call Remove themselves.
+	inserting atomic.Bool
+}
+
+// claim is the runner's Claim: it runs c unless the schedule was
+// removed.
+func (r *runner) claim(c func() error) error {
+	r.claiming.Lock()
+	defer r.claiming.Unlock()
+	if r.removed {
+		return ErrScheduleRemoved
+	}
+	return c()
 }
 
 // NewEnqueuer returns an enqueuer with no schedules.
@@ -116,9 +149,13 @@ func (e *Enqueuer) Add(s *Schedule) bool {
 	return true
 }
 
-// Remove removes the schedule name and waits until its goroutine has
-// ended, so that this process claims no slot of it afterwards. It
-// reports false when there is no such schedule.
+// Remove removes the schedule name, so that this process claims no slot
+// of it once Remove returns: it waits for a claim under way, then until
+// the schedule's goroutine has ended, unless that goroutine is running
+// the schedule's Insert (its Args or insert middleware), which may be
+// the caller: it would wait for itself. That goroutine then ends without
+// claiming the slot it is building, unless the slot's claim was done
+// before Remove. Remove reports false when there is no such schedule.
 func (e *Enqueuer) Remove(name string) bool {
 	e.mu.Lock()
 	r, ok := e.schedules[name]
@@ -129,6 +166,11 @@ func (e *Enqueuer) Remove(name string) bool {
 	}
 	if r.cancel != nil {
 		r.cancel()
+	}
+	r.claiming.Lock()
+	r.removed = true
+	r.claiming.Unlock()
+	if r.cancel != nil && !r.inserting.Load() {
 		<-r.done
 	}
 	return true
@@ -181,17 +223,17 @@ func (e *Enqueuer) launch(r *runner) {
 	r.cancel, r.done = cancel, make(chan struct{})
 	e.life.Go(func() {
 		defer close(r.done)
-		e.run(ctx, r.s)
+		e.run(ctx, r)
 	})
 }
 
-// run enqueues s's slots until ctx is done.
-func (e *Enqueuer) run(ctx context.Context, s *Schedule) {
-	s = e.strict(s)
+// run enqueues r's slots until ctx is done.
+func (e *Enqueuer) run(ctx context.Context, r *runner) {
+	s := e.strict(r.s)
 	cursor, ok := e.begin(ctx, s)
 	retry := enqueuerRetry
 	for ok && ctx.Err() == nil {
-		next, err := e.step(ctx, s, cursor)
+		next, err := e.step(ctx, r, s, cursor)
 		if err != nil {
 			e.failed(ctx, s, err)
 			ok = e.cfg.Sleep(ctx, retry)
@@ -227,8 +269,12 @@ func (e *Enqueuer) strict(s *Schedule) *Schedule {
 
 // begin registers s and returns the cursor its slots start after: the
 // schedule's last slot when it has one (so that slots missed meanwhile
-// are caught up or skipped, see step), else the database's now. It
-// retries until it succeeds or ctx is done.
+// are caught up or skipped, see step); else, when its row existed before
+// this registration (a process registered it, and no slot was claimed
+// since), the database's time of that first registration (the row's
+// created_at), so that slots missed since are caught up or skipped too;
+// else (a row this registration created) the database's now. It retries
+// until it succeeds or ctx is done.
 func (e *Enqueuer) begin(ctx context.Context, s *Schedule) (time.Time, bool) {
 	for retry := enqueuerRetry; ; retry = min(2*retry, enqueuerMaxRetry) {
 		now, err := e.cfg.Driver.Now(ctx)
@@ -239,10 +285,7 @@ func (e *Enqueuer) begin(ctx context.Context, s *Schedule) (time.Time, bool) {
 			})
 		}
 		if err == nil {
-			if !row.LastSlot.IsZero() && row.LastSlot.Before(now) {
-				return row.LastSlot, true
-			}
-			return now, true
+			return startAfter(row, now), true
 		}
 		e.failed(ctx, s, fmt.Errorf("register: %w", err))
 		if !e.cfg.Sleep(ctx, retry) {
@@ -251,11 +294,29 @@ func (e *Enqueuer) begin(ctx context.Context, s *Schedule) (time.Time, bool) {
 	}
 }
 
+// startAfter returns the cursor of a schedule whose row, as its
+// registration returned it, is row, now being the database's time read
+// before that registration (see begin). A row created by the
+// registration has a created_at not before now.
+func startAfter(row *leasetype.PeriodicRow, now time.Time) time.Time {
+	switch {
+	case !row.LastSlot.IsZero():
+		if row.LastSlot.Before(now) {
+			return row.LastSlot
+		}
+		return now
+	case !row.CreatedAt.IsZero() && row.CreatedAt.Before(now):
+		return row.CreatedAt
+	default:
+		return now
+	}
+}
+
 // step waits until the slot after cursor is due (database clock), then
 // claims, in order, the due slots still within the grace period, after
 // the catch-up slot when the schedule catches up missed ones, and
 // returns the new cursor: the last slot it dealt with.
-func (e *Enqueuer) step(ctx context.Context, s *Schedule, cursor time.Time) (time.Time, error) {
+func (e *Enqueuer) step(ctx context.Context, r *runner, s *Schedule, cursor time.Time) (time.Time, error) {
 	slot := s.Next(cursor)
 	if slot.IsZero() {
 		<-ctx.Done() // the schedule never fires again
@@ -273,14 +334,14 @@ func (e *Enqueuer) step(ctx context.Context, s *Schedule, cursor time.Time) (tim
 		e.cfg.Logger.Warn("leasehold: periodic slots missed", "schedule", s.Name,
 			"latest_missed", missed, "catch_up", s.CatchUp)
 		if s.CatchUp {
-			if err := e.claim(ctx, s, missed); err != nil {
+			if err := e.claim(ctx, r, s, missed); err != nil {
 				return cursor, err
 			}
 		}
 		cursor = missed
 	}
 	for slot = s.Next(cursor); !slot.IsZero() && !slot.After(now) && ctx.Err() == nil; slot = s.Next(cursor) {
-		if err := e.claim(ctx, s, slot); err != nil {
+		if err := e.claim(ctx, r, s, slot); err != nil {
 			return cursor, err
 		}
 		cursor = slot
@@ -288,10 +349,13 @@ func (e *Enqueuer) step(ctx context.Context, s *Schedule, cursor time.Time) (tim
 	return cursor, nil
 }
 
-// claim claims slot with its job. A refused job is logged and counts as
-// dealt with.
-func (e *Enqueuer) claim(ctx context.Context, s *Schedule, slot time.Time) error {
-	res, err := s.Insert(ctx, slot, s.Next(slot))
+// claim claims slot of r's schedule s with its job. A refused job is
+// logged and counts as dealt with.
+func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot time.Time) error {
+	next := s.Next(slot)
+	r.inserting.Store(true)
+	res, err := s.Insert(ctx, slot, next, r.claim)
+	r.inserting.Store(false)
 	switch {
 	case errors.Is(err, ErrSlotRefused):
 		e.cfg.Logger.Error("leasehold: periodic job refused: slot skipped", "schedule", s.Name, "slot", slot, "err", err)

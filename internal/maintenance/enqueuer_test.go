@@ -22,6 +22,7 @@ type fakeSlots struct {
 	mu       sync.Mutex
 	now      time.Time
 	last     time.Time
+	created  time.Time // the row's created_at; zero: the registration's time, f.now
 	claimed  []time.Time
 	tried    int
 	failures int   // Insert fails this many times first
@@ -39,7 +40,11 @@ func (f *fakeSlots) Now(context.Context) (time.Time, error) {
 func (f *fakeSlots) PeriodicRegister(_ context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &leasetype.PeriodicRow{Name: p.Name, LastSlot: f.last}, nil
+	created := f.created
+	if created.IsZero() {
+		created = f.now // a row this registration creates
+	}
+	return &leasetype.PeriodicRow{Name: p.Name, LastSlot: f.last, CreatedAt: created}, nil
 }
 
 func (f *fakeSlots) sleep(ctx context.Context, d time.Duration) bool {
@@ -49,7 +54,7 @@ func (f *fakeSlots) sleep(ctx context.Context, d time.Duration) bool {
 	return ctx.Err() == nil
 }
 
-func (f *fakeSlots) insert(_ context.Context, slot, _ time.Time) (*driver.PeriodicInsertResult, error) {
+func (f *fakeSlots) insert(_ context.Context, slot, _ time.Time, _ Claim) (*driver.PeriodicInsertResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tried++
@@ -81,7 +86,7 @@ func (f *fakeSlots) run(t *testing.T, base time.Time, every time.Duration, catch
 	e := NewEnqueuer(EnqueuerConfig{Driver: f, Logger: discard, Sleep: f.sleep})
 	s := &Schedule{Name: "s", Next: func(t time.Time) time.Time { return t.Truncate(every).Add(every) },
 		Grace: time.Minute, CatchUp: catchUp, Insert: f.insert}
-	e.run(ctx, s)
+	e.run(ctx, &runner{s: s})
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatalf("the enqueuer claimed %d slots in 10 s, want %d", len(f.claimed), f.stopAt)
 	}
@@ -105,18 +110,24 @@ func TestEnqueuerSlots(t *testing.T) {
 		name    string
 		now     time.Time
 		last    time.Time // the schedule's last slot in the database
+		created time.Time // when its row was created; zero: by this registration
 		catchUp bool
 		stopAt  int
 		want    []time.Duration
 	}{
-		{"new schedule starts after now", base.Add(500 * time.Millisecond), time.Time{}, false, 3, s(10, 20, 30)},
-		{"resumes after a short stop", base.Add(25 * time.Second), base.Add(10 * time.Second), false, 3, s(20, 30, 40)},
-		{"skips slots past the grace", base.Add(10 * time.Minute), base, false, 2, s(550, 560)},
-		{"catches up one missed slot", base.Add(10 * time.Minute), base, true, 3, s(540, 550, 560)},
-		{"last slot ahead of the clock", base.Add(5 * time.Second), base.Add(20 * time.Second), false, 1, s(30)},
+		{"new schedule starts after now", base.Add(500 * time.Millisecond), time.Time{}, time.Time{}, false, 3, s(10, 20, 30)},
+		{"resumes after a short stop", base.Add(25 * time.Second), base.Add(10 * time.Second), time.Time{}, false, 3, s(20, 30, 40)},
+		{"skips slots past the grace", base.Add(10 * time.Minute), base, time.Time{}, false, 2, s(550, 560)},
+		{"catches up one missed slot", base.Add(10 * time.Minute), base, time.Time{}, true, 3, s(540, 550, 560)},
+		{"last slot ahead of the clock", base.Add(5 * time.Second), base.Add(20 * time.Second), time.Time{}, false, 1, s(30)},
+		// A row recorded earlier, with no slot claimed since: its slots
+		// start after that first registration.
+		{"recorded row catches up a missed slot", base.Add(10 * time.Minute), time.Time{}, base.Add(5 * time.Second), true, 3, s(540, 550, 560)},
+		{"recorded row skips missed slots", base.Add(10 * time.Minute), time.Time{}, base.Add(5 * time.Second), false, 2, s(550, 560)},
+		{"recorded row enqueues slots still on time", base.Add(25 * time.Second), time.Time{}, base.Add(5 * time.Second), false, 3, s(10, 20, 30)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fakeSlots{now: tt.now, last: tt.last, stopAt: tt.stopAt}
+			f := &fakeSlots{now: tt.now, last: tt.last, created: tt.created, stopAt: tt.stopAt}
 			got := f.run(t, base, 10*time.Second, tt.catchUp)
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Fatalf("claimed slots %v, want %v", got, tt.want)
@@ -155,7 +166,7 @@ func TestEnqueuerStopsScheduleGoingBack(t *testing.T) {
 		var logged testlog.Buffer
 		e := NewEnqueuer(EnqueuerConfig{Driver: f, Logger: logged.Logger(), Sleep: f.sleep})
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-		e.run(ctx, &Schedule{Name: "s", Next: next, Grace: time.Minute, Insert: f.insert})
+		e.run(ctx, &runner{s: &Schedule{Name: "s", Next: next, Grace: time.Minute, Insert: f.insert}})
 		cancel()
 		if fmt.Sprint(f.claimed) != fmt.Sprint([]time.Time{base.Add(10 * time.Second), base.Add(20 * time.Second)}) {
 			t.Errorf("back %v: claimed %v, want the slots at 10s and 20s only", back, f.claimed)
@@ -205,7 +216,7 @@ func TestEnqueuerAddRemoveWhileRunning(t *testing.T) {
 	mk := func(name string) *Schedule {
 		return &Schedule{Name: name, Grace: time.Minute,
 			Next: func(t time.Time) time.Time { return t.Add(time.Hour) },
-			Insert: func(context.Context, time.Time, time.Time) (*driver.PeriodicInsertResult, error) {
+			Insert: func(context.Context, time.Time, time.Time, Claim) (*driver.PeriodicInsertResult, error) {
 				mu.Lock()
 				runs[name]++
 				mu.Unlock()

@@ -18,7 +18,8 @@ type PeriodicMetadata struct {
 
 // ParsePeriodic parses a schedule given as NAME=SPEC:KIND, where SPEC is
 // a cron expression (five or six fields, a descriptor such as @hourly or
-// @every 10s, optionally after CRON_TZ=Zone) read in UTC, and KIND the
+// @every 10s, optionally after CRON_TZ=Zone, a named zone rather than
+// Local, which leasehold.Cron refuses) read in UTC, and KIND the
 // kind of its jobs, inserted into queue with empty arguments and
 // PeriodicMetadata. A cron expression has no colon, so the first colon
 // after the = ends it.

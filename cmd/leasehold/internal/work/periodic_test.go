@@ -35,3 +35,14 @@ func TestParsePeriodic(t *testing.T) {
 		t.Errorf("a bad cron expression: %v, want ErrInvalidSchedule", err)
 	}
 }
+
+// TestParsePeriodicZoneOnly checks that a zone with no fields is an
+// error, not a panic of the cron parser that ended the worker at flag
+// parsing, and that the machine's zone is refused.
+func TestParsePeriodicZoneOnly(t *testing.T) {
+	for _, s := range []string{"x=CRON_TZ=UTC:kind", "x=TZ=Europe/Paris:kind", "x=CRON_TZ=Local 0 9 * * *:kind"} {
+		if _, err := ParsePeriodic(s, "default"); !errors.Is(err, leasehold.ErrInvalidSchedule) {
+			t.Errorf("ParsePeriodic(%q) = %v, want ErrInvalidSchedule", s, err)
+		}
+	}
+}
