@@ -321,7 +321,7 @@ func (c *Client) producerConfig(kinds []string) engine.ProducerConfig {
 	pc := engine.ProducerConfig{
 		Claimer: c.driver, Queues: queues, Kinds: kinds, Owner: c.owner,
 		TTL: c.cfg.LeaseTTL, PollInterval: c.cfg.PollInterval, FetchBatch: DefaultFetchBatch,
-		Executor: c.executor, Clock: c.clock, Emit: c.events.emit, Logger: c.cfg.Logger,
+		Executor: c.executor, Clock: c.clock, Orphans: c.driver, Emit: c.events.emit, Logger: c.cfg.Logger,
 	}
 	if n, ok := c.driver.(driver.Notifier); ok && !c.cfg.PollOnly {
 		pc.Notifier = n

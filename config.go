@@ -144,7 +144,9 @@ type Config struct {
 	// apart by the attempt alone, and after a claim the database lost
 	// (an asynchronous failover) both could hold the same token. A
 	// configured name should keep a per-process part (a pod name and a
-	// start time, say).
+	// start time, say), so that no later process reuses it either: after
+	// a claim whose reply was lost, a client releases the unrenewed
+	// leases of its owner that no claim reply brought it.
 	Owner string
 
 	// Logger receives operational messages. Default slog.Default().

@@ -56,6 +56,7 @@ var clientTests = []struct {
 	{"TypedCompleteTxRefusesOtherDriver", testTypedCompleteTxOtherDriver},
 	{"WatcherRequeuesFlagsAndFails", testWatcher},
 	{"WatcherOwnQueuesOnly", testWatcherOwnQueuesOnly},
+	{"LostClaimReplyReleased", testLostClaimReplyReleased},
 	{"ShutdownReleasesLeases", testShutdownReleases},
 	{"HandlerOutcomes", testHandlerOutcomes},
 	{"OperatorCancelStopsRunningHandler", testOperatorCancelRunning},
@@ -198,14 +199,30 @@ func (e *clientEnv) workers(fn func(ctx context.Context, job *leasehold.Job[test
 }
 
 // faultDriver wraps a real driver and can make its heartbeats fail, as a
-// worker cut off from the database would see them, and refuse every
+// worker cut off from the database would see them, refuse every
 // Finish batch that holds the first attempt of job refuse, as a database
-// refuses an outcome it cannot store.
+// refuses an outcome it cannot store, and lose the reply of the next
+// loseClaims claims that lease jobs, as a connection cut after the
+// claim's commit does.
 type faultDriver struct {
 	driver.Driver
-	cutOff  atomic.Bool
-	refuse  atomic.Int64
-	refused atomic.Int64 // Finish calls refused
+	cutOff     atomic.Bool
+	refuse     atomic.Int64
+	refused    atomic.Int64 // Finish calls refused
+	loseClaims atomic.Int32
+	lostClaims atomic.Int32 // claim replies lost
+}
+
+var errLostReply = errors.New("test: the connection was cut after the claim committed")
+
+// Claim claims, and fails all the same when a lost reply is due.
+func (f *faultDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
+	rows, err := f.Driver.Claim(ctx, p)
+	if err == nil && len(rows) > 0 && f.loseClaims.Add(-1) >= 0 {
+		f.lostClaims.Add(1)
+		return nil, errLostReply
+	}
+	return rows, err
 }
 
 var errRefused = errors.New("test: the database refuses this outcome")

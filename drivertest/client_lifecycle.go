@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,46 @@ func testWatcherOwnQueuesOnly(e *clientEnv) {
 	moved, err := c.RescueExpired(e.ctx)
 	if err != nil || len(moved) != 1 || moved[0].ID != payment {
 		e.Fatalf("RescueExpired = %d jobs, %v; want the payment job", len(moved), err)
+	}
+}
+
+// testLostClaimReplyReleased: a claim that committed but whose reply was
+// lost leaves a lease nobody runs; the client releases it before its next
+// claim, its attempt not charged, so a job with one attempt runs once and
+// completes, where it used to wait out the TTL and fail without running.
+func testLostClaimReplyReleased(e *clientEnv) {
+	fd := &faultDriver{Driver: e.d}
+	var mu sync.Mutex
+	runs := map[int64]int{}
+	c := e.newClient(fd, e.workers(func(_ context.Context, job *leasehold.Job[testArgs]) error {
+		mu.Lock()
+		runs[job.ID]++
+		mu.Unlock()
+		return nil
+	}), nil)
+	first := e.insertOpts(c, &leasehold.InsertOpts{MaxAttempts: 1}) // a reply read: the client knows its leases
+	e.waitState(first, leasehold.StateCompleted, 30*time.Second)
+	fd.loseClaims.Store(1)
+	id := e.insertOpts(c, &leasehold.InsertOpts{MaxAttempts: 1})
+	var row *leasehold.JobRow
+	e.waitFor("the job to finish", 30*time.Second, func() bool {
+		var err error
+		if row, err = e.d.GetJob(e.ctx, id); err != nil {
+			e.Fatalf("GetJob: %v", err)
+		}
+		return row.State.Finished()
+	})
+	if fd.lostClaims.Load() != 1 {
+		e.Fatalf("no claim reply was lost (job %s, history %s)", row.State, fmtHistory(e.history(id)))
+	}
+	mu.Lock()
+	ran := runs[id]
+	mu.Unlock()
+	h := e.history(id)
+	if row.State != leasehold.StateCompleted || ran != 1 || len(h) != 2 ||
+		h[0].Outcome != leasehold.OutcomeReleased || h[1].Outcome != leasehold.OutcomeCompleted {
+		e.Fatalf("job after a lost claim reply: %s, handler ran %d times, history %s; want completed, once, released then completed",
+			row.State, ran, fmtHistory(h))
 	}
 }
 

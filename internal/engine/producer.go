@@ -59,6 +59,9 @@ type ProducerConfig struct {
 	FetchBatch int
 	Executor   *Executor
 	Clock      *Clock
+	// Orphans, when non-nil, releases the leases a claim whose reply was
+	// lost left in the database (producer_orphans.go).
+	Orphans OrphanReleaser
 	// Emit receives EventClaimFailed.
 	Emit   Emit
 	Logger *slog.Logger
@@ -155,6 +158,9 @@ type queue struct {
 	// cur is where the queue's claims start their scan of pending jobs
 	// (producer_cursor.go): the loop's, and a full claim's beside it.
 	cur cursor
+	// mark is what the look for a lost claim reply's leases needs
+	// (producer_orphans.go).
+	mark claimMark
 }
 
 // poke asks the loop to look for jobs now. It never blocks.
@@ -182,6 +188,7 @@ func (q *queue) loop(ctx context.Context) {
 // no slot is free.
 func (q *queue) fetchWhileFull(ctx context.Context) {
 	for ctx.Err() == nil {
+		q.releaseLost(ctx)
 		// more is set before free slots are counted: a job that finishes
 		// after the count then sees it and wakes the loop (see done).
 		q.more.Store(true)
@@ -266,8 +273,11 @@ func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full 
 	rows, err := p.cfg.Claimer.Claim(cctx, params)
 	q.cur.claimed(params, full, rows, sent, p.cfg.Clock.Now())
 	q.inFlight.Add(int64(len(rows) - reserved))
+	q.mark.replied(rows)
 	if err != nil {
 		if p.claimCtx.Err() == nil {
+			q.mark.failed(p.cfg.Clock.Now())
+			q.lookSoon()
 			p.cfg.Logger.Warn("leasehold: claim failed", "queue", q.name, "err", err)
 			p.cfg.Emit(leasetype.Event{Kind: leasetype.EventClaimFailed, Err: err})
 		}

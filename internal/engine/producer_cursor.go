@@ -122,6 +122,13 @@ func (c *cursor) asCursorClaim(p *driver.ClaimParams) {
 
 func (c *cursor) cursorOf(p *driver.ClaimParams) { p.After, p.TakeOver = c.after, false }
 
+// busy reports whether a full claim runs beside the loop.
+func (c *cursor) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fullBusy
+}
+
 // fullDone records the end of a full claim run beside the loop.
 func (c *cursor) fullDone() {
 	c.mu.Lock()
