@@ -17,7 +17,12 @@ const MaxErrorText = 16 << 10
 // is written with, again at every retry.
 func errorText(err error) string {
 	s := strings.ToValidUTF8(err.Error(), "\uFFFD")
-	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	return boundText(strings.ReplaceAll(s, "\x00", "\uFFFD"))
+}
+
+// boundText returns s, valid UTF-8, cut to at most MaxErrorText bytes
+// (ending in "… (truncated)" when it was cut).
+func boundText(s string) string {
 	if len(s) <= MaxErrorText {
 		return s
 	}

@@ -70,7 +70,8 @@ type Resolution struct {
 	// again (from the database clock's now); ignored otherwise.
 	Delay time.Duration
 	// Note says why, in the job's history and, when not empty, as its
-	// last_error.
+	// last_error; a note longer than MaxErrorText is cut there, as a
+	// handler's error is.
 	Note string
 }
 
@@ -130,12 +131,13 @@ func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution)
 	if err := json.Unmarshal(job.Args, &args); err != nil || args.JobID <= 0 {
 		return fmt.Errorf("%w: job %d: args are not ReconcileArgs (%s)", ErrInvalidArgs, job.ID, job.Args)
 	}
+	if p := textProblem(r.Note, false); p != "" {
+		return invalid(ErrInvalidArgs, "note", "resolution note: %s", p)
+	}
+	r.Note = boundText(r.Note)
 	t, err := statemachine.Resolve(statemachine.Resolution(r.Action), r.Delay, r.Note)
 	if err != nil {
 		return fmt.Errorf("%w: resolution of job %d: %w", ErrInvalidArgs, args.JobID, err)
-	}
-	if p := textProblem(r.Note, false); p != "" {
-		return invalid(ErrInvalidArgs, "note", "resolution note: %s", p)
 	}
 	text := fmt.Sprintf("%s by reconcile job %d (attempt %d)", r.Action, job.ID, job.Attempt)
 	if r.Note != "" {

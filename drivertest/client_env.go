@@ -83,6 +83,7 @@ var clientTests = []struct {
 	{"PeriodicCatchUp", testPeriodicCatchUp},
 	{"PeriodicCatchUpBeforeFirstSlot", testPeriodicCatchUpBeforeFirstSlot},
 	{"ReconcileExpiredLease", testClientReconcile},
+	{"ResolutionNoteBounded", testResolutionNoteBounded},
 	{"ReconcilerGivingUpIsStuck", testReconcilerGivingUpIsStuck},
 	{"ResolveByLostLeaseRefused", testClientResolveLostLease},
 	{"ResolutionEventsAndStats", testResolutionEvents},

@@ -96,6 +96,32 @@ func testClientReconcile(e *clientEnv) {
 	e.checkResolution(unsent.ID, 2, "retried by reconcile job", "no charge at the provider")
 }
 
+// testResolutionNoteBounded: a reconciler's note (a provider's response
+// body, say) is cut to MaxErrorText in the job's last error and in its
+// history, as a handler's error is, however long it is.
+func testResolutionNoteBounded(e *clientEnv) {
+	dead := e.deadLease("pay")
+	note := strings.Repeat("provider said: charged. ", 40<<10) // about 1 MB
+	var cRef *leasehold.Client
+	ws := e.workers(func(context.Context, *leasehold.Job[testArgs]) error { return nil })
+	err := leasehold.AddWorker(ws, leasehold.WorkFunc[leasehold.ReconcileArgs](func(ctx context.Context, job *leasehold.Job[leasehold.ReconcileArgs]) error {
+		return cRef.ResolveReconcile(ctx, job.JobRow, leasehold.Resolution{Action: leasehold.ResolveStuck, Note: note})
+	}))
+	if err != nil {
+		e.Fatalf("AddWorker: %v", err)
+	}
+	cRef = e.newClient(e.d, ws, reconcileQueues)
+	row := e.waitState(dead.ID, leasehold.StateStuck, 30*time.Second)
+	limit := leasehold.MaxErrorText + len("… (truncated)")
+	if n := len(row.LastError); n > limit || !strings.HasSuffix(row.LastError, "… (truncated)") {
+		e.Errorf("last error of %d bytes (ends %q); want it cut to %d", n, row.LastError[max(0, n-20):], limit)
+	}
+	h := e.history(dead.ID)
+	if len(h) != 1 || len(h[0].Resolution) > limit+200 {
+		e.Errorf("history %d attempts, resolution of %d bytes; want one, cut near %d", len(h), len(h[0].Resolution), limit)
+	}
+}
+
 // checkResolution checks that job id's history has n attempts, the first
 // ended lease_expired with a resolution holding each of parts.
 func (e *clientEnv) checkResolution(id int64, n int, parts ...string) {
