@@ -106,7 +106,11 @@ type Config struct {
 	// FinishedRetention, when positive, makes the watcher delete
 	// completed, failed and cancelled jobs (and their history) that
 	// finished longer ago than this, in batches, keeping the table small.
-	// Default 0: keep every job until PurgeFinished is called.
+	// Default 0: keep every job until PurgeFinished is called. A deleted
+	// job no longer holds its unique key: a plain key (the default scope)
+	// is free again once its job is purged, so an insert with that key
+	// adds a new job; keep finished jobs as long as their keys must hold
+	// (docs/unique.md).
 	FinishedRetention time.Duration
 
 	// PollInterval is how often the client asks the database which of its

@@ -122,7 +122,8 @@ func (c *Client) CancelJob(ctx context.Context, id int64) (*JobRow, error) {
 
 // PurgeFinished deletes completed, failed and cancelled jobs (and their
 // history) that finished more than olderThan ago, in batches, and returns
-// how many it deleted.
+// how many it deleted. A deleted job's unique key is free again: an
+// insert with it adds a new job (see Config.FinishedRetention).
 func (c *Client) PurgeFinished(ctx context.Context, olderThan time.Duration) (int64, error) {
 	if olderThan < 0 {
 		return 0, fmt.Errorf("%w: negative age %v", ErrInvalidArgs, olderThan)

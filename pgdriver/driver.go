@@ -39,6 +39,7 @@ type Driver struct {
 	notes     *notifier     // coalesced insert hints
 	names     names         // interned kinds, queues, states and owners
 	heldIdle  time.Duration // heldIdleTimeout; shorter in tests
+	migLock   migrationLock // how Migrate waits for a table's lock
 	closeOnce sync.Once
 }
 
@@ -80,7 +81,8 @@ func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: heartbeat pool: %w", err)
 	}
-	return &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool), heldIdle: heldIdleTimeout}, nil
+	return &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool), heldIdle: heldIdleTimeout,
+		migLock: migrationLock{Timeout: migrationLockTimeout, Pause: migrationLockPause, Tries: migrationLockTries}}, nil
 }
 
 // Pool returns the driver's main pool, for the application's own queries

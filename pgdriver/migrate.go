@@ -10,8 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
@@ -37,12 +39,42 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasehold_migrations (
 	applied_at timestamptz NOT NULL DEFAULT now()
 )`
 
+// migrationLock is how a migration waits for the locks of the tables it
+// changes. A statement that waits for a table's lock behind a long
+// transaction (one that enqueued a job and went on with other work, say)
+// makes every later writer of that table wait behind it in turn: the
+// workers' heartbeats and finishes with them, until their leases run out.
+// So each migration waits at most Timeout for a lock (lock_timeout), then
+// gives up, letting those writers through, and is tried again after
+// Pause, Tries times in all.
+type migrationLock struct {
+	Timeout time.Duration
+	Pause   time.Duration
+	Tries   int
+}
+
+// lockNotAvailable is the SQLSTATE of a lock_timeout that ran out.
+const lockNotAvailable = "55P03"
+
+// The default migrationLock holds job writes up for at most 2 s at a
+// time, well within a heartbeat interval, and keeps trying for about a
+// minute.
+const (
+	migrationLockTimeout = 2 * time.Second
+	migrationLockPause   = 2 * time.Second
+	migrationLockTries   = 15
+)
+
 // Migrate applies the embedded migrations that are not applied yet, in
 // order, each in its own transaction under pg_advisory_xact_lock, and
 // reports the versions before and after. It is idempotent and safe when
 // several processes run it at once. A database with a migration newer than
 // the embedded ones is refused before anything is applied, with a
-// *leasehold.SchemaVersionError matching leasehold.ErrSchemaTooNew.
+// *leasehold.SchemaVersionError matching leasehold.ErrSchemaTooNew. A
+// migration waits at most 2 s for a table's lock, so that jobs' writes do
+// not queue behind it for longer, and is tried again (15 tries, 2 s apart)
+// while another transaction holds the lock; the error of the last try
+// names the lock it waited for.
 func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 	ms, err := loadMigrations()
 	if err != nil {
@@ -63,9 +95,11 @@ func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 			current int
 			applied bool
 		)
-		err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) (err error) {
-			current, applied, err = applyMigration(ctx, tx, m, known)
-			return err
+		err := d.migLock.retry(ctx, func() error {
+			return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) (err error) {
+				current, applied, err = applyMigration(ctx, tx, m, known, d.migLock.Timeout)
+				return err
+			})
 		})
 		if errors.Is(err, leasehold.ErrSchemaTooNew) {
 			return nil, err
@@ -86,7 +120,7 @@ func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 
 // applyMigration applies m in tx unless it is already recorded. It returns
 // the database's schema version before m, and whether it applied m.
-func applyMigration(ctx context.Context, tx pgx.Tx, m migration, known int) (int, bool, error) {
+func applyMigration(ctx context.Context, tx pgx.Tx, m migration, known int, lockTimeout time.Duration) (int, bool, error) {
 	lock := "SELECT pg_advisory_xact_lock($1, hashtext(coalesce(current_schema(), '')))"
 	if _, err := tx.Exec(ctx, lock, int32(migrateLockKey)); err != nil {
 		return 0, false, err
@@ -108,6 +142,12 @@ func applyMigration(ctx context.Context, tx pgx.Tx, m migration, known int) (int
 	}
 	if done {
 		return current, false, nil
+	}
+	if lockTimeout > 0 {
+		set := fmt.Sprintf("SET LOCAL lock_timeout = %d", lockTimeout.Milliseconds())
+		if _, err := tx.Exec(ctx, set); err != nil {
+			return current, false, err
+		}
 	}
 	if _, err := tx.Exec(ctx, m.sql); err != nil {
 		return current, false, err
@@ -175,4 +215,26 @@ func loadMigrations() ([]migration, error) {
 		}
 	}
 	return ms, nil
+}
+
+// retry runs apply until it does not fail for want of a lock
+// (lock_not_available), l.Tries times at most, l.Pause apart.
+func (l migrationLock) retry(ctx context.Context, apply func() error) error {
+	var err error
+	for try := 1; ; try++ {
+		err = apply()
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != lockNotAvailable {
+			return err
+		}
+		if try >= l.Tries {
+			return fmt.Errorf("another transaction held a table's lock through %d tries, each waiting %v "+
+				"(see pg_stat_activity for long transactions on leasehold's tables): %w", try, l.Timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (waiting to try again after: %w)", ctx.Err(), err)
+		case <-time.After(l.Pause):
+		}
+	}
 }

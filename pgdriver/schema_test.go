@@ -32,7 +32,7 @@ func TestSchemaUpgradeFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		if _, _, err := applyMigration(ctx, tx, ms[0], latestVersion(ms)); err != nil {
+		if _, _, err := applyMigration(ctx, tx, ms[0], latestVersion(ms), 0); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO leasehold_jobs (kind, queue, max_attempts, args, unique_key)
@@ -109,7 +109,7 @@ func upgradeFrom(t *testing.T, version int, setup func(tx pgx.Tx) error) *Driver
 	}
 	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		for _, m := range ms[:applied] {
-			if _, _, err := applyMigration(ctx, tx, m, latestVersion(ms)); err != nil {
+			if _, _, err := applyMigration(ctx, tx, m, latestVersion(ms), 0); err != nil {
 				return err
 			}
 		}
