@@ -161,7 +161,9 @@ func (c *Client) Migrate(ctx context.Context) error {
 // Start. A Stop called meanwhile ends the wait, and Start returns
 // ErrClientStopped. Starting twice returns ErrClientStarted; starting after
 // Stop returns ErrClientStopped. Start freezes Config.Workers: AddWorker on it returns
-// ErrWorkersFrozen from then on.
+// ErrWorkersFrozen from then on. Start refuses a schema of another version
+// (SchemaVersionError); a client that is never started checks nothing by
+// itself: see CheckSchema.
 func (c *Client) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("leasehold: start: %w", err)

@@ -79,11 +79,35 @@ func startRefused(t *testing.T, d *Driver, version int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.Start(testCtx(t))
 	var verr *leasehold.SchemaVersionError
+	if err := c.CheckSchema(testCtx(t)); !errors.Is(err, leasehold.ErrSchemaNotMigrated) || !errors.As(err, &verr) || verr.Database != version {
+		t.Fatalf("CheckSchema on schema version %d = %v, want ErrSchemaNotMigrated naming version %d", version, err, version)
+	}
+	err = c.Start(testCtx(t))
 	if !errors.Is(err, leasehold.ErrSchemaNotMigrated) || !errors.As(err, &verr) || verr.Database != version {
 		_ = c.Stop(testCtx(t))
 		t.Fatalf("Start on schema version %d = %v, want ErrSchemaNotMigrated naming version %d", version, err, version)
+	}
+}
+
+// TestCheckSchemaTooNew: a client that is never started learns from
+// CheckSchema that a newer leasehold migrated the database, as Start
+// would refuse it; on the latest version it says nothing.
+func TestCheckSchemaTooNew(t *testing.T) {
+	d, _ := newTestDriver(t)
+	ctx := testCtx(t)
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckSchema(ctx); err != nil {
+		t.Fatalf("CheckSchema on the latest version = %v", err)
+	}
+	if _, err := d.pool.Exec(ctx, "INSERT INTO leasehold_migrations (version) VALUES (999)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckSchema(ctx); !errors.Is(err, leasehold.ErrSchemaTooNew) {
+		t.Fatalf("CheckSchema on version 999 = %v, want ErrSchemaTooNew", err)
 	}
 }
 
