@@ -82,9 +82,11 @@
 // they opened, its writes would land where no other process looks, and its
 // reads would show the old file's jobs. A Driver from Open checks before
 // each of its write transactions, and each read outside one, that its path
-// still names the file it opened, and fails the call with ErrFileReplaced
-// when it does not (Driver.CheckFile makes the same check); restart the
-// process.
+// still names the file it opened, and that its write-ahead log (the -wal
+// file, which SQLite removes only when the last connection closes) is
+// still the one its connections write, and fails the call with
+// ErrFileReplaced when either is not (Driver.CheckFile makes the same
+// check); restart the process.
 //
 // # Transactions
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // ErrFileReplaced reports that the database file Open opened is no longer
@@ -13,16 +14,32 @@ import (
 // file, so its writes would land where no other process, and no later
 // run, looks: completions lost, jobs run again; and its reads would show
 // the old file's jobs, so an idle worker would never see the new file's.
+// Its write-ahead log (the -wal file) removed or replaced under it is
+// reported the same way: the writes not yet checkpointed would be lost.
 // Every write transaction and every read outside one checks it first and
 // fails with this error; the process must be restarted on the file now at
 // the path (see the package documentation).
 var ErrFileReplaced = errors.New("sqlitedriver: the database file was replaced")
 
 // fileIdentity is the file a Driver from Open opened, to tell whether its
-// path still names it.
+// path still names it, and its write-ahead log (the -wal file beside it).
 type fileIdentity struct {
 	path string
 	info os.FileInfo // nil when the file could not be read at Open
+	wal  *walIdentity
+}
+
+// walIdentity is the -wal file the driver's connections write, recorded
+// the first time it is seen. SQLite removes it only when the last
+// connection to the database closes, and a Driver from Open keeps its
+// writer connection open, so while the driver is open a -wal file removed
+// or replaced is someone else's doing: the connections keep writing to
+// the removed file, which no other process, and no later run, reads, so
+// whatever was not checkpointed into the database file yet is lost at the
+// next crash.
+type walIdentity struct {
+	mu   sync.Mutex
+	info os.FileInfo
 }
 
 // openIdentity records the file now at path (made absolute, so that a
@@ -35,7 +52,7 @@ func openIdentity(path string) fileIdentity {
 	if err != nil {
 		return fileIdentity{path: path}
 	}
-	return fileIdentity{path: path, info: info}
+	return fileIdentity{path: path, info: info, wal: &walIdentity{}}
 }
 
 // check returns ErrFileReplaced when the path no longer names the file
@@ -54,13 +71,39 @@ func (f fileIdentity) check() error {
 	case !os.SameFile(f.info, now):
 		return fmt.Errorf("%w: %s is another file than the one this process opened; restart the process", ErrFileReplaced, f.path)
 	}
+	return f.wal.check(f.path + "-wal")
+}
+
+// check returns ErrFileReplaced when the -wal file at path is gone or is
+// another one than the one recorded; the first time it exists, it records
+// it.
+func (w *walIdentity) check(path string) error {
+	if w == nil {
+		return nil
+	}
+	now, err := os.Stat(path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.info == nil:
+		if err == nil {
+			w.info = now
+		}
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%w: %s, the write-ahead log, was removed while the process wrote to it: "+
+			"writes not yet checkpointed are in no file another process reads; restart the process", ErrFileReplaced, path)
+	case err == nil && !os.SameFile(w.info, now):
+		return fmt.Errorf("%w: %s, the write-ahead log, is another file than the one this process writes; restart the process",
+			ErrFileReplaced, path)
+	}
 	return nil
 }
 
 // CheckFile returns an error wrapping ErrFileReplaced when the path d was
-// opened on no longer names the file it opened, and nil when it does or
-// when d did not open a file itself (a Driver from New or NewWithReader).
-// It costs one stat of the path; a process may call it on a timer to stop
+// opened on no longer names the file it opened, or its write-ahead log
+// (the -wal file) was removed or replaced, and nil when neither happened
+// or when d did not open a file itself (a Driver from New or
+// NewWithReader). It costs two stats; a process may call it on a timer to stop
 // once its file is gone, as `leasehold work` stops at the first call that
 // fails with ErrFileReplaced.
 func (d *Driver) CheckFile() error { return d.file.check() }

@@ -23,6 +23,11 @@ func TestReplacedFileRefusesWrites(t *testing.T) {
 				}
 			}
 		},
+		"its write-ahead log removed": func(t *testing.T, path string) {
+			if err := os.Remove(path + "-wal"); err != nil {
+				t.Fatal(err)
+			}
+		},
 		"replaced": func(t *testing.T, path string) {
 			other := filepath.Join(t.TempDir(), "restored.db")
 			openPath(t, other) // a migrated database, as a restored backup
@@ -66,6 +71,23 @@ func TestReplacedFileRefusesWrites(t *testing.T) {
 				t.Fatalf("Refused(%v) = true: the completer would give outcomes up", err)
 			}
 		})
+	}
+}
+
+// TestWALCheckpointsAreNotAReplacement: checkpoints, truncating ones
+// included, keep the -wal file SQLite writes, so writes go on.
+func TestWALCheckpointsAreNotAReplacement(t *testing.T) {
+	path := testdb.SQLitePath(t)
+	d := openPath(t, path)
+	for _, mode := range []string{"PASSIVE", "FULL", "RESTART", "TRUNCATE"} {
+		insert(t, d, job(`{}`))
+		if _, err := d.DB().ExecContext(testCtx(t), "PRAGMA wal_checkpoint("+mode+")"); err != nil {
+			t.Fatalf("wal_checkpoint(%s): %v", mode, err)
+		}
+		insert(t, d, job(`{}`))
+		if err := d.CheckFile(); err != nil {
+			t.Fatalf("CheckFile after wal_checkpoint(%s): %v", mode, err)
+		}
 	}
 }
 
