@@ -200,9 +200,19 @@ type background struct {
 // killed when the test ends if it is still running.
 func start(t *testing.T, db string, args ...string) *background {
 	t.Helper()
+	return startCmd(t, func(ctx context.Context) *exec.Cmd {
+		return command(ctx, "", nil, append([]string{"--db", db}, args...)...)
+	})
+}
+
+// startCmd runs the command build makes in the background; the process
+// is killed when the test ends if it is still running.
+func startCmd(t *testing.T, build func(ctx context.Context) *exec.Cmd) *background {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &background{done: make(chan error, 1)}
-	b.cmd = command(ctx, "", nil, append([]string{"--db", db}, args...)...)
+	b.cmd = build(ctx)
+	args := b.cmd.Args
 	b.cmd.Stdout, b.cmd.Stderr = &b.stdout, &b.stderr
 	if err := b.cmd.Start(); err != nil {
 		t.Fatalf("start leasehold %v: %v", args, err)

@@ -60,24 +60,33 @@ func TestWorkSecondSignalExitsAtOnce(t *testing.T) {
 	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
 	w := start(t, db, "work", "--poll-interval", "50ms", "--shutdown-timeout", "1m")
 	waitStatus(t, db, id, "processing")
-	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	took, err := signalTwice(t, w, syscall.SIGTERM)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Fatalf("worker after a second SIGTERM: %v, want killed by it\n%s", err, w.stderr.String())
+	}
+	if took > 10*time.Second {
+		t.Errorf("the second SIGTERM took %v to end the worker, want at once (its shutdown timeout is 1m)", took)
+	}
+}
+
+// signalTwice sends sig to the worker, waits for its graceful stop to
+// begin, sends sig again and returns how long after the second signal
+// the process ended, and how.
+func signalTwice(t *testing.T, w *background, sig syscall.Signal) (time.Duration, error) {
+	t.Helper()
+	if err := w.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the graceful stop to begin", func() bool {
 		return strings.Contains(w.stderr.String(), "stopping: running jobs may finish")
 	})
 	sent := time.Now()
-	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := w.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	err := w.wait(t)
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-		t.Fatalf("worker after a second SIGTERM: %v, want killed by it\n%s", err, w.stderr.String())
-	}
-	if took := time.Since(sent); took > 10*time.Second {
-		t.Errorf("the second SIGTERM took %v to end the worker, want at once (its shutdown timeout is 1m)", took)
-	}
+	return time.Since(sent), err
 }
 
 // TestWorkSecondSIGINTWhenStartedIgnoringIt: a worker started with
@@ -87,37 +96,19 @@ func TestWorkSecondSignalExitsAtOnce(t *testing.T) {
 func TestWorkSecondSIGINTWhenStartedIgnoringIt(t *testing.T) {
 	db := newSQLite(t)
 	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`)
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &background{done: make(chan error, 1)}
-	w.cmd = exec.CommandContext(ctx, "sh", "-c", `trap "" INT; exec "$0" "$@"`, binary,
-		"--db", db, "work", "--poll-interval", "50ms", "--shutdown-timeout", "1m")
-	w.cmd.Env = baseEnv()
-	w.cmd.Stdout, w.cmd.Stderr = &w.stdout, &w.stderr
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { w.done <- w.cmd.Wait() }()
-	t.Cleanup(func() {
-		cancel()
-		<-w.done
+	w := startCmd(t, func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, "sh", "-c", `trap "" INT; exec "$0" "$@"`, binary,
+			"--db", db, "work", "--poll-interval", "50ms", "--shutdown-timeout", "1m")
+		cmd.Env = baseEnv()
+		return cmd
 	})
 	waitStatus(t, db, id, "processing")
-	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 10*time.Second, "the graceful stop to begin", func() bool {
-		return strings.Contains(w.stderr.String(), "stopping: running jobs may finish")
-	})
-	sent := time.Now()
-	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err := w.wait(t)
+	took, err := signalTwice(t, w, syscall.SIGINT)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Fatalf("worker after a second SIGINT: %v, want exit status 130\n%s", err, w.stderr.String())
 	}
-	if took := time.Since(sent); took > 10*time.Second {
+	if took > 10*time.Second {
 		t.Errorf("the second SIGINT took %v to end the worker, want at once (its shutdown timeout is 1m)", took)
 	}
 }

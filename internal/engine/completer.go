@@ -113,31 +113,29 @@ func (k *Completer) Start(context.Context) error {
 
 // Submit queues an outcome. After Stop it drops it: the lease then
 // expires and the watcher returns the job (a straggler at shutdown).
-func (k *Completer) Submit(item *finishItem) {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	if k.closed {
-		k.dropUnqueued(item, "leasehold: outcome after shutdown dropped; the lease will expire")
-		return
-	}
-	k.in <- item
-}
+func (k *Completer) Submit(item *finishItem) { k.submit(item, false) }
 
 // SubmitOrDrop queues an outcome as Submit does, but drops it rather than
 // wait when the queue is full (a database that does not take the writes):
 // for the release of a lease claimed while the client stops, which nothing
 // must wait on, since its lease expires and returns the job anyway.
-func (k *Completer) SubmitOrDrop(item *finishItem) {
+func (k *Completer) SubmitOrDrop(item *finishItem) { k.submit(item, true) }
+
+// submit is Submit, or SubmitOrDrop when orDrop is set.
+func (k *Completer) submit(item *finishItem, orDrop bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	if k.closed {
+	switch {
+	case k.closed:
 		k.dropUnqueued(item, "leasehold: outcome after shutdown dropped; the lease will expire")
-		return
-	}
-	select {
-	case k.in <- item:
+	case !orDrop:
+		k.in <- item
 	default:
-		k.dropUnqueued(item, "leasehold: release dropped: the outcome queue is full; the lease will expire")
+		select {
+		case k.in <- item:
+		default:
+			k.dropUnqueued(item, "leasehold: release dropped: the outcome queue is full; the lease will expire")
+		}
 	}
 }
 
