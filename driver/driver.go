@@ -348,6 +348,14 @@ type ClaimParams struct {
 	// ignores it. It never bounds the takeover candidates. See
 	// docs/design.md, "Claim cursor".
 	After *ClaimKey
+	// Settling are the ids of jobs whose lease of Owner has its outcome
+	// waiting to be written by Owner: the handler returned, and the
+	// write is not acknowledged yet (the database was out of reach
+	// longer than the TTL, say). A takeover leaves these leases alone
+	// even once expired, so that the client which ran the job does not
+	// claim it again and run it twice: its outcome write, fenced as
+	// ever, still applies.
+	Settling []int64
 }
 
 // ClaimKey is a job's place in claim order: priority, then run_at, then id.
@@ -432,6 +440,12 @@ type RescueParams struct {
 	// to another queue's leases (a payment queue that reconciles them,
 	// say). Nil means every queue; an empty, non-nil slice, none.
 	Queues []string
+	// Owner and Settling: the pass leaves alone the expired leases of
+	// Owner whose job ids are in Settling, whose outcomes Owner has yet
+	// to write (see ClaimParams.Settling). A client's watcher passes its
+	// own; with no Owner, no lease is left alone.
+	Owner    string
+	Settling []int64
 }
 
 // FenceParams names the lease FenceTx asserts.

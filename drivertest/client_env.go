@@ -71,6 +71,7 @@ var clientTests = []struct {
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
 	{"LostClaimReclaimedRunsOnce", testLostClaimReclaimed},
+	{"SettlingOutcomeNotRunAgain", testSettlingOutcomeNotRunAgain},
 	{"HeldRowHoldsBackOnlyItsLease", testHeldRowHoldsBackOnlyItsLease},
 	{"GetJobShowsOneLease", testGetJobShowsOneLease},
 	{"RefusedOutcomeAloneGivenUp", testRefusedOutcomeAlone},
@@ -208,6 +209,7 @@ func (e *clientEnv) workers(fn func(ctx context.Context, job *leasehold.Job[test
 type faultDriver struct {
 	driver.Driver
 	cutOff     atomic.Bool
+	holdFinish atomic.Bool // Finish fails, as during an outage
 	refuse     atomic.Int64
 	refused    atomic.Int64 // Finish calls refused
 	loseClaims atomic.Int32
@@ -228,8 +230,12 @@ func (f *faultDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leas
 
 var errRefused = errors.New("test: the database refuses this outcome")
 
-// Finish refuses batches that hold the first attempt of job refuse.
+// Finish fails while holdFinish is set, and refuses batches that hold
+// the first attempt of job refuse.
 func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
+	if f.holdFinish.Load() {
+		return nil, errCutOff
+	}
 	for _, p := range ps {
 		if p.ID == f.refuse.Load() && p.Attempt == 1 {
 			f.refused.Add(1)

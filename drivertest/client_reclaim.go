@@ -59,3 +59,42 @@ func testLostClaimReclaimed(e *clientEnv) {
 			st.Completed, st.Running, st.ClaimedAgain, st.Claimed)
 	}
 }
+
+// testSettlingOutcomeNotRunAgain: after a handler returned, the database
+// takes neither its outcome nor a heartbeat for longer than the TTL (an
+// outage, for these writes; the claims and the watcher still reach it,
+// as whichever comes back first after a real one does). The client takes
+// its own expired lease over in no claim and moves it in no watcher pass,
+// since its outcome waits in its completer: the handler runs once, and
+// its completion is written once the database takes writes again.
+func testSettlingOutcomeNotRunAgain(e *clientEnv) {
+	fd := &faultDriver{Driver: e.d}
+	var runs atomic.Int32
+	c := e.newClient(fd, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
+		if runs.Add(1) == 1 {
+			fd.cutOff.Store(true)
+			fd.holdFinish.Store(true)
+		}
+		return nil // a payment charged
+	}), func(c *leasehold.Config) {
+		c.LeaseTTL, c.HeartbeatInterval, c.LeaseSafetyMargin = 1500*time.Millisecond, 300*time.Millisecond, 500*time.Millisecond
+		c.WatcherInterval, c.PollInterval = 50*time.Millisecond, 50*time.Millisecond
+	})
+	id := e.insertOpts(c, nil)
+	e.waitExpired(id)
+	// Thirty watcher passes and claim polls with the lease expired.
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(deadline) && runs.Load() < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fd.holdFinish.Store(false)
+	fd.cutOff.Store(false)
+	row := e.waitState(id, leasehold.StateCompleted, 30*time.Second)
+	if n := runs.Load(); n != 1 || row.Attempt != 1 {
+		e.Fatalf("the handler ran %d times, attempt %d; want once, attempt 1 (its completion waited in the completer)", n, row.Attempt)
+	}
+	h := e.history(id)
+	if len(h) != 1 || h[0].Outcome != leasehold.OutcomeCompleted || h[0].Owner != c.Owner() {
+		e.Fatalf("history = %s; want attempt 1 completed by %q", fmtHistory(h), c.Owner())
+	}
+}

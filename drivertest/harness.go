@@ -101,6 +101,7 @@ func invariants() []invariant {
 		{"UnsupportedTx", testUnsupportedTx},
 		{"RescueExpired", testRescueExpired},
 		{"RescueQueues", testRescueQueues},
+		{"SettlingLeft", testSettlingLeft},
 		{"RescueConcurrent", testRescueConcurrent},
 		{"RescueReconcile", testRescueReconcile},
 		{"RescueReconcileConcurrent", testRescueReconcileConcurrent},

@@ -10,12 +10,15 @@ import (
 )
 
 // selectExpiredSQL locks up to $1 processing jobs whose lease expired,
-// oldest lease first, of the queues in $2 (every queue when $2 is NULL).
+// oldest lease first, of the queues in $2 (every queue when $2 is NULL),
+// but for the leases of owner $3 whose outcome it has yet to write ($4,
+// job ids; driver.RescueParams.Settling).
 // SKIP LOCKED makes concurrent watchers harmless: each takes jobs the
 // others do not hold.
 const selectExpiredSQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs
 WHERE status = 'processing' AND lease_until < now()
 	AND ($2::text[] IS NULL OR queue = ANY($2::text[]))
+	AND NOT coalesce(lease_owner = $3 AND id = ANY($4::bigint[]), false)
 ORDER BY lease_until, id
 LIMIT $1::int
 FOR UPDATE SKIP LOCKED`
@@ -42,7 +45,7 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	var out []*leasehold.RescuedJob
 	err = beginBounded(ctx, d.pool, rescueIdleTimeout, func(tx pgx.Tx) error {
 		var err error
-		out, err = d.rescue(ctx, tx, limit, p.Queues, p.Decide)
+		out, err = d.rescue(ctx, tx, limit, p)
 		return err
 	})
 	if err != nil {
@@ -51,15 +54,15 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	return out, nil
 }
 
-// rescue is RescueExpired inside its transaction tx. The reconcile jobs
+// rescue is RescueExpired with limit inside its transaction tx. The reconcile jobs
 // of the jobs moved to reconciling are inserted in tx too.
-func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, queues []string, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	q := pgxQuerier{tx}
-	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit, queues)
+	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit, p.Queues, p.Owner, p.Settling)
 	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}
-	ps, err := driver.RescueWrites(jobs, decide)
+	ps, err := driver.RescueWrites(jobs, p.Decide)
 	if err != nil {
 		return nil, err
 	}

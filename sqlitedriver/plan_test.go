@@ -6,6 +6,17 @@ import (
 	"time"
 )
 
+// claimPlanArgs are the arguments of a claim of up to limit jobs of queue
+// q, kind k, by owner w at now: the takeover form's also name the owner's
+// settling leases.
+func claimPlanArgs(query string, now int64, limit int) []any {
+	args := []any{now, int64(1e6), "w", "q", `["k"]`, limit}
+	if query == claimSQLTakeOver {
+		args = append(args, "[1, 2]")
+	}
+	return args
+}
+
 // TestClaimPlanChecksPauseOnce checks that the claim statements look up
 // the paused-queue check once per statement, through leasehold_queues'
 // primary key (an uncorrelated scalar subquery), and still take their
@@ -13,7 +24,7 @@ import (
 func TestClaimPlanChecksPauseOnce(t *testing.T) {
 	d := openTest(t)
 	for name, query := range map[string]string{"pending": claimSQLPending, "takeover": claimSQLTakeOver} {
-		plan := queryPlan(t, d, query, int64(0), int64(1e6), "w", "q", `["k"]`, 10)
+		plan := queryPlan(t, d, query, claimPlanArgs(query, 0, 10)...)
 		if strings.Contains(plan, "CORRELATED") || !strings.Contains(plan, "SEARCH leasehold_queues USING PRIMARY KEY") ||
 			!strings.Contains(plan, "USING INDEX leasehold_jobs_ready") {
 			t.Errorf("%s claim: want a one-time primary-key lookup of the pause and the ready index, got plan:\n%s", name, plan)
@@ -71,7 +82,7 @@ func TestExpiredPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, queues := range map[string]any{"every queue": nil, "some queues": `["q", "r"]`} {
-		plan := queryPlan(t, d, selectExpiredSQL, int64(0), 10, queues)
+		plan := queryPlan(t, d, selectExpiredSQL, int64(0), 10, queues, "w", "[1, 2]")
 		if !strings.Contains(plan, "INDEX leasehold_jobs_leases (lease_until<?)") {
 			t.Errorf("%s: want a seek in leasehold_jobs_leases, got plan:\n%s", name, plan)
 		}

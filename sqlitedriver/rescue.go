@@ -11,10 +11,13 @@ import (
 
 // selectExpiredSQL reads up to ?2 processing jobs whose lease expired
 // before ?1, oldest lease first, of the queues in the JSON array ?3 (every
-// queue when ?3 is NULL).
+// queue when ?3 is NULL), but for the leases of owner ?4 whose outcome it
+// has yet to write (?5, a JSON array of job ids; driver.RescueParams
+// Settling).
 const selectExpiredSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs
 WHERE status = 'processing' AND lease_until < ?1
 	AND (?3 IS NULL OR queue IN (SELECT value FROM json_each(?3)))
+	AND NOT coalesce(lease_owner = ?4 AND id IN (SELECT value FROM json_each(?5)), 0)
 ORDER BY lease_until, id LIMIT ?2 + 0`
 
 // rescueApplySQL is finishSQL fenced by the lease still being expired as
@@ -37,14 +40,14 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	if p.Queues != nil && len(p.Queues) == 0 {
 		return nil, nil
 	}
-	queues, err := queuesParam(p.Queues)
+	sel, err := expiredParams(limit, p)
 	if err != nil {
 		return nil, err
 	}
 	var rescued []*leasehold.RescuedJob
 	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		var err error
-		rescued, err = d.rescue(ctx, tx, now, limit, queues, p.Decide)
+		rescued, err = d.rescue(ctx, tx, now, sel, p.Decide)
 		return err
 	}, selectExpiredSQL, endRescuedSQL, rescueApplySQL, insertJobSQL, blockerSQL)
 	if err != nil {
@@ -55,8 +58,8 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 
 // rescue is RescueExpired inside its transaction, reconcile jobs
 // included.
-func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, queues any, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
-	jobs, err := d.expiredJobs(ctx, tx, now, limit, queues)
+func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, sel []any, decide func(*leasehold.JobRow) driver.Transition) ([]*leasehold.RescuedJob, error) {
+	jobs, err := d.expiredJobs(ctx, tx, now, sel)
 	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}
@@ -87,14 +90,36 @@ func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, limit int, q
 	return rescued, nil
 }
 
-// expiredJobs returns up to limit jobs whose lease expired before now, of
-// queues (queuesParam).
-func (d *Driver) expiredJobs(ctx context.Context, tx *sql.Tx, now int64, limit int, queues any) ([]*leasehold.JobRow, error) {
-	rows, err := d.query(ctx, tx, selectExpiredSQL, now, limit, queues)
+// expiredParams returns the parameters ?2 to ?5 of selectExpiredSQL for
+// a pass of at most limit jobs with p.
+func expiredParams(limit int, p *driver.RescueParams) ([]any, error) {
+	queues, err := queuesParam(p.Queues)
+	if err != nil {
+		return nil, err
+	}
+	settling, err := idsParam(p.Settling)
+	if err != nil {
+		return nil, err
+	}
+	return []any{limit, queues, p.Owner, settling}, nil
+}
+
+// expiredJobs returns the jobs whose lease expired before now that
+// selectExpiredSQL selects with sel (expiredParams).
+func (d *Driver) expiredJobs(ctx context.Context, tx *sql.Tx, now int64, sel []any) ([]*leasehold.JobRow, error) {
+	rows, err := d.query(ctx, tx, selectExpiredSQL, append([]any{now}, sel...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: find expired leases: %w", err)
 	}
 	return scanJobs(rows)
+}
+
+// idsParam is ids as a JSON array, [] when there are none.
+func idsParam(ids []int64) (string, error) {
+	if len(ids) == 0 {
+		return "[]", nil
+	}
+	return jsonParam(ids)
 }
 
 // queuesParam is RescueParams.Queues as selectExpiredSQL's ?3: NULL for

@@ -193,6 +193,28 @@ func (s *Leases) Snapshot() []*Lease {
 	return out
 }
 
+// Settling returns the job ids of the leases whose outcome was submitted
+// and is not written yet (a lease stays in the set until the completer
+// has written its outcome, which is submitted once: finalized), and whose
+// safe window has passed at now: only such a lease can have expired in
+// the database, its last renewal having been sent no later than its
+// lease started. A claim's takeover and the client's watcher leave these
+// leases alone (driver.ClaimParams.Settling), so that after the database
+// was out of reach for longer than the TTL the client does not run again
+// a job whose handler it ran already. While the database takes writes,
+// the list is empty.
+func (s *Leases) Settling(now int64) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	for ref, l := range s.m {
+		if l.finalized.Load() && l.window.Overdue(l, now) >= 0 {
+			ids = append(ids, ref.ID)
+		}
+	}
+	return ids
+}
+
 // Lookup returns the lease (id, attempt), or nil.
 func (s *Leases) Lookup(id int64, attempt int) *Lease {
 	s.mu.Lock()

@@ -31,7 +31,12 @@ type RescuerConfig struct {
 	// Queues are the queues the watcher's own passes (every Interval)
 	// look at: those whose policy the client knows. Pass looks at every
 	// queue.
-	Queues   []string
+	Queues []string
+	// Owner and Settling, when set, name the client's leases whose
+	// outcome it has yet to write: every pass, Pass too, leaves them
+	// alone (driver.RescueParams.Settling).
+	Owner    string
+	Settling func() []int64
 	Interval time.Duration
 	Emit     func(leasetype.Event)
 	Logger   *slog.Logger
@@ -72,7 +77,11 @@ func (r *Rescuer) Pass(ctx context.Context) ([]*leasetype.RescuedJob, error) {
 func (r *Rescuer) pass(ctx context.Context, queues []string) ([]*leasetype.RescuedJob, error) {
 	var all []*leasetype.RescuedJob
 	for {
-		moved, err := r.cfg.Driver.RescueExpired(ctx, &driver.RescueParams{Decide: r.decide, Limit: rescueBatch, Queues: queues})
+		p := &driver.RescueParams{Decide: r.decide, Limit: rescueBatch, Queues: queues, Owner: r.cfg.Owner}
+		if r.cfg.Settling != nil {
+			p.Settling = r.cfg.Settling()
+		}
+		moved, err := r.cfg.Driver.RescueExpired(ctx, p)
 		if err != nil {
 			return all, fmt.Errorf("leasehold: rescue expired leases: %w", err)
 		}
