@@ -98,7 +98,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c.jobBase = context.WithValue(context.Background(), clientKey{}, c)
 	c.rescuer = maintenance.NewRescuer(maintenance.RescuerConfig{
 		Driver: cfg.Driver, FlagQueues: cfg.flagQueues(), Reconcile: cfg.reconcileQueues(),
-		Queues: cfg.queueNames(), Owner: owner, Settling: c.settling,
+		Queues: cfg.queueNames(), Owner: owner, Held: c.leases.Held,
 		Interval: cfg.WatcherInterval, Emit: c.events.emit, Logger: cfg.Logger,
 	})
 	c.enqueuer = maintenance.NewEnqueuer(maintenance.EnqueuerConfig{Driver: cfg.Driver, Logger: cfg.Logger})
@@ -107,11 +107,6 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
-
-// settling returns the ids of the client's leases whose outcome waits to
-// be written past their safe window, which its watcher leaves alone
-// (engine.Leases.Settling).
-func (c *Client) settling() []int64 { return c.leases.Settling(c.clock.Now()) }
 
 // addConfigPeriodic adds the periodic jobs of the config.
 func (c *Client) addConfigPeriodic() error {

@@ -337,8 +337,13 @@ type ClaimParams struct {
 	TTL   time.Duration
 	Limit int
 	// TakeOver allows claiming processing jobs whose lease expired (with
-	// budget left and no cancel request) as well as pending ones. It is
-	// false for queues whose policy flags expired jobs as stuck.
+	// budget left and no cancel request) as well as pending ones, but
+	// never a lease of Owner itself: Owner still answers for it (its
+	// handler may have run, and its outcome wait to be written after the
+	// database was out of reach for longer than the TTL), and Owner's own
+	// watcher (RescueParams.Held) or another process's claim or watcher
+	// takes the lease once Owner no longer holds it. It is false for
+	// queues whose policy flags expired jobs as stuck.
 	TakeOver bool
 	// After, when set, is a lower bound of the pending jobs the claim
 	// needs to consider: the caller knows of no claimable pending job at
@@ -348,14 +353,6 @@ type ClaimParams struct {
 	// ignores it. It never bounds the takeover candidates. See
 	// docs/design.md, "Claim cursor".
 	After *ClaimKey
-	// Settling are the ids of jobs whose lease of Owner has its outcome
-	// waiting to be written by Owner: the handler returned, and the
-	// write is not acknowledged yet (the database was out of reach
-	// longer than the TTL, say). A takeover leaves these leases alone
-	// even once expired, so that the client which ran the job does not
-	// claim it again and run it twice: its outcome write, fenced as
-	// ever, still applies.
-	Settling []int64
 }
 
 // ClaimKey is a job's place in claim order: priority, then run_at, then id.
@@ -440,12 +437,14 @@ type RescueParams struct {
 	// to another queue's leases (a payment queue that reconciles them,
 	// say). Nil means every queue; an empty, non-nil slice, none.
 	Queues []string
-	// Owner and Settling: the pass leaves alone the expired leases of
-	// Owner whose job ids are in Settling, whose outcomes Owner has yet
-	// to write (see ClaimParams.Settling). A client's watcher passes its
-	// own; with no Owner, no lease is left alone.
-	Owner    string
-	Settling []int64
+	// Owner and Held: the pass leaves alone the expired leases of Owner
+	// whose job ids are in Held, the leases Owner still answers for: a
+	// handler running, or an outcome waiting to be written (after the
+	// database was out of reach for longer than the TTL, say). A
+	// client's watcher passes its own, so that it never runs again a job
+	// whose handler it ran; with no Owner, no lease is left alone.
+	Owner string
+	Held  []int64
 }
 
 // FenceParams names the lease FenceTx asserts.

@@ -72,6 +72,7 @@ var clientTests = []struct {
 	{"RefusedOutcomeHoldsBackOnlyItself", testRefusedOutcomeIsolated},
 	{"LostClaimReclaimedRunsOnce", testLostClaimReclaimed},
 	{"SettlingOutcomeNotRunAgain", testSettlingOutcomeNotRunAgain},
+	{"LateStatementsLeaveOwnLease", testLateStatementsLeaveOwnLease},
 	{"HeldRowHoldsBackOnlyItsLease", testHeldRowHoldsBackOnlyItsLease},
 	{"GetJobShowsOneLease", testGetJobShowsOneLease},
 	{"RefusedOutcomeAloneGivenUp", testRefusedOutcomeAlone},

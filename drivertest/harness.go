@@ -101,7 +101,7 @@ func invariants() []invariant {
 		{"UnsupportedTx", testUnsupportedTx},
 		{"RescueExpired", testRescueExpired},
 		{"RescueQueues", testRescueQueues},
-		{"SettlingLeft", testSettlingLeft},
+		{"OwnLeasesLeft", testOwnLeasesLeft},
 		{"RescueConcurrent", testRescueConcurrent},
 		{"RescueReconcile", testRescueReconcile},
 		{"RescueReconcileConcurrent", testRescueReconcileConcurrent},

@@ -233,47 +233,41 @@ func keys[V any](m map[int64]V) []int64 {
 	return out
 }
 
-// testSettlingLeft checks ClaimParams.Settling and RescueParams.Settling:
-// an expired lease whose outcome its owner has yet to write is taken over
-// by no claim of that owner and moved by no pass that names it, while the
-// same owner's other expired lease, and the lease under another owner's
-// claim or an unnamed pass, are.
-func testSettlingLeft(c *tc) {
+// testOwnLeasesLeft checks that a claim never takes over its own owner's
+// expired leases, which another owner's claim does, and
+// RescueParams.Held: a pass leaves alone the expired leases its Owner
+// holds, and moves the Owner's others and those a pass naming another
+// owner finds.
+func testOwnLeasesLeft(c *tc) {
 	rows := c.insert(job("qs", "k"), job("qs", "k"), job("qr", "k"), job("qr", "k"))
 	var held []*leasehold.JobRow
 	for _, r := range rows {
 		held = append(held, c.claimID(c.d, r.ID, "owner-s", shortTTL, false))
 	}
 	c.waitExpired(held...)
-	settling := []int64{rows[0].ID, rows[2].ID}
 
-	taken, err := c.d.Claim(c.ctx, &driver.ClaimParams{Queue: "qs", Kinds: []string{"k"}, Owner: "owner-s",
-		TTL: liveTTL, Limit: 10, TakeOver: true, Settling: settling})
-	if err != nil {
-		c.Fatalf("Claim by the settling owner: %v", err)
+	c.eqIDs("Claim by the expired leases' owner", ids(c.claim("qs", "owner-s", 10, true)), nil)
+	for _, r := range rows[:2] {
+		if got := c.get(r.ID); got.State != leasehold.StateProcessing || got.Attempt != 1 || got.LeaseOwner != "owner-s" {
+			c.Errorf("job %d after its owner's claim = %s attempt %d owner %q; want its lease untouched",
+				r.ID, got.State, got.Attempt, got.LeaseOwner)
+		}
+		c.history(r.ID, "owner-s", leasehold.Outcome("")) // still open
 	}
-	c.eqIDs("Claim by the owner whose outcome of job 1 waits", ids(taken), []int64{rows[1].ID})
-	if got := c.get(rows[0].ID); got.State != leasehold.StateProcessing || got.Attempt != 1 || got.LeaseOwner != "owner-s" {
-		c.Errorf("settling job after its owner's claim = %s attempt %d owner %q; want its lease untouched",
-			got.State, got.Attempt, got.LeaseOwner)
-	}
-	c.history(rows[0].ID, "owner-s", leasehold.Outcome("")) // still open
-	other := c.claim("qs", "owner-t", 10, true)
-	c.eqIDs("Claim by another owner", ids(other), []int64{rows[0].ID})
+	c.eqIDs("Claim by another owner", ids(c.claim("qs", "owner-t", 10, true)), []int64{rows[0].ID, rows[1].ID})
 
 	decide := statemachine.Rescuer(nil)
-	moved, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{Decide: decide, Limit: 100,
-		Queues: []string{"qr"}, Owner: "owner-s", Settling: settling})
-	if err != nil {
-		c.Fatalf("RescueExpired leaving the settling lease: %v", err)
+	pass := func(owner string) []int64 {
+		c.Helper()
+		moved, err := c.d.RescueExpired(c.ctx, &driver.RescueParams{Decide: decide, Limit: 100,
+			Queues: []string{"qr"}, Owner: owner, Held: []int64{rows[2].ID}})
+		if err != nil {
+			c.Fatalf("RescueExpired(owner %s): %v", owner, err)
+		}
+		return rescuedIDs(moved)
 	}
-	c.eqIDs("RescueExpired leaving job 3 to its owner", rescuedIDs(moved), []int64{rows[3].ID})
-	moved, err = c.d.RescueExpired(c.ctx, &driver.RescueParams{Decide: decide, Limit: 100,
-		Queues: []string{"qr"}, Owner: "owner-t", Settling: settling})
-	if err != nil {
-		c.Fatalf("RescueExpired of another owner: %v", err)
-	}
-	c.eqIDs("RescueExpired naming another owner", rescuedIDs(moved), []int64{rows[2].ID})
+	c.eqIDs("RescueExpired by the owner holding job 3", pass("owner-s"), []int64{rows[3].ID})
+	c.eqIDs("RescueExpired naming another owner", pass("owner-t"), []int64{rows[2].ID})
 }
 
 // rescuedIDs returns the ids of rescued.

@@ -42,29 +42,26 @@ const takeOverCond = `status = 'processing' AND lease_until < now() AND NOT canc
 // on a primary-key lookup), not once per row.
 const notPaused3 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = $3 AND paused_at IS NOT NULL)`
 
-// notSettling7 leaves out the leases of the claiming owner ($1) whose
-// outcome it has yet to write ($7, job ids; driver.ClaimParams.Settling).
-const notSettling7 = `NOT coalesce(lease_owner = $1 AND id = ANY($7::bigint[]), false)`
-
-// claimSQL: $3 queue, $4 kinds, $5 limit, $6 take over, $7 the owner's
-// settling leases. Expired leases come first; each candidate set uses its
-// own partial index. Neither takes a job of a paused queue.
+// claimSQL: $3 queue, $4 kinds, $5 limit, $6 take over. Expired leases come
+// first, but never the claiming owner's own ($1; driver.ClaimParams
+// TakeOver); each candidate set uses its own partial index. Neither takes
+// a job of a paused queue.
 var claimSQL = claimWith("")
 
 // claimAfterSQL is claimSQL whose pending candidates come after the claim
-// key ($8, $9, $10) in claim order: the index scan starts there instead of
+// key ($7, $8, $9) in claim order: the index scan starts there instead of
 // at the queue's first entry, past the entries of rows already claimed
 // that an open transaction keeps vacuum from removing (driver.ClaimParams
 // After; docs/design.md, "Claim cursor").
 var claimAfterSQL = claimWith(`
-		AND (priority, run_at, id) > ($8::int, $9::timestamptz, $10::bigint)`)
+		AND (priority, run_at, id) > ($7::int, $8::timestamptz, $9::bigint)`)
 
 // claimWith is the claim statement with after, a condition on the pending
 // candidates, added to their WHERE clause.
 func claimWith(after string) string {
 	return `WITH takeover AS (
 	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs
-	WHERE $6::boolean AND ` + takeOverCond + ` AND ` + notSettling7 + `
+	WHERE $6::boolean AND ` + takeOverCond + ` AND lease_owner <> $1
 		AND queue = $3 AND kind = ANY($4::text[]) AND ` + notPaused3 + `
 	ORDER BY priority, run_at, id
 	LIMIT $5::int
@@ -99,11 +96,7 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	settling := p.Settling
-	if settling == nil {
-		settling = []int64{}
-	}
-	query, args := claimSQL, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver, settling}
+	query, args := claimSQL, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver}
 	if a := p.After; a != nil {
 		query, args = claimAfterSQL, append(args, a.Priority, a.RunAt, a.ID)
 	}

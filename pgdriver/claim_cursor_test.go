@@ -39,7 +39,7 @@ func TestClaimAfterSkipsHeldEntries(t *testing.T) {
 	}
 	want := insertJobs(t, d, "q", fresh)
 	key := driver.KeyOf(last)
-	args := []any{"w2", int64(leaseTTL.Microseconds()), "q", []string{"k"}, 100, true, []int64{}}
+	args := []any{"w2", int64(leaseTTL.Microseconds()), "q", []string{"k"}, 100, true}
 	full := claimBuffers(t, d, claimSQL, args...)
 	after := claimBuffers(t, d, claimAfterSQL, append(args, key.Priority, key.RunAt, key.ID)...)
 	t.Logf("pages read by the pending search of a claim of %d jobs behind %d held entries: full %d, after the key %d", fresh, claimed, full, after)

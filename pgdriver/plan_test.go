@@ -115,7 +115,7 @@ func TestClaimPlanChecksPauseOnce(t *testing.T) {
 	if _, err := d.pool.Exec(ctx, "ANALYZE leasehold_jobs, leasehold_queues"); err != nil {
 		t.Fatalf("ANALYZE: %v", err)
 	}
-	plan := explain(t, d, claimSQL, "w", int64(1e6), "q", []string{"k"}, 500, true, []int64{})
+	plan := explain(t, d, claimSQL, "w", int64(1e6), "q", []string{"k"}, 500, true)
 	if !strings.Contains(plan, "leasehold_jobs_ready_idx") || strings.Contains(plan, "Seq Scan on leasehold_jobs") {
 		t.Errorf("claim: want the ready jobs from leasehold_jobs_ready_idx, got plan:\n%s", plan)
 	}

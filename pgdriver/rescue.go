@@ -11,8 +11,8 @@ import (
 
 // selectExpiredSQL locks up to $1 processing jobs whose lease expired,
 // oldest lease first, of the queues in $2 (every queue when $2 is NULL),
-// but for the leases of owner $3 whose outcome it has yet to write ($4,
-// job ids; driver.RescueParams.Settling).
+// but for the leases owner $3 still holds ($4, job ids;
+// driver.RescueParams.Held).
 // SKIP LOCKED makes concurrent watchers harmless: each takes jobs the
 // others do not hold.
 const selectExpiredSQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs
@@ -54,11 +54,11 @@ func (d *Driver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*
 	return out, nil
 }
 
-// rescue is RescueExpired with limit inside its transaction tx. The reconcile jobs
-// of the jobs moved to reconciling are inserted in tx too.
+// rescue is RescueExpired, with limit, inside its transaction tx. The
+// reconcile jobs of the jobs moved to reconciling are inserted in tx too.
 func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
 	q := pgxQuerier{tx}
-	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit, p.Queues, p.Owner, p.Settling)
+	jobs, err := collect(ctx, q, newJobScan(&d.names).scan, selectExpiredSQL, limit, p.Queues, p.Owner, p.Held)
 	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}

@@ -41,13 +41,11 @@ const claimPendingSQL = `SELECT id, 1 AS grp, priority, run_at FROM (
         ORDER BY priority, run_at, id LIMIT ?6 + 0)`
 
 // claimExpiredSQL selects expired leases through leasehold_jobs_leases,
-// unless the queue is paused, but for the leases of the claiming owner ?3
-// whose outcome it has yet to write (?7, a JSON array of job ids;
-// driver.ClaimParams.Settling).
+// unless the queue is paused, but never the claiming owner's own (?3;
+// driver.ClaimParams TakeOver).
 const claimExpiredSQL = `SELECT id, 0 AS grp, priority, run_at FROM (
         SELECT id, priority, run_at FROM leasehold_jobs
-        WHERE ` + takeOverCond + ` AND queue = ?4
-          AND NOT coalesce(lease_owner = ?3 AND id IN (SELECT value FROM json_each(?7)), 0)
+        WHERE ` + takeOverCond + ` AND queue = ?4 AND lease_owner <> ?3
           AND kind IN (SELECT value FROM json_each(?5)) AND ` + notPaused4 + `
         ORDER BY priority, run_at, id LIMIT ?6 + 0)`
 
@@ -123,11 +121,6 @@ func (d *Driver) runClaim(ctx context.Context, tx *sql.Tx, p *driver.ClaimParams
 		return nil, err
 	}
 	if query == claimSQLTakeOver {
-		settling, err := idsParam(p.Settling)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, settling)
 		if _, err := d.exec(ctx, tx, endTakenOverSQL, args...); err != nil {
 			return nil, fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
 		}

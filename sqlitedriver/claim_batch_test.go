@@ -57,7 +57,7 @@ func TestClaimPlanAfterAnalyze(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, query := range map[string]string{"pending": claimSQLPending, "takeover": claimSQLTakeOver} {
-		plan := queryPlan(t, d, query, claimPlanArgs(query, int64(1<<50), 500)...)
+		plan := queryPlan(t, d, query, claimPlanArgs(int64(1<<50), 500)...)
 		if !strings.Contains(plan, "USING INDEX leasehold_jobs_ready (queue=?)\n") {
 			t.Errorf("%s claim: want leasehold_jobs_ready searched by queue in index order, got plan:\n%s", name, plan)
 		}

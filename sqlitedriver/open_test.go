@@ -76,14 +76,14 @@ func TestFinishStaleAndCurrentInOneBatch(t *testing.T) {
 	ctx := testCtx(t)
 	insert(t, d, job(`{}`))
 	first := claim(t, d, "w", 1, -time.Second, false)[0]
-	cur := claim(t, d, "w", 1, time.Minute, true)[0]
+	cur := claim(t, d, "w2", 1, time.Minute, true)[0]
 	if cur.ID != first.ID || cur.Attempt != 2 {
 		t.Fatalf("takeover = %+v", cur)
 	}
 	ids, err := d.Finish(ctx, nil, []*driver.FinishParams{
 		{ID: cur.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeLeaseLost, "")},
 		{ID: cur.ID, Owner: "x", Attempt: 2, Transition: transition(leasehold.OutcomeFailed, "")},
-		{ID: cur.ID, Owner: "w", Attempt: 2, Transition: transition(leasehold.OutcomeCompleted, "")},
+		{ID: cur.ID, Owner: "w2", Attempt: 2, Transition: transition(leasehold.OutcomeCompleted, "")},
 	})
 	if err != nil || len(ids) != 1 || ids[0] != cur.ID {
 		t.Fatalf("Finish = %v, %v; want [%d]", ids, err, cur.ID)

@@ -11,9 +11,8 @@ import (
 
 // selectExpiredSQL reads up to ?2 processing jobs whose lease expired
 // before ?1, oldest lease first, of the queues in the JSON array ?3 (every
-// queue when ?3 is NULL), but for the leases of owner ?4 whose outcome it
-// has yet to write (?5, a JSON array of job ids; driver.RescueParams
-// Settling).
+// queue when ?3 is NULL), but for the leases owner ?4 still holds (?5, a
+// JSON array of job ids; driver.RescueParams.Held).
 const selectExpiredSQL = `SELECT ` + jobCols + ` FROM leasehold_jobs
 WHERE status = 'processing' AND lease_until < ?1
 	AND (?3 IS NULL OR queue IN (SELECT value FROM json_each(?3)))
@@ -97,11 +96,11 @@ func expiredParams(limit int, p *driver.RescueParams) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	settling, err := idsParam(p.Settling)
+	held, err := idsParam(p.Held)
 	if err != nil {
 		return nil, err
 	}
-	return []any{limit, queues, p.Owner, settling}, nil
+	return []any{limit, queues, p.Owner, held}, nil
 }
 
 // expiredJobs returns the jobs whose lease expired before now that

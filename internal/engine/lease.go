@@ -193,22 +193,21 @@ func (s *Leases) Snapshot() []*Lease {
 	return out
 }
 
-// Settling returns the job ids of the leases whose outcome was submitted
-// and is not written yet (a lease stays in the set until the completer
-// has written its outcome, which is submitted once: finalized), and whose
-// safe window has passed at now: only such a lease can have expired in
-// the database, its last renewal having been sent no later than its
-// lease started. A claim's takeover and the client's watcher leave these
-// leases alone (driver.ClaimParams.Settling), so that after the database
-// was out of reach for longer than the TTL the client does not run again
-// a job whose handler it ran already. While the database takes writes,
-// the list is empty.
-func (s *Leases) Settling(now int64) []int64 {
+// Held returns the job ids of the leases the client still answers for:
+// every lease in the set (from its claim until its outcome is written)
+// but those the watchdog gave up, whose handler runs on past its safe
+// window and whose job the queue's policy now decides. The client's
+// watcher leaves the held leases alone even once expired
+// (driver.RescueParams.Held): after the database was out of reach for
+// longer than the TTL, an outcome that waits in the completer is written
+// when the database is back, and the job does not run a second time in
+// the same process. (A claim never takes over a lease of its own owner.)
+func (s *Leases) Held() []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var ids []int64
+	ids := make([]int64, 0, len(s.m))
 	for ref, l := range s.m {
-		if l.finalized.Load() && l.window.Overdue(l, now) >= 0 {
+		if !l.expiredLocally.Load() {
 			ids = append(ids, ref.ID)
 		}
 	}

@@ -236,9 +236,6 @@ func (q *queue) claim(ctx context.Context, n int) int {
 		Queue: q.name, Kinds: p.cfg.Kinds, Owner: p.cfg.Owner,
 		TTL: p.cfg.TTL, Limit: n, TakeOver: q.cfg.TakeOver,
 	}
-	if params.TakeOver {
-		params.Settling = p.cfg.Executor.cfg.Leases.Settling(p.cfg.Clock.Now())
-	}
 	switch q.cur.prepare(params, p.cfg.Clock.Now()) {
 	case cursorClaim:
 		return q.claimWith(ctx, params, false, 0)

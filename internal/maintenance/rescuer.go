@@ -32,11 +32,11 @@ type RescuerConfig struct {
 	// look at: those whose policy the client knows. Pass looks at every
 	// queue.
 	Queues []string
-	// Owner and Settling, when set, name the client's leases whose
-	// outcome it has yet to write: every pass, Pass too, leaves them
-	// alone (driver.RescueParams.Settling).
+	// Owner and Held, when set, name the client and the leases it still
+	// answers for: every pass, Pass too, leaves them alone
+	// (driver.RescueParams.Held).
 	Owner    string
-	Settling func() []int64
+	Held     func() []int64
 	Interval time.Duration
 	Emit     func(leasetype.Event)
 	Logger   *slog.Logger
@@ -78,8 +78,8 @@ func (r *Rescuer) pass(ctx context.Context, queues []string) ([]*leasetype.Rescu
 	var all []*leasetype.RescuedJob
 	for {
 		p := &driver.RescueParams{Decide: r.decide, Limit: rescueBatch, Queues: queues, Owner: r.cfg.Owner}
-		if r.cfg.Settling != nil {
-			p.Settling = r.cfg.Settling()
+		if r.cfg.Held != nil {
+			p.Held = r.cfg.Held()
 		}
 		moved, err := r.cfg.Driver.RescueExpired(ctx, p)
 		if err != nil {
