@@ -247,8 +247,9 @@ func (c *Client) runningLease(job *JobRow) (*engine.Lease, error) {
 
 // RescueExpired runs one pass of the stuck watcher over every queue, not
 // only the client's own (its background watcher looks at those alone):
-// every processing job
-// whose lease has expired (database clock) goes back to pending, or to
+// every processing job whose lease has expired (database clock), but
+// those the client itself still holds (a handler running, or an outcome
+// waiting to be written), goes back to pending, or to
 // stuck in queues configured with FlagStuck, or to reconciling, with its
 // reconcile job, in queues configured with Reconcile, or to failed when
 // its retry budget is spent, or to cancelled when an operator asked for
