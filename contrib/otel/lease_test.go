@@ -33,7 +33,7 @@ func TestLostLeaseSpan(t *testing.T) {
 	_, err := c.Insert(ctx, taskArgs{}, nil)
 	must(t, err)
 	<-held
-	takeOver(t, drv, c)
+	takeOver(t, drv)
 	spans := waitConsumerSpans(t, exp, 2)
 	for deadline := time.Now().Add(10 * time.Second); c.Stats().Completed != 1; {
 		if time.Now().After(deadline) {
@@ -87,16 +87,19 @@ func lostLeaseClient(t *testing.T, drv *sqlitedriver.Driver, tr *leaseholdotel.T
 	return c
 }
 
-// takeOver expires the running job's lease in the database and has c
-// rescue it, as another worker's watcher would: the job is pending again
-// and the running handler's heartbeat finds its lease gone.
-func takeOver(t *testing.T, drv *sqlitedriver.Driver, c *leasehold.Client) {
+// takeOver expires the running job's lease in the database and has
+// another client rescue it, as another worker's watcher would (c's own
+// leaves the leases c holds alone): the job is pending again and the
+// running handler's heartbeat finds its lease gone.
+func takeOver(t *testing.T, drv *sqlitedriver.Driver) {
 	t.Helper()
 	ctx := t.Context()
+	other, err := leasehold.NewClient(leasehold.Config{Driver: drv})
+	must(t, err)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		_, err := drv.DB().ExecContext(ctx, `UPDATE leasehold_jobs SET lease_until = 0 WHERE status = 'processing'`)
 		must(t, err)
-		moved, err := c.RescueExpired(ctx)
+		moved, err := other.RescueExpired(ctx)
 		must(t, err)
 		if len(moved) == 1 {
 			return
