@@ -248,6 +248,19 @@ func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*driver.FinishPar
 
 var errCutOff = errors.New("test: worker cut off from the database")
 
+// Refused tells a refusal from a failure on the way as a real driver
+// does (driver.Refuser): errRefused is one, errCutOff is not, and the
+// wrapped driver judges its own errors.
+func (f *faultDriver) Refused(err error) bool {
+	switch {
+	case errors.Is(err, errRefused):
+		return true
+	case errors.Is(err, errCutOff):
+		return false
+	}
+	return driver.IsRefused(f.Driver, err)
+}
+
 // Heartbeat fails while the driver is cut off.
 func (f *faultDriver) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]*driver.HeartbeatResult, error) {
 	if f.cutOff.Load() {

@@ -2,7 +2,6 @@ package drivertest
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,19 +9,6 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 )
-
-// Refused tells a refusal from a failure on the way as a real driver
-// does (driver.Refuser): errRefused is one, errCutOff is not, and the
-// wrapped driver judges its own errors.
-func (f *faultDriver) Refused(err error) bool {
-	switch {
-	case errors.Is(err, errRefused):
-		return true
-	case errors.Is(err, errCutOff):
-		return false
-	}
-	return driver.IsRefused(f.Driver, err)
-}
 
 // heldDriver holds the claims (or the watcher passes) sent while late is
 // set until release is closed, and then sends them: statements that
@@ -37,18 +23,20 @@ type heldDriver struct {
 	once    sync.Once
 }
 
+// newHeldDriver returns a heldDriver over d that holds claims, or watcher
+// passes when claims is false.
 func newHeldDriver(d driver.Driver, claims bool) *heldDriver {
 	return &heldDriver{faultDriver: &faultDriver{Driver: d}, claims: claims, release: make(chan struct{})}
 }
 
 // hold waits for release when late is set.
-func (l *heldDriver) hold(ctx context.Context) error {
-	if !l.late.Load() {
+func (h *heldDriver) hold(ctx context.Context) error {
+	if !h.late.Load() {
 		return nil
 	}
-	l.held.Add(1)
+	h.held.Add(1)
 	select {
-	case <-l.release:
+	case <-h.release:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -56,23 +44,23 @@ func (l *heldDriver) hold(ctx context.Context) error {
 }
 
 // Claim claims, late when claims are held.
-func (l *heldDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
-	if l.claims {
-		if err := l.hold(ctx); err != nil {
+func (h *heldDriver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold.JobRow, error) {
+	if h.claims {
+		if err := h.hold(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return l.faultDriver.Claim(ctx, p)
+	return h.faultDriver.Claim(ctx, p)
 }
 
 // RescueExpired runs a watcher pass, late when passes are held.
-func (l *heldDriver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
-	if !l.claims {
-		if err := l.hold(ctx); err != nil {
+func (h *heldDriver) RescueExpired(ctx context.Context, p *driver.RescueParams) ([]*leasehold.RescuedJob, error) {
+	if !h.claims {
+		if err := h.hold(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return l.faultDriver.Driver.RescueExpired(ctx, p)
+	return h.faultDriver.Driver.RescueExpired(ctx, p)
 }
 
 // testLateStatementsLeaveOwnLease: job 1's handler returns, and the
