@@ -132,6 +132,18 @@ func (c *tc) claimID(d driver.Driver, id int64, owner string, ttl time.Duration,
 	return j
 }
 
+// expireAll leases each of rows to owner for shortTTL and waits until
+// every lease has expired by the database clock. It returns the leases.
+func (c *tc) expireAll(owner string, rows []*leasehold.JobRow) []*leasehold.JobRow {
+	c.Helper()
+	held := make([]*leasehold.JobRow, 0, len(rows))
+	for _, r := range rows {
+		held = append(held, c.claimID(c.d, r.ID, owner, shortTTL, false))
+	}
+	c.waitExpired(held...)
+	return held
+}
+
 // claim runs one Claim of up to limit jobs of queue with kind "k".
 func (c *tc) claim(queue, owner string, limit int, takeOver bool) []*leasehold.JobRow {
 	c.Helper()

@@ -161,12 +161,7 @@ func testRescueReconcileConcurrent(c *tc) {
 	for i := range ps {
 		ps[i] = job("recq", "pay")
 	}
-	rows := c.insert(ps...)
-	var held []*leasehold.JobRow
-	for _, r := range rows {
-		held = append(held, c.claimID(c.d, r.ID, "owner-x", shortTTL, false))
-	}
-	c.waitExpired(held...)
+	c.expireAll("owner-x", c.insert(ps...))
 	drivers := []driver.Driver{c.d, c.second()}
 	var (
 		wg    sync.WaitGroup

@@ -102,11 +102,7 @@ func testRescueExpired(c *tc) {
 // those of every queue.
 func testRescueQueues(c *tc) {
 	rows := c.insert(job("qa", "k"), job("qb", "k"), job("qb", "k"), job("qc", "k"))
-	var held []*leasehold.JobRow
-	for _, r := range rows {
-		held = append(held, c.claimID(c.d, r.ID, "owner-x", shortTTL, false))
-	}
-	c.waitExpired(held...)
+	c.expireAll("owner-x", rows)
 	decide := statemachine.Rescuer(nil)
 	pass := func(queues []string) []int64 {
 		c.Helper()
@@ -172,11 +168,7 @@ func (c *tc) operateOnStuck(retry, cancel int64) {
 // expired leases: each must be rescued exactly once, with one history row.
 func testRescueConcurrent(c *tc) {
 	const jobs, watchers, limit = 24, 4, 3
-	var held []*leasehold.JobRow
-	for _, r := range c.insertN(jobs, "q", "k") {
-		held = append(held, c.claimID(c.d, r.ID, "owner-x", shortTTL, false))
-	}
-	c.waitExpired(held...)
+	held := c.expireAll("owner-x", c.insertN(jobs, "q", "k"))
 	d2 := c.second()
 	var (
 		mu    sync.Mutex
@@ -240,11 +232,7 @@ func keys[V any](m map[int64]V) []int64 {
 // owner finds.
 func testOwnLeasesLeft(c *tc) {
 	rows := c.insert(job("qs", "k"), job("qs", "k"), job("qr", "k"), job("qr", "k"))
-	var held []*leasehold.JobRow
-	for _, r := range rows {
-		held = append(held, c.claimID(c.d, r.ID, "owner-s", shortTTL, false))
-	}
-	c.waitExpired(held...)
+	c.expireAll("owner-s", rows)
 
 	c.eqIDs("Claim by the expired leases' owner", ids(c.claim("qs", "owner-s", 10, true)), nil)
 	for _, r := range rows[:2] {
