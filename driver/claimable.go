@@ -12,6 +12,9 @@ type ClaimableParams struct {
 	Queues map[string]bool
 	// Kinds are the kinds the claims would lease, as ClaimParams.Kinds.
 	Kinds []string
+	// Owner is the claiming owner, as ClaimParams.Owner: its own expired
+	// leases are no work for its claims, which never take them over.
+	Owner string
 }
 
 // ClaimableScanMin is the number of queues from which a driver's
@@ -36,7 +39,8 @@ type Candidate struct {
 
 // Claimable returns the queues of p that the candidates make claimable,
 // sorted and without duplicates: a queue of p.Queues with a due pending
-// job, or with an expired lease when its claims take over. Drivers call
+// job, or with an expired lease of another owner when its claims take
+// over (the driver's statement leaves p.Owner's out). Drivers call
 // it on what their statement found, which may hold queues p does not name.
 func Claimable(p *ClaimableParams, found []Candidate) []string {
 	set := make(map[string]struct{}, len(found))

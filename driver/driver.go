@@ -58,7 +58,8 @@ type Driver interface {
 	// ClaimableQueues returns which of p.Queues have work a Claim of
 	// p.Kinds would lease now: a due pending job, or, for a queue whose
 	// claims take over (its value in p.Queues), a processing job whose
-	// lease expired with budget left and no cancel request. Paused queues
+	// lease, not p.Owner's, expired with budget left and no cancel request
+	// (as ClaimParams.TakeOver). Paused queues
 	// are left out. It reads in one statement, through the ready-jobs and
 	// lease indexes, and writes nothing; the result is sorted, without
 	// duplicates. The engine calls it once per poll interval and claims

@@ -18,6 +18,8 @@ import (
 // or finished jobs, or a queue it was not given. It answers the same
 // through a lookup of each queue and, from driver.ClaimableScanMin queues,
 // through a walk of the table's queues; and each answer agrees with Claim.
+// An expired lease is no work for its own owner, whose claims never take
+// it over.
 func testClaimableQueues(c *tc) {
 	queues := c.claimableFixture()
 	want := []string{"due", "expired-takeover", "resumed"}
@@ -25,7 +27,17 @@ func testClaimableQueues(c *tc) {
 		p := &driver.ClaimableParams{Queues: withFiller(queues, n), Kinds: []string{"k"}}
 		c.eq(fmt.Sprintf("claimable queues of %d given (scan %v)", len(p.Queues), driver.ClaimableScan(p)),
 			c.claimable(p), want)
+		p.Owner = "dead"
+		c.eq(fmt.Sprintf("claimable queues of %d given, to the expired leases' owner", len(p.Queues)),
+			c.claimable(p), []string{"due", "resumed"})
 	}
+	own, err := c.d.Claim(c.ctx, &driver.ClaimParams{
+		Queue: "expired-takeover", Kinds: []string{"k"}, Owner: "dead", TTL: liveTTL, Limit: 10, TakeOver: true,
+	})
+	if err != nil {
+		c.Fatalf("Claim(expired-takeover) by its owner: %v", err)
+	}
+	c.eq("Claim of expired-takeover by its lease's owner leased a job", len(own) > 0, false)
 	for _, p := range []*driver.ClaimableParams{{Queues: queues}, {Kinds: []string{"k"}}} {
 		c.eq("claimable queues without kinds or queues", c.claimable(p), []string(nil))
 	}

@@ -26,15 +26,15 @@ WHERE ` + notPausedOf(column)
 }
 
 // claimableExpired is the queues with an expired lease of kinds $1 that a
-// claim may take over, through leasehold_jobs_lease_idx (the expired
-// leases only).
+// claim of owner $2 may take over (never its own), through
+// leasehold_jobs_lease_idx (the expired leases only).
 var claimableExpired = `
 UNION ALL
 SELECT DISTINCT j.queue, true FROM leasehold_jobs j
-WHERE ` + takeOverCond + ` AND j.kind = ANY($1::text[]) AND ` + notPausedOf("j.queue")
+WHERE ` + takeOverCond + ` AND j.lease_owner <> $2 AND j.kind = ANY($1::text[]) AND ` + notPausedOf("j.queue")
 
-// claimableEachSQL looks up each queue of $2: one index descent per queue.
-var claimableEachSQL = `SELECT q.name, false FROM unnest($2::text[]) AS q(name)
+// claimableEachSQL looks up each queue of $3: one index descent per queue.
+var claimableEachSQL = `SELECT q.name, false FROM unnest($3::text[]) AS q(name)
 ` + dueOf("q.name") + claimableExpired
 
 // claimableScanSQL walks the distinct queues of leasehold_jobs_ready_idx
@@ -59,9 +59,9 @@ func (d *Driver) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams)
 	if len(p.Queues) == 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	query, args := claimableEachSQL, []any{p.Kinds, slices.Collect(maps.Keys(p.Queues))}
-	if driver.ClaimableScan(p) {
-		query, args = claimableScanSQL, []any{p.Kinds}
+	query, args := claimableScanSQL, []any{p.Kinds, p.Owner}
+	if !driver.ClaimableScan(p) {
+		query, args = claimableEachSQL, append(args, slices.Collect(maps.Keys(p.Queues)))
 	}
 	found, err := collect(ctx, pgxQuerier{d.pool}, scanCandidate, query, args...)
 	if err != nil {

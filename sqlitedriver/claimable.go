@@ -28,16 +28,17 @@ func dueOf(column string) string {
 }
 
 // claimableExpired is the queues with an expired lease of kinds ?1 that a
-// claim may take over, through leasehold_jobs_leases.
+// claim of owner ?2 may take over (never its own), through
+// leasehold_jobs_leases.
 var claimableExpired = `
 UNION ALL
 SELECT DISTINCT j.queue, 1 FROM leasehold_jobs j
 WHERE j.status = 'processing' AND j.lease_until < ` + nowExpr + ` AND NOT j.cancel_requested
-  AND j.attempt - j.free_attempts < j.max_attempts
+  AND j.attempt - j.free_attempts < j.max_attempts AND j.lease_owner <> ?2
   AND j.kind IN (SELECT value FROM json_each(?1)) AND ` + notPausedOf("j.queue")
 
-// claimableEachSQL looks up each queue of ?2 (JSON array).
-var claimableEachSQL = `SELECT q.value, 0 FROM json_each(?2) q WHERE ` + dueOf("q.value") + claimableExpired
+// claimableEachSQL looks up each queue of ?3 (JSON array).
+var claimableEachSQL = `SELECT q.value, 0 FROM json_each(?3) q WHERE ` + dueOf("q.value") + claimableExpired
 
 // claimableScanSQL walks the distinct queues of leasehold_jobs_ready (one
 // descent per queue that has pending jobs) and keeps those with a due job;
@@ -63,7 +64,7 @@ func (d *Driver) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams)
 	if err != nil {
 		return nil, err
 	}
-	query, args := claimableScanSQL, []any{kinds}
+	query, args := claimableScanSQL, []any{kinds, p.Owner}
 	if !driver.ClaimableScan(p) {
 		queues, err := jsonParam(slices.Collect(maps.Keys(p.Queues)))
 		if err != nil {

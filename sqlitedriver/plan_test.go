@@ -98,7 +98,7 @@ func TestClaimablePlanAfterAnalyze(t *testing.T) {
 	for name, c := range map[string]struct {
 		query string
 		args  []any
-	}{"each": {claimableEachSQL, []any{`["k"]`, `["q"]`}}, "scan": {claimableScanSQL, []any{`["k"]`}}} {
+	}{"each": {claimableEachSQL, []any{`["k"]`, "w", `["q"]`}}, "scan": {claimableScanSQL, []any{`["k"]`, "w"}}} {
 		plan := queryPlan(t, d, c.query, c.args...)
 		if strings.Contains(plan, "SCAN j EXISTS") || !strings.Contains(plan, "EXISTS USING INDEX leasehold_jobs_ready (queue=?)") {
 			t.Errorf("%s: want the due job looked up in leasehold_jobs_ready, got plan:\n%s", name, plan)

@@ -90,7 +90,7 @@ type Producer struct {
 func NewProducer(cfg ProducerConfig) *Producer {
 	p := &Producer{cfg: cfg, queues: make(map[string]*queue, len(cfg.Queues))}
 	p.claimCtx, p.abortClaims = context.WithCancel(context.Background())
-	p.probeParams = &driver.ClaimableParams{Queues: make(map[string]bool, len(cfg.Queues)), Kinds: cfg.Kinds}
+	p.probeParams = &driver.ClaimableParams{Queues: make(map[string]bool, len(cfg.Queues)), Kinds: cfg.Kinds, Owner: cfg.Owner}
 	for name, qc := range cfg.Queues {
 		p.queues[name] = &queue{p: p, name: name, cfg: qc, wakeC: make(chan struct{}, 1), cur: cursor{interval: cfg.PollInterval}}
 		p.probeParams.Queues[name] = qc.TakeOver
