@@ -108,7 +108,10 @@ func (c *Client) retry(ctx context.Context, p *driver.RetryParams) (*JobRow, err
 // CancelJob cancels a pending, stuck or reconciling job at once. A processing job is
 // marked for cancellation: its handler's context is cancelled (cause
 // ErrJobCancelled) at its next heartbeat and the job ends cancelled; if
-// its worker died, the watcher cancels it when the lease expires. A
+// its worker died, the watcher cancels it when the lease expires, except
+// in a queue with Reconcile, where its reconciler decides first (completed
+// if the work was done, cancelled where a retry or snooze would run it
+// again; docs/reconciliation.md). A
 // finished job is left alone and ErrJobFinished is returned with it. A
 // job that changed state under each of the driver's tries is
 // ErrJobChanging, as for RetryJob.

@@ -143,14 +143,14 @@ func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution)
 	if r.Note != "" {
 		text += ": " + r.Note
 	}
-	err = c.driver.Resolve(ctx, tx, &driver.ResolveParams{
+	state, err := c.driver.Resolve(ctx, tx, &driver.ResolveParams{
 		ID: job.ID, Owner: c.owner, LeaseAttempt: job.Attempt,
 		JobID: args.JobID, Attempt: args.Attempt, Transition: t, Resolution: text,
 	})
 	if err != nil {
 		return fmt.Errorf("leasehold: resolve job %d attempt %d: %w", args.JobID, args.Attempt, err)
 	}
-	if ev, ok := resolvedEvent(l.Row, &args, r.Action, t.State); ok {
+	if ev, ok := resolvedEvent(l.Row, &args, r.Action, state); ok {
 		if tx == nil {
 			c.events.emit(ev)
 		} else {

@@ -16,17 +16,21 @@ const resolutionCheckTimeout = 5 * time.Second
 
 // resolvedEvent returns the EventFinished of resolution a of the job
 // args name, moved to state, decided by reconciler; false for a
-// resolution that is not reported (stuck: no outcome says it).
+// resolution that is not reported (stuck: no outcome says it). A retry
+// or snooze that cancelled the job (its cancel was requested) is
+// reported as cancelled.
 func resolvedEvent(reconciler *JobRow, args *ReconcileArgs, a ResolveAction, state JobState) (Event, bool) {
 	var o Outcome
-	switch a {
-	case ResolveComplete:
+	switch {
+	case state == StateCancelled:
+		o = OutcomeCancelled
+	case a == ResolveComplete:
 		o = OutcomeCompleted
-	case ResolveRetry:
+	case a == ResolveRetry:
 		o = OutcomeRetried
-	case ResolveSnooze:
+	case a == ResolveSnooze:
 		o = OutcomeSnoozed
-	case ResolveFail:
+	case a == ResolveFail:
 		o = OutcomeFailed
 	default:
 		return Event{}, false

@@ -128,10 +128,14 @@ type Driver interface {
 	// attempt's history row, fenced in one transaction (tx when non-nil)
 	// by the reconcile job's own lease (p.ID, status = 'processing',
 	// p.Owner, p.Attempt of the lease, not expired by the database clock)
-	// as FenceTx checks it. It returns ErrLeaseLost when the reconcile
-	// lease is not held and ErrNotReconciling when the job is not
-	// reconciling at that attempt; either way it writes nothing.
-	Resolve(ctx context.Context, tx any, p *ResolveParams) error
+	// as FenceTx checks it. A job whose cancel was requested (while its
+	// lease ran, before it expired) is cancelled, not made pending, by a
+	// transition to pending (a retry or a snooze): the operator asked
+	// that it not run again; the other transitions apply as given. It
+	// returns the job's new state, ErrLeaseLost when the reconcile lease
+	// is not held and ErrNotReconciling when the job is not reconciling
+	// at that attempt; on an error it writes nothing.
+	Resolve(ctx context.Context, tx any, p *ResolveParams) (leasetype.JobState, error)
 
 	// GetJob returns one job, or ErrJobNotFound.
 	GetJob(ctx context.Context, id int64) (*leasetype.JobRow, error)

@@ -38,7 +38,9 @@ import (
 // engine learns of it only at the next heartbeat. An attempt that ends
 // before then, retried, snoozed, released or given up, must not put the
 // job back in line: it is cancelled instead, the history row keeping the
-// outcome given.
+// outcome given. A reconciler's resolution (Driver.Resolve) applies the
+// rule to pending alone: a resolution to stuck stays stuck, for an
+// operator to decide what the reconciler could not.
 //
 // A transition to reconciling carries Spawn, the reconcile job: the
 // driver inserts it in the same transaction as the move, for each job

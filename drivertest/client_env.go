@@ -89,6 +89,7 @@ var clientTests = []struct {
 	{"ReconcilerGivingUpIsStuck", testReconcilerGivingUpIsStuck},
 	{"ResolveByLostLeaseRefused", testClientResolveLostLease},
 	{"ResolutionEventsAndStats", testResolutionEvents},
+	{"CancelledDeadPaymentReconciled", testCancelledDeadPaymentReconciled},
 	{"HandlerFenceAndCheckpoint", testHandlerFenceAndCheckpoint},
 	{"KindTimeoutRetried", testKindTimeout},
 	{"KindMaxAttempts", testKindMaxAttempts},

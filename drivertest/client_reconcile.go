@@ -57,31 +57,16 @@ func testClientReconcile(e *clientEnv) {
 		mu   sync.Mutex
 		runs = map[int64]int{}
 	)
-	var cRef *leasehold.Client
 	ws := e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
 		mu.Lock()
 		runs[job.ID]++
 		mu.Unlock()
 		return nil
 	})
-	err := leasehold.AddWorker(ws, leasehold.WorkFunc[leasehold.ReconcileArgs](func(ctx context.Context, job *leasehold.Job[leasehold.ReconcileArgs]) error {
-		cps, err := cRef.Checkpoints(ctx, job.Args.JobID)
-		if err != nil {
-			return err
-		}
-		r := leasehold.Resolution{Action: leasehold.ResolveRetry, Note: "no charge at the provider"}
-		if len(cps) > 0 && cps[len(cps)-1].Name == "charged" {
-			r = leasehold.Resolution{Action: leasehold.ResolveComplete, Note: "provider charged"}
-		}
-		if err := cRef.ResolveReconcile(ctx, job.JobRow, r); err != nil && !errors.Is(err, leasehold.ErrNotReconciling) {
-			return err
-		}
-		return nil
-	}))
-	if err != nil {
+	if err := leasehold.AddWorker(ws, leasehold.WorkFunc[leasehold.ReconcileArgs](chargeReconciler)); err != nil {
 		e.Fatalf("AddWorker: %v", err)
 	}
-	cRef = e.newClient(e.d, ws, reconcileQueues)
+	e.newClient(e.d, ws, reconcileQueues)
 	done := e.waitState(charged.ID, leasehold.StateCompleted, 30*time.Second)
 	again := e.waitState(unsent.ID, leasehold.StateCompleted, 30*time.Second)
 	mu.Lock()
@@ -94,6 +79,26 @@ func testClientReconcile(e *clientEnv) {
 	}
 	e.checkResolution(charged.ID, 1, "completed by reconcile job", "provider charged")
 	e.checkResolution(unsent.ID, 2, "retried by reconcile job", "no charge at the provider")
+}
+
+// chargeReconciler resolves the job its reconcile job names by the dead
+// attempt's checkpoints: completed when the last one is "charged" (the
+// provider charged), retried otherwise. A job no longer reconciling is
+// left alone.
+func chargeReconciler(ctx context.Context, job *leasehold.Job[leasehold.ReconcileArgs]) error {
+	c := leasehold.ClientFromContext(ctx)
+	cps, err := c.Checkpoints(ctx, job.Args.JobID)
+	if err != nil {
+		return err
+	}
+	r := leasehold.Resolution{Action: leasehold.ResolveRetry, Note: "no charge at the provider"}
+	if len(cps) > 0 && cps[len(cps)-1].Name == "charged" {
+		r = leasehold.Resolution{Action: leasehold.ResolveComplete, Note: "provider charged"}
+	}
+	if err := c.ResolveReconcile(ctx, job.JobRow, r); err != nil && !errors.Is(err, leasehold.ErrNotReconciling) {
+		return err
+	}
+	return nil
 }
 
 // testResolutionNoteBounded: a reconciler's note (a provider's response

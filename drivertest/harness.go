@@ -106,6 +106,7 @@ func invariants() []invariant {
 		{"RescueReconcile", testRescueReconcile},
 		{"RescueReconcileConcurrent", testRescueReconcileConcurrent},
 		{"Resolve", testResolve},
+		{"ResolveCancelRequested", testResolveCancelRequested},
 		{"ResolveFenced", testResolveFenced},
 		{"OperatorOnReconciling", testOperatorOnReconciling},
 		{"FenceTx", testFenceTx},

@@ -68,44 +68,37 @@ func (c *tc) reconcileJobs() map[int64]*leasehold.JobRow {
 // last_error and the history row's lease_expired as for a requeue),
 // whatever its budget, and exactly one reconcile job is inserted in the
 // same transaction, carrying the job's id, expired attempt, idempotency
-// key, kind and queue; a job whose cancel was requested is cancelled
-// instead, with no reconcile job. A second pass changes nothing, and
-// QueueStats and ListJobs show the new state.
+// key, kind and queue. So is a job whose cancel was requested (its
+// attempt may have charged: the reconciler decides first), which keeps
+// the request. A second pass changes nothing, and QueueStats and
+// ListJobs show the new state.
 func testRescueReconcile(c *tc) {
 	plain, spent := c.expiredIn("recq", 3), c.expiredIn("recq", 1)
 	cancelled := c.expiredIn("recq", 3)
 	if _, err := c.d.CancelJob(c.ctx, cancelled.ID); err != nil {
 		c.Fatalf("CancelJob(processing): %v", err)
 	}
+	cancelled = c.get(cancelled.ID)
 	before := c.now()
 	res := c.rescue(c.d)
 	after := c.now()
 	c.eq("jobs rescued", len(res), 3)
 	recs := c.reconcileJobs()
 	for _, r := range res {
-		switch r.ID {
-		case cancelled.ID:
-			c.eq("cancel-requested job's new state", r.NewState, leasehold.StateCancelled)
-			c.eq("its ReconcileJobID", r.ReconcileJobID, int64(0))
-		default:
-			c.eq(fmt.Sprintf("job %d's new state", r.ID), r.NewState, leasehold.StateReconciling)
-			if rec := recs[r.ID]; rec == nil || rec.ID != r.ReconcileJobID {
-				c.Errorf("job %d: RescuedJob.ReconcileJobID %d, reconcile job %v", r.ID, r.ReconcileJobID, rec)
-			}
+		c.eq(fmt.Sprintf("job %d's new state", r.ID), r.NewState, leasehold.StateReconciling)
+		if rec := recs[r.ID]; rec == nil || rec.ID != r.ReconcileJobID {
+			c.Errorf("job %d: RescuedJob.ReconcileJobID %d, reconcile job %v", r.ID, r.ReconcileJobID, rec)
 		}
 	}
-	for _, held := range []*leasehold.JobRow{plain, spent} {
+	for _, held := range []*leasehold.JobRow{plain, spent, cancelled} {
 		c.checkRescued(held, leasehold.StateReconciling, before, after)
 		c.checkReconcileJob(held, recs[held.ID])
-	}
-	if recs[cancelled.ID] != nil {
-		c.Errorf("a cancelled job got reconcile job %d", recs[cancelled.ID].ID)
 	}
 	if again := c.rescue(c.d); len(again) != 0 {
 		c.Errorf("second pass moved %d jobs, want none", len(again))
 	}
-	c.eq("reconcile jobs after a second pass", len(c.reconcileJobs()), 2)
-	c.checkReconcilingShown(plain.ID, spent.ID)
+	c.eq("reconcile jobs after a second pass", len(c.reconcileJobs()), 3)
+	c.checkReconcilingShown(plain.ID, spent.ID, cancelled.ID)
 }
 
 // checkReconcileJob checks rec, the reconcile job of held's expired
@@ -256,15 +249,16 @@ func testResolve(c *tc) {
 		recBefore := c.snap(rec.ID)
 		text := fmt.Sprintf("resolution %d", rc.r)
 		before := c.now()
-		err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", c.resolution(rc.r, rc.delay, rc.note), text))
+		state, err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", c.resolution(rc.r, rc.delay, rc.note), text))
 		after := c.now()
 		if err != nil {
 			c.Fatalf("Resolve(%d): %v", rc.r, err)
 		}
+		c.eq(fmt.Sprintf("state Resolve(%d) returned", rc.r), state, rc.state)
 		c.checkResolved(orig, rc.state, rc.r == statemachine.ResolveSnooze, rc.delay, rc.note, before, after)
 		c.eq("resolution on the history", c.attempts(orig.ID)[0].Resolution, text)
 		c.unchanged("the reconcile job after Resolve", recBefore)
-		err = c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", c.resolution(rc.r, rc.delay, rc.note), text))
+		_, err = c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", c.resolution(rc.r, rc.delay, rc.note), text))
 		if !errors.Is(err, leasehold.ErrNotReconciling) {
 			c.Errorf("second Resolve(%d) = %v, want ErrNotReconciling", rc.r, err)
 		}
@@ -312,16 +306,16 @@ func testResolveFenced(c *tc) {
 		"wrong owner":   resolveParams(orig, rec, "someone", done, "x"),
 		"wrong attempt": {ID: rec.ID, Owner: "rec-w", LeaseAttempt: rec.Attempt + 1, JobID: orig.ID, Attempt: orig.Attempt, Transition: done},
 	} {
-		if err := c.d.Resolve(c.ctx, nil, p); !errors.Is(err, leasehold.ErrLeaseLost) {
+		if _, err := c.d.Resolve(c.ctx, nil, p); !errors.Is(err, leasehold.ErrLeaseLost) {
 			c.Errorf("Resolve with a %s = %v, want ErrLeaseLost", what, err)
 		}
 	}
 	c.waitExpired(rec)
-	if err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", done, "x")); !errors.Is(err, leasehold.ErrLeaseLost) {
+	if _, err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", done, "x")); !errors.Is(err, leasehold.ErrLeaseLost) {
 		c.Errorf("Resolve under an expired reconcile lease = %v, want ErrLeaseLost", err)
 	}
 	c.claimID(c.d, rec.ID, "rec-2", liveTTL, true)
-	if err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", done, "x")); !errors.Is(err, leasehold.ErrLeaseLost) {
+	if _, err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", done, "x")); !errors.Is(err, leasehold.ErrLeaseLost) {
 		c.Errorf("Resolve by a reconciler whose lease was taken over = %v, want ErrLeaseLost", err)
 	}
 	c.unchanged("the reconciling job after refused resolutions", origBefore)
@@ -341,7 +335,7 @@ func (c *tc) checkResolveInTx(k TxKind) {
 	before := c.snap(orig.ID)
 	p := resolveParams(orig, rec, "rec-w", c.resolution(statemachine.ResolveComplete, 0, ""), "in tx")
 	tx, _, rollback := k.Begin(c.T, c.d)
-	if err := c.d.Resolve(c.ctx, tx, p); err != nil {
+	if _, err := c.d.Resolve(c.ctx, tx, p); err != nil {
 		c.Fatalf("Resolve in %s: %v", k.Name, err)
 	}
 	if err := rollback(); err != nil {
@@ -349,7 +343,7 @@ func (c *tc) checkResolveInTx(k TxKind) {
 	}
 	c.unchanged("the reconciling job after a rolled-back Resolve in "+k.Name, before)
 	tx, commit, _ := k.Begin(c.T, c.d)
-	if err := c.d.Resolve(c.ctx, tx, p); err != nil {
+	if _, err := c.d.Resolve(c.ctx, tx, p); err != nil {
 		c.Fatalf("Resolve in %s: %v", k.Name, err)
 	}
 	if err := commit(); err != nil {
@@ -376,7 +370,7 @@ func testOperatorOnReconciling(c *tc) {
 			c.Fatalf("%s of a reconciling job = %v, %v; want it %s", op.name, got, err, op.state)
 		}
 		after := c.snap(orig.ID)
-		err = c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", c.resolution(statemachine.ResolveComplete, 0, ""), "x"))
+		_, err = c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", c.resolution(statemachine.ResolveComplete, 0, ""), "x"))
 		if !errors.Is(err, leasehold.ErrNotReconciling) {
 			c.Errorf("Resolve after %s = %v, want ErrNotReconciling", op.name, err)
 		}

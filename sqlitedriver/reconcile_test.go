@@ -30,7 +30,7 @@ func TestResolveStampsAfterTheWriteLock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Resolve(ctx, tx, p); err != nil {
+		if _, err := d.Resolve(ctx, tx, p); err != nil {
 			t.Fatalf("Resolve: %v", err)
 		}
 		if err := tx.Commit(); err != nil {

@@ -21,8 +21,10 @@ func (a *app) jobsCancelCommand() *cobra.Command {
 		Long: `Cancel a pending, stuck or reconciling job at once (a reconciling job's
 reconcile job then finds nothing left to decide). A processing job is marked:
 its handler is cancelled at the next heartbeat and the job ends cancelled (if
-its worker died, the watcher cancels it when the lease expires). A finished job
-is left alone (exit code 1).`,
+its worker died, the watcher cancels it when the lease expires; in a queue
+that reconciles, its reconciler decides first: completed if the work was done,
+cancelled where a retry would run it again). A finished job is left alone
+(exit code 1).`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])

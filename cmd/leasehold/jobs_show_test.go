@@ -63,7 +63,7 @@ func resolvedJob(t *testing.T, db string) (id, recID int64, text string) {
 		t.Fatal(err)
 	}
 	text = fmt.Sprintf("completed by reconcile job %d (attempt 1): provider charged", rec.ID)
-	err = d.Resolve(ctx, nil, &driver.ResolveParams{ID: rec.ID, Owner: "reconciler", LeaseAttempt: rec.Attempt,
+	_, err = d.Resolve(ctx, nil, &driver.ResolveParams{ID: rec.ID, Owner: "reconciler", LeaseAttempt: rec.Attempt,
 		JobID: j.ID, Attempt: j.Attempt, Transition: tr, Resolution: text})
 	if err != nil {
 		t.Fatalf("Resolve: %v", err)

@@ -71,18 +71,16 @@ func RescueReconciler(job *leasetype.JobRow, flagged bool) driver.Transition {
 }
 
 // Reconcile returns the transition of job, a processing job whose lease
-// expired in a queue that reconciles: cancelled when an operator asked
-// for it (as Rescue), else reconciling, whatever its retry budget (the
-// expired attempt may have had an effect that a blind failure would
-// hide), with a reconcile job of target inserted with the move. The
-// attempt is charged, run_at kept, and last_error and the attempt row
-// say whose lease expired, as Rescue does; the attempt row ends with
-// lease_expired.
+// expired in a queue that reconciles: reconciling, whatever its retry
+// budget and even when an operator asked to cancel it (the expired
+// attempt may have had an effect that a blind failure or cancellation
+// would hide), with a reconcile job of target inserted with the move.
+// The cancel request stays on the job: a resolution that would run it
+// again cancels it instead (driver.Driver Resolve). The attempt is
+// charged, run_at kept, and last_error and the attempt row say whose
+// lease expired, as Rescue does; the attempt row ends with lease_expired.
 func Reconcile(job *leasetype.JobRow, target ReconcileTarget) driver.Transition {
 	t := Rescue(job, false)
-	if job.CancelRequested {
-		return t
-	}
 	t.State, t.Finished = leasetype.StateReconciling, false
 	t.Spawn = reconcileJob(job, target)
 	return t

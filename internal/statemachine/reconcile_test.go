@@ -20,7 +20,7 @@ func TestPolicyRescuer(t *testing.T) {
 	}{
 		{"payments", "charge", 1, false, leasetype.StateReconciling},
 		{"payments", "charge", 3, false, leasetype.StateReconciling}, // budget spent: still reconciled
-		{"payments", "charge", 1, true, leasetype.StateCancelled},
+		{"payments", "charge", 1, true, leasetype.StateReconciling},  // cancel requested: the reconciler decides first
 		{"flagged", "charge", 1, false, leasetype.StateStuck},
 		{"emails", "send", 1, false, leasetype.StatePending},
 		{"rec", "leasehold.reconcile", 1, false, leasetype.StatePending},      // a reconcile job is never reconciled

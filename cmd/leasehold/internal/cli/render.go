@@ -128,14 +128,17 @@ func leaseDetail(j *leasehold.JobRow, now time.Time) string {
 }
 
 // cancelNote says what an operator's cancel request means for the job
-// now: pending while the handler runs, fulfilled once the job ended
-// cancelled, moot when the job finished otherwise.
+// now: pending while the handler runs, waiting for the reconciler's
+// decision, fulfilled once the job ended cancelled, moot when the job
+// finished otherwise.
 func cancelNote(j *leasehold.JobRow) string {
 	switch {
 	case !j.CancelRequested:
 		return ""
 	case j.State == leasehold.StateProcessing:
 		return "requested: the handler is cancelled at its next heartbeat"
+	case j.State == leasehold.StateReconciling:
+		return "requested while it ran; its reconciler decides first, and a retry cancels it"
 	case j.State == leasehold.StateCancelled:
 		return "requested while it ran; the job ended cancelled"
 	case j.State.Finished():

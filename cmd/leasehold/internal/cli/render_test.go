@@ -34,9 +34,10 @@ func TestWhen(t *testing.T) {
 
 func TestCancelNote(t *testing.T) {
 	for state, want := range map[leasehold.JobState]string{
-		leasehold.StateProcessing: "next heartbeat",
-		leasehold.StateCancelled:  "ended cancelled",
-		leasehold.StateCompleted:  "ended completed first",
+		leasehold.StateProcessing:  "next heartbeat",
+		leasehold.StateReconciling: "reconciler decides first",
+		leasehold.StateCancelled:   "ended cancelled",
+		leasehold.StateCompleted:   "ended completed first",
 	} {
 		if got := cancelNote(&leasehold.JobRow{State: state, CancelRequested: true}); !strings.Contains(got, want) {
 			t.Errorf("cancelNote(%s) = %q, want it to say %q", state, got, want)

@@ -1,0 +1,60 @@
+package drivertest
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+// testCancelledDeadPaymentReconciled: an operator cancels two payments
+// whose worker died mid-charge (their leases run on, the cancel request
+// waits for them). Their reconciler decides before the cancel applies:
+// the one the provider charged is completed, not cancelled; the one it
+// never charged is cancelled where a retry would have run it again. No
+// handler runs either, and the cancellation is reported as a resolution
+// (EventFinished cancelled, ResolvedBy set, counted in Stats.Cancelled).
+func testCancelledDeadPaymentReconciled(e *clientEnv) {
+	charged, unsent := e.deadLease("pay", "charge-sent", "charged"), e.deadLease("pay", "charge-sent")
+	for _, j := range []*leasehold.JobRow{charged, unsent} {
+		if _, err := e.d.CancelJob(e.ctx, j.ID); err != nil {
+			e.Fatalf("CancelJob(processing): %v", err)
+		}
+	}
+	var runs atomic.Int32
+	subscribed := make(chan struct{})
+	ws := e.workers(func(context.Context, *leasehold.Job[testArgs]) error { runs.Add(1); return nil })
+	err := leasehold.AddWorker(ws, leasehold.WorkFunc[leasehold.ReconcileArgs](func(ctx context.Context, job *leasehold.Job[leasehold.ReconcileArgs]) error {
+		<-subscribed // no resolution before the events are watched
+		return chargeReconciler(ctx, job)
+	}))
+	if err != nil {
+		e.Fatalf("AddWorker: %v", err)
+	}
+	cRef := e.newClient(e.d, ws, reconcileQueues)
+	events, unsubscribe := cRef.Subscribe(leasehold.EventFinished)
+	defer unsubscribe()
+	close(subscribed)
+	e.waitState(charged.ID, leasehold.StateCompleted, 30*time.Second)
+	e.waitState(unsent.ID, leasehold.StateCancelled, 30*time.Second)
+	e.waitFor("the resolutions' events", 10*time.Second, func() bool { return cRef.Stats().Cancelled >= 1 })
+	if n := runs.Load(); n != 0 {
+		e.Errorf("%d handler runs of the cancelled payments, want none", n)
+	}
+	e.checkResolution(charged.ID, 1, "completed by reconcile job", "provider charged")
+	e.checkResolution(unsent.ID, 1, "retried by reconcile job", "no charge at the provider")
+	want := map[int64]leasehold.Outcome{charged.ID: leasehold.OutcomeCompleted, unsent.ID: leasehold.OutcomeCancelled}
+	for _, ev := range drain(events) {
+		if ev.ResolvedBy == nil {
+			continue
+		}
+		if o, ok := want[ev.Job.ID]; !ok || ev.Outcome != o || string(ev.Job.State) != string(o) {
+			e.Errorf("resolution event of job %d: %s, state %s; want %v", ev.Job.ID, ev.Outcome, ev.Job.State, want)
+		}
+		delete(want, ev.Job.ID)
+	}
+	for id, o := range want {
+		e.Errorf("no EventFinished (%s, ResolvedBy set) for the resolution of job %d", o, id)
+	}
+}
