@@ -29,7 +29,8 @@ type Cluster struct {
 }
 
 // StartCluster creates (initdb) and starts a PostgreSQL cluster in a new
-// temporary directory, and stops and removes it when the test ends. It
+// temporary directory, and stops it when the test ends; it removes the
+// directory then, unless the test failed (removeUnlessFailed). It
 // skips the test when the PostgreSQL programs are missing, or fails it
 // when EnvRequire is 1. As root, the programs run as the postgres user.
 func StartCluster(t testing.TB) *Cluster {
@@ -48,7 +49,7 @@ func StartCluster(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatalf("testdb: cluster directory: %v", err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(func() { removeUnlessFailed(t, dir) })
 	if err := pgctl.ShareDir(dir); err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
@@ -70,6 +71,18 @@ func StartCluster(t testing.TB) *Cluster {
 	}
 	t.Cleanup(func() { c.stop(t) })
 	return c
+}
+
+// removeUnlessFailed removes a stopped cluster's directory, or keeps it
+// and says where when the test failed: the data a failed check read (a
+// chaos run's schema and history) can then be read again with
+// pg_ctl -D DIR/data start.
+func removeUnlessFailed(t testing.TB, dir string) {
+	if t.Failed() {
+		t.Logf("testdb: the test failed: cluster kept in %s (pg_ctl -D %s start)", dir, filepath.Join(dir, "data"))
+		return
+	}
+	_ = os.RemoveAll(dir)
 }
 
 func (c *Cluster) stop(t testing.TB) {
