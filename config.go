@@ -201,8 +201,9 @@ const DefaultReconcileQueue = "reconcile"
 // stuck watcher moves the job to StateReconciling and, in the same
 // transaction, inserts one reconcile job (ReconcileArgs: the job's id,
 // the expired attempt, its idempotency key) whose handler finds out what
-// the attempt did and decides with ResolveReconcile. A job whose cancel
-// was requested is cancelled instead.
+// the attempt did and decides with ResolveReconcile. So does a job whose
+// cancel was requested: the reconciler decides first, and a resolution
+// that would run it again (retry, snooze) cancels it instead.
 type ReconcilePolicy struct {
 	// Queue is the reconcile jobs' queue. Default DefaultReconcileQueue.
 	// It must not reconcile itself.

@@ -256,7 +256,8 @@ func (c *Client) runningLease(job *JobRow) (*engine.Lease, error) {
 // stuck in queues configured with FlagStuck, or to reconciling, with its
 // reconcile job, in queues configured with Reconcile, or to failed when
 // its retry budget is spent, or to cancelled when an operator asked for
-// it. Each batch locks the expired jobs, skipping any another watcher
+// it (outside queues with Reconcile, where the reconciler decides first).
+// Each batch locks the expired jobs, skipping any another watcher
 // holds, and writes them fenced (by the lease still being expired too) in
 // one transaction, so concurrent watchers are harmless. It returns the
 // jobs moved. Call it only from a client configured with the policy

@@ -4,16 +4,16 @@ import "sync/atomic"
 
 // Stats are counters of what a client has done since it was created. They
 // are built on the client's events (see Subscribe): each field says which.
-// Completed, Retried, Failed and Snoozed count the resolutions of the
-// client's reconcile jobs too (ResolveReconcile: an EventFinished with
-// ResolvedBy set), each as the outcome it gave the reconciled job.
+// Completed, Retried, Failed, Snoozed and Cancelled count the resolutions
+// of the client's reconcile jobs too (ResolveReconcile: an EventFinished
+// with ResolvedBy set), each as the outcome it gave the reconciled job.
 type Stats struct {
 	Claimed   int64 // leases taken by this client's fetchers (EventClaimed)
 	Completed int64 // jobs completed: fenced write applied (EventFinished, completed)
 	Retried   int64 // failures scheduled for another attempt (EventFinished, retried)
 	Failed    int64 // jobs failed for good (EventFinished, failed, State failed)
 	Snoozed   int64 // jobs snoozed by their handler (EventFinished, snoozed)
-	Cancelled int64 // jobs cancelled, operator or handler (EventFinished, cancelled, State cancelled)
+	Cancelled int64 // jobs cancelled: operator, handler, or a resolution that met a cancel request (EventFinished, cancelled, State cancelled)
 	// Flagged counts reconcile jobs that gave up (their budget spent, a
 	// permanent error, a cancel their handler returned) and were flagged
 	// stuck for an operator instead of failed or cancelled (EventFinished,

@@ -128,8 +128,8 @@ type Driver interface {
 	// attempt's history row, fenced in one transaction (tx when non-nil)
 	// by the reconcile job's own lease (p.ID, status = 'processing',
 	// p.Owner, p.Attempt of the lease, not expired by the database clock)
-	// as FenceTx checks it. A job whose cancel was requested (while its
-	// lease ran, before it expired) is cancelled, not made pending, by a
+	// as FenceTx checks it. A job whose cancel was requested while it was
+	// processing is cancelled, not made pending, by a
 	// transition to pending (a retry or a snooze): the operator asked
 	// that it not run again; the other transitions apply as given. It
 	// returns the job's new state, ErrLeaseLost when the reconcile lease

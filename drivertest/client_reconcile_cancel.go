@@ -38,7 +38,13 @@ func testCancelledDeadPaymentReconciled(e *clientEnv) {
 	close(subscribed)
 	e.waitState(charged.ID, leasehold.StateCompleted, 30*time.Second)
 	e.waitState(unsent.ID, leasehold.StateCancelled, 30*time.Second)
-	e.waitFor("the resolutions' events", 10*time.Second, func() bool { return cRef.Stats().Cancelled >= 1 })
+	// Stats count an event before it is sent to subscribers: wait for the
+	// two reconcile jobs' own completions, reported after their
+	// resolutions, and the resolution that completed a job.
+	e.waitFor("the resolutions' and reconcile jobs' events", 10*time.Second, func() bool {
+		st := cRef.Stats()
+		return st.Cancelled >= 1 && st.Completed >= 2+1
+	})
 	if n := runs.Load(); n != 0 {
 		e.Errorf("%d handler runs of the cancelled payments, want none", n)
 	}

@@ -33,7 +33,8 @@ const (
 	// A reconciler's resolution of a reconciling job (ResolveReconcile)
 	// that committed is reported the same way, with ResolvedBy set: Job
 	// is the reconciled job and Outcome what the resolution made of it
-	// (completed, retried, snoozed or failed; a resolution to stuck
+	// (completed, retried, snoozed or failed, or cancelled where a retry
+	// or snooze met a cancel request; a resolution to stuck
 	// leaves it to an operator and is not reported). No attempt ended
 	// with it (the expired attempt ended lease_expired, reported by the
 	// EventRescued of the watcher that moved it), so Duration is zero

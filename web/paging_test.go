@@ -144,7 +144,7 @@ func TestJobPageShowsResolution(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := fmt.Sprintf("completed by reconcile job %d (attempt 1): provider charged", recID)
-		err = d.Resolve(t.Context(), nil, &driver.ResolveParams{ID: rec.ID, Owner: "reconciler", LeaseAttempt: rec.Attempt,
+		_, err = d.Resolve(t.Context(), nil, &driver.ResolveParams{ID: rec.ID, Owner: "reconciler", LeaseAttempt: rec.Attempt,
 			JobID: j.ID, Attempt: j.Attempt, Transition: tr, Resolution: text})
 		if err != nil {
 			t.Fatalf("Resolve: %v", err)

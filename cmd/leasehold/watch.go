@@ -32,7 +32,8 @@ func (a *app) watchCommand() *cobra.Command {
 processing jobs whose lease expired go back to pending, to stuck in the queues
 named by --flag-stuck, to reconciling (with a reconcile job) in the queues
 named by --reconcile, to failed when their retry budget is spent (elsewhere), or to
-cancelled when an operator asked for it. Each moved job is printed (one JSON
+cancelled when an operator asked for it (outside the --reconcile queues, where
+the reconciler decides first). Each moved job is printed (one JSON
 object per line with --json). It says when it starts and, every
 --status-every while nothing expires, that it is still watching (on standard
 error with --json). A pass that fails (a dropped connection, a locked

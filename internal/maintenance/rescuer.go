@@ -46,7 +46,8 @@ type RescuerConfig struct {
 // its Queues whose lease has expired (database clock) goes back to pending, or to
 // stuck in flagged queues, or to reconciling (with a reconcile job) in
 // queues that reconcile, or to failed when its retry budget is spent, or
-// to cancelled when an operator asked for it.
+// to cancelled when an operator asked for it (outside the queues that
+// reconcile, where the reconciler decides first).
 type Rescuer struct {
 	Periodic
 	cfg RescuerConfig

@@ -139,6 +139,8 @@ func cancelNote(j *leasehold.JobRow) string {
 		return "requested: the handler is cancelled at its next heartbeat"
 	case j.State == leasehold.StateReconciling:
 		return "requested while it ran; its reconciler decides first, and a retry cancels it"
+	case j.State == leasehold.StateStuck:
+		return "requested while it ran; left for an operator to retry or cancel"
 	case j.State == leasehold.StateCancelled:
 		return "requested while it ran; the job ended cancelled"
 	case j.State.Finished():

@@ -36,6 +36,7 @@ func TestCancelNote(t *testing.T) {
 	for state, want := range map[leasehold.JobState]string{
 		leasehold.StateProcessing:  "next heartbeat",
 		leasehold.StateReconciling: "reconciler decides first",
+		leasehold.StateStuck:       "operator to retry or cancel",
 		leasehold.StateCancelled:   "ended cancelled",
 		leasehold.StateCompleted:   "ended completed first",
 	} {
