@@ -28,7 +28,7 @@ func testClaimableQueues(c *tc) {
 		c.eq(fmt.Sprintf("claimable queues of %d given (scan %v)", len(p.Queues), driver.ClaimableScan(p)),
 			c.claimable(p), want)
 		p.Owner = "dead"
-		c.eq(fmt.Sprintf("claimable queues of %d given, to the expired leases' owner", len(p.Queues)),
+		c.eq(fmt.Sprintf("claimable queues of %d given (scan %v), to the expired leases' owner", len(p.Queues), driver.ClaimableScan(p)),
 			c.claimable(p), []string{"due", "resumed"})
 	}
 	own, err := c.d.Claim(c.ctx, &driver.ClaimParams{

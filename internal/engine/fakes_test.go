@@ -68,6 +68,8 @@ type fakeDB struct {
 	// claimErr fails every Claim, probeErr every ClaimableQueues.
 	claims, probes     int
 	claimErr, probeErr error
+	// probeOwner is the Owner of the last ClaimableQueues call.
+	probeOwner string
 }
 
 func newFakeDB(rows ...*leasetype.JobRow) *fakeDB {
@@ -110,6 +112,7 @@ func (db *fakeDB) ClaimableQueues(ctx context.Context, p *driver.ClaimableParams
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.probes++
+	db.probeOwner = p.Owner
 	if len(db.probeDelays) > 0 {
 		time.Sleep(db.probeDelays[0])
 		db.probeDelays = db.probeDelays[1:]

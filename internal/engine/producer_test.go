@@ -51,6 +51,31 @@ func TestIdleQueuesCostOneProbe(t *testing.T) {
 	}
 }
 
+// TestProbeAsksAsTheClaimingOwner: the probe names the owner its claims
+// lease to, so that the driver leaves that owner's own expired leases out
+// of the work it finds, as the claims never take them over.
+func TestProbeAsksAsTheClaimingOwner(t *testing.T) {
+	db := newFakeDB()
+	claimed := make(chan *leasetype.JobRow, 1)
+	newRig(t, db, rigOpts{run: func(_ context.Context, row *leasetype.JobRow) error {
+		claimed <- row
+		return nil
+	}})
+	waitFor(t, "a probe", func() bool { _, probes := db.calls(); return probes >= 1 })
+	db.add(jobIn(1, "q"))
+	var row *leasetype.JobRow
+	select {
+	case row = <-claimed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job was not claimed")
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.probeOwner == "" || db.probeOwner != row.LeaseOwner {
+		t.Fatalf("probe asked as owner %q, claims lease to %q", db.probeOwner, row.LeaseOwner)
+	}
+}
+
 // TestSlowProbesSpacedOut: a probe that takes 30 ms, with a poll interval
 // of 5 ms, runs about every 300 ms (probeShare times its duration), not
 // back to back.

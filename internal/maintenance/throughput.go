@@ -105,23 +105,27 @@ func (r *Recorder) Start(ctx context.Context) error { return r.periodic.Start(ct
 // once, by FinalBy's deadline (at least minFinalFlush from now; without
 // FinalBy, within finalFlushBudget), even when ctx is done (as it is once
 // a client's ShutdownTimeout has passed): the counts would be lost
-// otherwise. A later Stop only waits for the flushes to end. It returns
-// the error of ending them.
+// otherwise. A Stop called meanwhile waits for the first to return; a
+// later one only waits for the flushes to end. It returns the error of
+// ending them.
 //
 // The first Stop waits for the loop by that deadline too, not by ctx: a
 // flush that Stop cuts off puts its counts back into the tally, and the
 // last flush must come after it to write them.
 func (r *Recorder) Stop(ctx context.Context) error {
+	var err error
 	first := false
-	r.final.Do(func() { first = true })
+	r.final.Do(func() { // a Stop meanwhile waits for this to return
+		first = true
+		fctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), r.finalDeadline())
+		defer cancel()
+		err = r.periodic.Stop(fctx)
+		if ferr := r.flush(fctx); ferr != nil {
+			r.log.Warn("leasehold: record throughput at stop", "err", ferr)
+		}
+	})
 	if !first {
 		return r.periodic.Stop(ctx)
-	}
-	fctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), r.finalDeadline())
-	defer cancel()
-	err := r.periodic.Stop(fctx)
-	if ferr := r.flush(fctx); ferr != nil {
-		r.log.Warn("leasehold: record throughput at stop", "err", ferr)
 	}
 	return err
 }

@@ -50,6 +50,43 @@ func TestRecorderFlushesAtStopPastItsContext(t *testing.T) {
 	}
 }
 
+// slowWriter is a countsWriter whose writes take delay; entered is
+// closed as the first one begins.
+type slowWriter struct {
+	countsWriter
+	delay   time.Duration
+	entered chan struct{}
+	once    sync.Once
+}
+
+// RecordThroughput implements ThroughputWriter.
+func (w *slowWriter) RecordThroughput(ctx context.Context, p *driver.ThroughputParams) error {
+	w.once.Do(func() { close(w.entered) })
+	time.Sleep(w.delay)
+	return w.countsWriter.RecordThroughput(ctx, p)
+}
+
+// TestRecorderSecondStopWaitsForTheFirst: a Stop called while the first
+// is writing the last flush returns only once that write is done, as a
+// service's second Stop waits for the first.
+func TestRecorderSecondStopWaitsForTheFirst(t *testing.T) {
+	w := &slowWriter{delay: 200 * time.Millisecond, entered: make(chan struct{})}
+	var tally Tally
+	r := NewRecorder(w, &tally, time.Hour, discard)
+	tally.Add("q", leasetype.OutcomeCompleted)
+	first := make(chan error, 1)
+	go func() { first <- r.Stop(t.Context()) }()
+	<-w.entered
+	_ = r.Stop(t.Context())
+	w.mu.Lock()
+	written := len(w.counts)
+	w.mu.Unlock()
+	if written != 1 {
+		t.Errorf("counts written when the second Stop returned: %d, want 1", written)
+	}
+	<-first
+}
+
 // silentWriter is a database that does not answer: each call waits until
 // its context ends. calls counts them.
 type silentWriter struct{ calls atomic.Int32 }

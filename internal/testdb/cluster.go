@@ -49,7 +49,8 @@ func StartCluster(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatalf("testdb: cluster directory: %v", err)
 	}
-	t.Cleanup(func() { removeUnlessFailed(t, dir) })
+	started := false
+	t.Cleanup(func() { removeUnlessFailed(t, dir, started) })
 	if err := pgctl.ShareDir(dir); err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
@@ -69,17 +70,20 @@ func StartCluster(t testing.TB) *Cluster {
 	if err := pgctl.Run(ctx, pgCtl, "start", "-D", c.DataDir, "-l", c.LogFile, "-w", "-t", "60"); err != nil {
 		t.Fatalf("testdb: %v\n%s", err, pgctl.ReadTail(c.LogFile))
 	}
+	started = true
 	t.Cleanup(func() { c.stop(t) })
 	return c
 }
 
-// removeUnlessFailed removes a stopped cluster's directory, or keeps it
-// and says where when the test failed: the data a failed check read (a
-// chaos run's schema and history) can then be read again with
-// pg_ctl -D DIR/data start.
-func removeUnlessFailed(t testing.TB, dir string) {
-	if t.Failed() {
-		t.Logf("testdb: the test failed: cluster kept in %s (pg_ctl -D %s start)", dir, filepath.Join(dir, "data"))
+// removeUnlessFailed removes a cluster's directory, or, when the cluster
+// started and the test failed, keeps it (stopped by then) and says where:
+// the data a failed check read (a chaos run's schema and history) can
+// then be read again with pg_ctl -D DIR/data start (as the postgres user
+// under root).
+func removeUnlessFailed(t testing.TB, dir string, started bool) {
+	if started && t.Failed() {
+		t.Logf("testdb: the test failed: cluster kept in %s (pg_ctl -D %s start; as the postgres user under root)",
+			dir, filepath.Join(dir, "data"))
 		return
 	}
 	_ = os.RemoveAll(dir)
