@@ -71,6 +71,7 @@ type resolved struct {
 	state         leasehold.JobState
 }
 
+// scanResolved scans resolveSQL's row.
 func scanResolved(r scanner) (resolved, error) {
 	var v resolved
 	err := r.Scan(&v.leases, &v.moved, &v.state)
