@@ -50,17 +50,6 @@ func testCancelledDeadPaymentReconciled(e *clientEnv) {
 	}
 	e.checkResolution(charged.ID, 1, "completed by reconcile job", "provider charged")
 	e.checkResolution(unsent.ID, 1, "retried by reconcile job", "no charge at the provider")
-	want := map[int64]leasehold.Outcome{charged.ID: leasehold.OutcomeCompleted, unsent.ID: leasehold.OutcomeCancelled}
-	for _, ev := range drain(events) {
-		if ev.ResolvedBy == nil {
-			continue
-		}
-		if o, ok := want[ev.Job.ID]; !ok || ev.Outcome != o || string(ev.Job.State) != string(o) {
-			e.Errorf("resolution event of job %d: %s, state %s; want %v", ev.Job.ID, ev.Outcome, ev.Job.State, want)
-		}
-		delete(want, ev.Job.ID)
-	}
-	for id, o := range want {
-		e.Errorf("no EventFinished (%s, ResolvedBy set) for the resolution of job %d", o, id)
-	}
+	e.checkResolvedEvents(drain(events), map[int64]leasehold.Outcome{
+		charged.ID: leasehold.OutcomeCompleted, unsent.ID: leasehold.OutcomeCancelled})
 }

@@ -66,19 +66,26 @@ func testResolutionEvents(e *clientEnv) {
 	if j := e.waitState(rolledBack.ID, leasehold.StateReconciling, time.Second); j.Attempt != 1 {
 		e.Errorf("job whose resolution rolled back: attempt %d, want it reconciling at attempt 1", j.Attempt)
 	}
-	want := map[int64]leasehold.Outcome{done.ID: leasehold.OutcomeCompleted, failed.ID: leasehold.OutcomeFailed}
-	for _, ev := range drain(events) {
-		if ev.ResolvedBy == nil {
-			continue
-		}
-		e.checkResolvedEvent(ev, want)
-	}
-	for id, o := range want {
-		e.Errorf("no EventFinished (%s, ResolvedBy set) for the resolution of job %d", o, id)
-	}
+	e.checkResolvedEvents(drain(events), map[int64]leasehold.Outcome{
+		done.ID: leasehold.OutcomeCompleted, failed.ID: leasehold.OutcomeFailed})
 	if st := cRef.Stats(); st.Completed != 3+1 || st.Failed != 1 || st.Retried != 0 {
 		e.Errorf("Stats: completed %d, failed %d, retried %d; want 4 (three reconcile jobs and one resolution), 1 and 0",
 			st.Completed, st.Failed, st.Retried)
+	}
+}
+
+// checkResolvedEvents checks the resolutions' events among evs (those
+// with ResolvedBy set) against want (job id to outcome): one for each job
+// of want, and no other.
+func (e *clientEnv) checkResolvedEvents(evs []leasehold.Event, want map[int64]leasehold.Outcome) {
+	e.Helper()
+	for _, ev := range evs {
+		if ev.ResolvedBy != nil {
+			e.checkResolvedEvent(ev, want)
+		}
+	}
+	for id, o := range want {
+		e.Errorf("no EventFinished (%s, ResolvedBy set) for the resolution of job %d", o, id)
 	}
 }
 
@@ -93,7 +100,8 @@ func (e *clientEnv) checkResolvedEvent(ev leasehold.Event, want map[int64]leaseh
 	}
 	delete(want, ev.Job.ID)
 	states := map[leasehold.Outcome]leasehold.JobState{
-		leasehold.OutcomeCompleted: leasehold.StateCompleted, leasehold.OutcomeFailed: leasehold.StateFailed}
+		leasehold.OutcomeCompleted: leasehold.StateCompleted, leasehold.OutcomeFailed: leasehold.StateFailed,
+		leasehold.OutcomeCancelled: leasehold.StateCancelled}
 	j := ev.Job
 	if ev.Outcome != o || j.State != states[o] || j.Kind != "test" || j.Queue != "pay" || j.Attempt != 1 ||
 		ev.ResolvedBy.Kind != leasehold.ReconcileKind || ev.Duration != 0 || ev.Err != nil {
