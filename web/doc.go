@@ -17,7 +17,8 @@
 // pass applies its queue policies (see New).
 //
 // Security: when Options names a token or basic-auth credentials, every
-// page needs them; without either, the dashboard is read-only. Every
+// page needs them; without either, the dashboard is read-only. A browser
+// that typed the token stays logged in for Options.SessionLifetime. Every
 // change is a POST; a browser's form carries a CSRF token, an HMAC (under
 // Options.Secret) of a random cookie of that browser, and a request with
 // the bearer token needs none (no browser adds that header by itself).

@@ -98,7 +98,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	p := page{
 		Title: title, Active: name, Prefix: h.opts.Prefix, CSRF: h.csrfToken(w, r), CanChange: h.canChange(),
-		ReadOnly: !h.canChange(), LoggedIn: h.loggedIn(r), Data: data,
+		ReadOnly: !h.canChange(), LoggedIn: h.hasSession(r), Data: data,
 	}
 	var buf bytes.Buffer
 	if err := h.pages.byName[name].Execute(&buf, p); err != nil {
@@ -109,12 +109,6 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
-}
-
-// loggedIn reports whether r holds the session cookie.
-func (h *handler) loggedIn(r *http.Request) bool {
-	c, err := r.Cookie(sessionCookie)
-	return h.opts.Token != "" && err == nil && equal(c.Value, h.sessionValue())
 }
 
 // errorData is the error page's.

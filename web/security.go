@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Cookie names of the dashboard.
@@ -164,10 +166,45 @@ func equal(a, b string) bool {
 	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
-// sessionValue is the session cookie of a browser that typed the token:
-// derived from the token, so it is worthless once the token changes.
-func (h *handler) sessionValue() string {
-	return mac([]byte(h.opts.Token), "leasehold web session")
+// sessionValue is the session cookie of a browser that typed the token at
+// issued: the time in Unix seconds, a dot, and an HMAC of that time under
+// the token. A cookie is good until Options.SessionLifetime after the
+// time it names (validSession); changing the time breaks the HMAC, and
+// changing the token makes every cookie worthless.
+func (h *handler) sessionValue(issued time.Time) string {
+	t := strconv.FormatInt(issued.Unix(), 10)
+	return t + "." + mac([]byte(h.opts.Token), sessionLabel+t)
+}
+
+// hasSession reports whether r carries a valid session cookie.
+func (h *handler) hasSession(r *http.Request) bool {
+	c, err := r.Cookie(sessionCookie)
+	return err == nil && h.validSession(c.Value, time.Now())
+}
+
+// sessionLabel starts the message a session cookie's HMAC is taken of, so
+// that it is an HMAC of nothing else the token keys.
+const sessionLabel = "leasehold web session issued at "
+
+// sessionSkew is how far in the future a session may have been issued:
+// the clocks of several instances behind one load balancer differ a
+// little.
+const sessionSkew = time.Minute
+
+// validSession reports whether value is a session cookie of this token,
+// issued no more than Options.SessionLifetime before now (and not more
+// than sessionSkew after it).
+func (h *handler) validSession(value string, now time.Time) bool {
+	t, sum, ok := strings.Cut(value, ".")
+	if !ok || h.opts.Token == "" {
+		return false
+	}
+	secs, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || !equal(sum, mac([]byte(h.opts.Token), sessionLabel+t)) {
+		return false
+	}
+	issued := time.Unix(secs, 0)
+	return !issued.After(now.Add(sessionSkew)) && now.Before(issued.Add(h.opts.SessionLifetime))
 }
 
 // authenticate lets a request through when authentication is off, for the
@@ -198,7 +235,7 @@ func (h *handler) authenticated(r *http.Request) bool {
 		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(tok, h.opts.Token) {
 			return true
 		}
-		if c, err := r.Cookie(sessionCookie); err == nil && equal(c.Value, h.sessionValue()) {
+		if h.hasSession(r) {
 			return true
 		}
 	}
@@ -279,7 +316,8 @@ func (h *handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, "login", "Log in", struct{ Failed bool }{})
 }
 
-// login checks the typed token and sets the session cookie.
+// login checks the typed token and sets the session cookie, which the
+// browser keeps for Options.SessionLifetime.
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Token == "" {
 		h.fail(w, r, http.StatusNotFound, "this dashboard has no token to log in with")
@@ -293,7 +331,9 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.renderStatus(w, r, http.StatusUnauthorized, "login", "Log in", struct{ Failed bool }{true})
 		return
 	}
-	http.SetCookie(w, h.cookie(r, sessionCookie, h.sessionValue()))
+	c := h.cookie(r, sessionCookie, h.sessionValue(time.Now()))
+	c.MaxAge = int(h.opts.SessionLifetime / time.Second)
+	http.SetCookie(w, c)
 	http.Redirect(w, r, h.path("/"), http.StatusSeeOther)
 }
 

@@ -221,7 +221,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 	for _, o := range []web.Options{{Prefix: "ops"}, {BasicUser: "u"}, {Secret: []byte("short")}, {Token: " "}, {Token: "\t\n"},
 		{BasicUser: " ", BasicPassword: "p"}, {BasicUser: "u", BasicPassword: "\t"},
-		{Prefix: "/a b"}, {Prefix: "/a?b"}, {Prefix: "/a#b"}, {Prefix: "//x"}, {Prefix: "/x/../y"}, {Prefix: "/%zz"}, {Prefix: "///"}, {Prefix: "/a;b"}} {
+		{Prefix: "/a b"}, {Prefix: "/a?b"}, {Prefix: "/a#b"}, {Prefix: "//x"}, {Prefix: "/x/../y"}, {Prefix: "/%zz"}, {Prefix: "///"}, {Prefix: "/a;b"},
+		{SessionLifetime: -time.Hour}, {SessionLifetime: time.Millisecond}} {
 		if _, err := web.New(c, o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"html"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -107,19 +106,7 @@ func TestSecureCookies(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
 		for _, secure := range []bool{false, true} {
 			e := newEnv(t, d, web.Options{Token: testToken, SecureCookies: secure})
-			resp := e.raw(http.MethodGet, "/login", "", nil)
-			csrfCookie := cookieOf(t, resp, "leasehold_csrf")
-			b, _ := io.ReadAll(resp.Body)
-			m := csrfRE.FindSubmatch(b)
-			if m == nil {
-				t.Fatalf("no CSRF token on the login page")
-			}
-			form := url.Values{"csrf": {string(m[1])}, "token": {testToken}}.Encode()
-			resp = e.raw(http.MethodPost, "/login", form, csrfCookie)
-			session := cookieOf(t, resp, "leasehold_session")
-			if resp.StatusCode != http.StatusSeeOther {
-				t.Fatalf("login = %d", resp.StatusCode)
-			}
+			csrfCookie, session := loginCookies(t, e)
 			if csrfCookie.Secure != secure || session.Secure != secure {
 				t.Errorf("SecureCookies %v: csrf cookie Secure %v, session cookie Secure %v", secure, csrfCookie.Secure,
 					session.Secure)

@@ -52,12 +52,19 @@ type Options struct {
 	// handler then sees plain HTTP requests, and marks its cookies Secure
 	// only for requests that came over TLS to it.
 	SecureCookies bool
+	// SessionLifetime is how long a browser stays logged in after it typed
+	// the token (default DefaultSessionLifetime): its session cookie is
+	// refused from then on, and the browser drops it. Changing the token
+	// ends every session at once.
+	SessionLifetime time.Duration
 }
 
 // Defaults of Options.
 const (
 	DefaultUnclaimedAfter = time.Minute
 	DefaultPageSize       = 50
+	// DefaultSessionLifetime is how long a login lasts by default.
+	DefaultSessionLifetime = 12 * time.Hour
 	// MaxBulk bounds the jobs one bulk action touches; a larger filtered
 	// set is acted on in several confirmations.
 	MaxBulk = 1000
@@ -109,14 +116,18 @@ func New(client *leasehold.Client, opts Options) (http.Handler, error) {
 	return h.wrap(), nil
 }
 
-// Check returns the error New would return for o's prefix and
-// credentials, or nil: a Prefix that is not a clean path (see
-// CheckPrefix), half the basic-auth credentials, or a Token, BasicUser or
-// BasicPassword that is only white space (no authentication at all, passed
-// off as one).
+// Check returns the error New would return for o's prefix, session
+// lifetime and credentials, or nil: a Prefix that is not a clean path (see
+// CheckPrefix), a SessionLifetime that is negative or under a second, half
+// the basic-auth credentials, or a Token, BasicUser or BasicPassword that
+// is only white space (no authentication at all, passed off as one).
 func (o Options) Check() error {
 	if err := CheckPrefix(o.Prefix); err != nil {
 		return err
+	}
+	if o.SessionLifetime < 0 || (o.SessionLifetime > 0 && o.SessionLifetime < time.Second) {
+		return fmt.Errorf("web: SessionLifetime %v: want at least a second (0 for the default, %v)",
+			o.SessionLifetime, DefaultSessionLifetime)
 	}
 	if (o.BasicUser == "") != (o.BasicPassword == "") {
 		return errors.New("web: BasicUser and BasicPassword go together")
@@ -173,6 +184,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.PageSize = DefaultPageSize
 	}
 	o.PageSize = min(o.PageSize, MaxBulk)
+	if o.SessionLifetime == 0 {
+		o.SessionLifetime = DefaultSessionLifetime
+	}
 	return o, nil
 }
 

@@ -51,8 +51,8 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Serve the web dashboard: queues, jobs, workers, lease timelines, and the operator's actions",
 		Long: `Serve the web dashboard on --addr until interrupted. With authentication
 configured, every page needs it (the login page and the stylesheet aside): a
-token ($` + envWebToken + ` or --token; browsers log in with it once, scripts send
-"Authorization: Bearer TOKEN") or basic-auth credentials ($` + envWebUser + ` and
+token ($` + envWebToken + ` or --token; browsers log in with it, for
+--session-lifetime, scripts send "Authorization: Bearer TOKEN") or basic-auth credentials ($` + envWebUser + ` and
 $` + envWebPassword + `, or --basic-user and --basic-password). With neither, every
 page is open to whoever reaches the address, and the dashboard is read-only;
 it is then served only on a loopback address: serve refuses any other address
@@ -80,6 +80,8 @@ policies, or expired leases of a queue that flags or reconciles are requeued.`,
 	fl.BoolVar(&f.opts.ReadOnly, "read-only", false, "refuse every change, even to authenticated operators")
 	fl.BoolVar(&f.opts.SecureCookies, "secure-cookies", false,
 		"mark the dashboard's cookies Secure: set it when a proxy serves the dashboard over HTTPS")
+	fl.DurationVar(&f.opts.SessionLifetime, "session-lifetime", web.DefaultSessionLifetime,
+		"how long a browser stays logged in with the token (at least 1s)")
 	fl.StringVar(&f.opts.Token, "token", "", "token that authenticates operators (default $"+envWebToken+")")
 	fl.StringVar(&f.opts.BasicUser, "basic-user", "", "basic-auth user (default $"+envWebUser+")")
 	fl.StringVar(&f.opts.BasicPassword, "basic-password", "", "basic-auth password (default $"+envWebPassword+")")
@@ -184,6 +186,9 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 	}
 	if err := web.CheckPrefix(f.prefix); err != nil {
 		return cli.Usagef("--prefix: %w", err)
+	}
+	if f.opts.SessionLifetime < time.Second {
+		return cli.Usagef("--session-lifetime %v: want at least 1s", f.opts.SessionLifetime)
 	}
 	f.opts.Prefix = strings.TrimSuffix(f.prefix, "/")
 	return nil

@@ -50,6 +50,8 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"a blank token", []string{envWebToken + "= "}, []string{"--addr", "0.0.0.0:0"}, "the token ($" + envWebToken + " or --token) is blank"},
 		{"a blank token on loopback", []string{envWebToken + "=\t "}, []string{"--addr", "127.0.0.1:0"}, "the token ($" + envWebToken + " or --token) is blank"},
 		{"a blank --token", nil, []string{"--addr", "[::]:0", "--token", "  "}, "the token ($" + envWebToken + " or --token) is blank"},
+		{"no session lifetime", nil, []string{"--session-lifetime", "0s"}, "--session-lifetime 0s: want at least 1s"},
+		{"a negative session lifetime", nil, []string{"--session-lifetime", "-1h"}, "--session-lifetime -1h0m0s: want at least 1s"},
 	}
 	for _, c := range cases {
 		r := runIn(t, "", c.env, append([]string{"--db", db, "serve"}, c.args...)...)
