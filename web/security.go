@@ -332,12 +332,17 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := h.cookie(r, sessionCookie, h.sessionValue(time.Now()))
-	c.MaxAge = int(h.opts.SessionLifetime / time.Second)
+	c.MaxAge = int(min(h.opts.SessionLifetime, maxCookieAge) / time.Second)
 	http.SetCookie(w, c)
 	http.Redirect(w, r, h.path("/"), http.StatusSeeOther)
 }
 
-// logout drops the session cookie.
+// maxCookieAge is the longest Max-Age browsers keep (about 400 days); a
+// longer SessionLifetime still holds on the server.
+const maxCookieAge = 400 * 24 * time.Hour
+
+// logout drops the browser's session cookie. A copy of it kept elsewhere
+// stays valid until its SessionLifetime runs out, or the token changes.
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 	if !h.csrfValid(r) {
 		h.fail(w, r, http.StatusForbidden, "missing or invalid CSRF token: reload the page and try again")

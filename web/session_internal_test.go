@@ -31,7 +31,7 @@ func TestValidSession(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"its time changed":            h.validSession(later, issued),
 		"another token":               rotated.validSession(v, issued),
-		"no token":                    none.validSession(v, issued),
+		"no token":                    none.validSession(none.sessionValue(issued), issued),
 		"no dot":                      h.validSession(secs+sum, issued),
 		"a time that is not a number": h.validSession("x"+v, issued),
 		"no HMAC":                     h.validSession(secs+".", issued),

@@ -54,8 +54,9 @@ type Options struct {
 	SecureCookies bool
 	// SessionLifetime is how long a browser stays logged in after it typed
 	// the token (default DefaultSessionLifetime): its session cookie is
-	// refused from then on, and the browser drops it. Changing the token
-	// ends every session at once.
+	// refused from then on, and the browser drops it. Logging out drops
+	// the browser's cookie only: a copy of it taken elsewhere works until
+	// the lifetime runs out. Changing the token ends every session at once.
 	SessionLifetime time.Duration
 }
 

@@ -51,9 +51,10 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Serve the web dashboard: queues, jobs, workers, lease timelines, and the operator's actions",
 		Long: `Serve the web dashboard on --addr until interrupted. With authentication
 configured, every page needs it (the login page and the stylesheet aside): a
-token ($` + envWebToken + ` or --token; browsers log in with it, for
---session-lifetime, scripts send "Authorization: Bearer TOKEN") or basic-auth credentials ($` + envWebUser + ` and
-$` + envWebPassword + `, or --basic-user and --basic-password). With neither, every
+token ($` + envWebToken + ` or --token; browsers log in with it and stay
+logged in for --session-lifetime; scripts send "Authorization: Bearer TOKEN")
+or basic-auth credentials ($` + envWebUser + ` and $` + envWebPassword + `, or
+--basic-user and --basic-password). With neither, every
 page is open to whoever reaches the address, and the dashboard is read-only;
 it is then served only on a loopback address: serve refuses any other address
 without authentication. --read-only refuses changes (retry, cancel, bulk
