@@ -52,7 +52,11 @@ type Driver interface {
 	// RescueExpired, or a later claim's takeover). It leases nothing while
 	// the queue is paused (PauseQueue): the same statement checks it, so a
 	// claim that starts after a pause committed never takes a job of the
-	// queue.
+	// queue. It returns fewer than Limit jobs only when no more were
+	// claimable: the engine takes a short claim as the end of the queue's
+	// backlog, and claims again only when woken or at the next poll, so a
+	// driver that capped its batches below Limit would drain a queue one
+	// batch per poll interval.
 	Claim(ctx context.Context, p *ClaimParams) ([]*leasetype.JobRow, error)
 
 	// ClaimableQueues returns which of p.Queues have work a Claim of
