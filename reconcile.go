@@ -120,6 +120,11 @@ func (c *Client) ResolveReconcileTx(ctx context.Context, tx any, job *JobRow, r 
 	return c.resolve(ctx, tx, job, r)
 }
 
+// cancelledInstead ends the history's resolution of a job that a retry or
+// snooze would have run again, cancelled instead because an operator had
+// asked to cancel it.
+const cancelledInstead = "; cancelled instead, as an operator had asked"
+
 // resolve is ResolveReconcile and ResolveReconcileTx (tx nil: own
 // transaction).
 func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution) error {
@@ -143,12 +148,16 @@ func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution)
 	if r.Note != "" {
 		text += ": " + r.Note
 	}
+	cancelled := text + cancelledInstead
 	state, err := c.driver.Resolve(ctx, tx, &driver.ResolveParams{
 		ID: job.ID, Owner: c.owner, LeaseAttempt: job.Attempt,
-		JobID: args.JobID, Attempt: args.Attempt, Transition: t, Resolution: text,
+		JobID: args.JobID, Attempt: args.Attempt, Transition: t, Resolution: text, CancelledResolution: cancelled,
 	})
 	if err != nil {
 		return fmt.Errorf("leasehold: resolve job %d attempt %d: %w", args.JobID, args.Attempt, err)
+	}
+	if state == StateCancelled {
+		text = cancelled
 	}
 	if ev, ok := resolvedEvent(l.Row, &args, r.Action, state); ok {
 		if tx == nil {

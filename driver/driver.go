@@ -135,7 +135,9 @@ type Driver interface {
 	// as FenceTx checks it. A job whose cancel was requested while it was
 	// processing is cancelled, not made pending, by a
 	// transition to pending (a retry or a snooze): the operator asked
-	// that it not run again; the other transitions apply as given. It
+	// that it not run again; p.CancelledResolution, when set, is then
+	// recorded in place of p.Resolution. The other transitions apply as
+	// given. It
 	// returns the job's new state, ErrLeaseLost when the reconcile lease
 	// is not held and ErrNotReconciling when the job is not reconciling
 	// at that attempt; on an error it writes nothing.
@@ -492,6 +494,10 @@ type ResolveParams struct {
 	Transition
 	// Resolution is recorded on the reconciling attempt's history row.
 	Resolution string
+	// CancelledResolution, when not empty, is recorded instead when the
+	// job is cancelled where the transition made it pending (its cancel
+	// was requested; see Driver.Resolve).
+	CancelledResolution string
 }
 
 // RetryParams names the job an operator retries.

@@ -213,8 +213,13 @@ func (c *tc) reconciling(ttl time.Duration) (orig, rec *leasehold.JobRow) {
 // resolveParams is the resolution r of orig by rec, a lease of owner.
 func resolveParams(orig, rec *leasehold.JobRow, owner string, t driver.Transition, text string) *driver.ResolveParams {
 	return &driver.ResolveParams{ID: rec.ID, Owner: owner, LeaseAttempt: rec.Attempt,
-		JobID: orig.ID, Attempt: orig.Attempt, Transition: t, Resolution: text}
+		JobID: orig.ID, Attempt: orig.Attempt, Transition: t, Resolution: text,
+		CancelledResolution: cancelledText(text)}
 }
+
+// cancelledText is the CancelledResolution resolveParams gives: only a
+// job cancelled in place of pending records it.
+func cancelledText(text string) string { return text + " (cancelled instead)" }
 
 // resolution returns the transition of r.
 func (c *tc) resolution(r statemachine.Resolution, delay time.Duration, note string) driver.Transition {

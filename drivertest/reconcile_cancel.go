@@ -29,7 +29,9 @@ func (c *tc) reconcilingCancelled() (orig, rec *leasehold.JobRow) {
 // attempt may have charged). A resolution that would run it again (retry,
 // snooze) cancels it instead, finished with its run_at kept; complete,
 // stuck and fail apply as given. Resolve returns the state written, and
-// the resolution is recorded on the expired attempt either way.
+// the resolution is recorded on the expired attempt either way: its
+// CancelledResolution when the job was cancelled, else its Resolution;
+// with no CancelledResolution, its Resolution.
 func testResolveCancelRequested(c *tc) {
 	cases := []struct {
 		r     statemachine.Resolution
@@ -58,6 +60,17 @@ func testResolveCancelRequested(c *tc) {
 		} else {
 			c.checkResolved(orig, rc.state, false, rc.delay, "n", before, after)
 		}
-		c.eq("resolution on the history", c.attempts(orig.ID)[0].Resolution, text)
+		want := text
+		if rc.state == leasehold.StateCancelled {
+			want = cancelledText(text)
+		}
+		c.eq(fmt.Sprintf("resolution %d on the history of a cancel-requested job", rc.r), c.attempts(orig.ID)[0].Resolution, want)
 	}
+	orig, rec := c.reconcilingCancelled()
+	p := resolveParams(orig, rec, "rec-w", c.resolution(statemachine.ResolveRetry, time.Hour, "n"), "retried")
+	p.CancelledResolution = ""
+	if _, err := c.d.Resolve(c.ctx, nil, p); err != nil {
+		c.Fatalf("Resolve(retry) with no CancelledResolution: %v", err)
+	}
+	c.eq("resolution on the history with no CancelledResolution", c.attempts(orig.ID)[0].Resolution, "retried")
 }

@@ -13,9 +13,10 @@ import (
 // reconciling job $4 at attempt $5 moved as the transition says ($6 state,
 // $7 keep_run_at, $8 delay µs, $9 finished, $10 free, $11 keep_error,
 // $12 error; cancelled instead of pending when its cancel was requested,
-// resolveCancels) and $13 recorded as the resolution of that attempt. It
-// returns whether the lease was held, whether the job was moved, and its
-// new state.
+// resolveCancels) and $13 recorded as the resolution of that attempt, or
+// $14 when the job was so cancelled and $14 is not empty. It returns
+// whether the lease was held, whether the job was moved, and its new
+// state.
 const resolveSQL = `WITH lease AS (` + leaseHeldSQL + `
 ), done AS (
 	UPDATE leasehold_jobs j SET
@@ -29,7 +30,9 @@ const resolveSQL = `WITH lease AS (` + leaseHeldSQL + `
 	WHERE j.id = $4 AND j.status = 'reconciling' AND j.attempt = $5
 	RETURNING j.id, j.attempt, j.status
 ), history AS (
-	UPDATE leasehold_attempts a SET resolution = $13::text
+	UPDATE leasehold_attempts a
+	SET resolution = CASE WHEN d.status = 'cancelled' AND $6::text = 'pending' AND $14::text <> '' THEN $14
+		ELSE $13::text END
 	FROM done d
 	WHERE a.job_id = d.id AND a.attempt = d.attempt
 )
@@ -51,7 +54,7 @@ func (d *Driver) Resolve(ctx context.Context, tx any, p *driver.ResolveParams) (
 		return "", fmt.Errorf("pgdriver: %w", err)
 	}
 	args := append([]any{p.ID, p.Owner, p.LeaseAttempt, p.JobID, p.Attempt}, uniformArgs(p.Transition)[:7]...)
-	rs, err := collect(ctx, q, scanResolved, resolveSQL, append(args, p.Resolution)...)
+	rs, err := collect(ctx, q, scanResolved, resolveSQL, append(args, p.Resolution, p.CancelledResolution)...)
 	if err != nil {
 		return "", fmt.Errorf("pgdriver: resolve: %w", err)
 	}

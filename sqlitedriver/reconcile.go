@@ -57,8 +57,9 @@ func (d *Driver) Resolve(ctx context.Context, tx any, p *driver.ResolveParams) (
 	return state, nil
 }
 
-// resolve moves p's reconciling job and records the resolution, in tx,
-// and returns the job's new state.
+// resolve moves p's reconciling job and records the resolution (the
+// cancelled one when the job was cancelled instead of pending), in tx, and
+// returns the job's new state.
 func (d *Driver) resolve(ctx context.Context, tx *sql.Tx, now int64, p *driver.ResolveParams) (leasehold.JobState, error) {
 	t := p.Transition
 	var state leasehold.JobState
@@ -70,7 +71,11 @@ func (d *Driver) resolve(ctx context.Context, tx *sql.Tx, now int64, p *driver.R
 	if err != nil {
 		return "", fmt.Errorf("sqlitedriver: resolve: %w", err)
 	}
-	if _, err := d.exec(ctx, tx, resolutionSQL, p.JobID, p.Attempt, p.Resolution); err != nil {
+	text := p.Resolution
+	if state == leasehold.StateCancelled && t.State == leasehold.StatePending && p.CancelledResolution != "" {
+		text = p.CancelledResolution
+	}
+	if _, err := d.exec(ctx, tx, resolutionSQL, p.JobID, p.Attempt, text); err != nil {
 		return "", fmt.Errorf("sqlitedriver: record resolution: %w", err)
 	}
 	return state, nil
