@@ -156,14 +156,15 @@ func (c *Client) resolve(ctx context.Context, tx any, job *JobRow, r Resolution)
 	if err != nil {
 		return fmt.Errorf("leasehold: resolve job %d attempt %d: %w", args.JobID, args.Attempt, err)
 	}
-	if state == StateCancelled {
-		text = cancelled
-	}
 	if ev, ok := resolvedEvent(l.Row, &args, r.Action, state); ok {
 		if tx == nil {
 			c.events.emit(ev)
 		} else {
-			c.resolutions.add(l, txResolution{ev: ev, text: text})
+			tr := txResolution{ev: ev, text: text}
+			if state == StateCancelled {
+				tr.cancelledText = cancelled
+			}
+			c.resolutions.add(l, tr)
 		}
 	}
 	c.wake(args.JobQueue)

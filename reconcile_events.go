@@ -44,8 +44,10 @@ func resolvedEvent(reconciler *JobRow, args *ReconcileArgs, a ResolveAction, sta
 type txResolution struct {
 	ev Event
 	// text is the resolution as the expired attempt's history row
-	// records it once the transaction commits.
-	text string
+	// records it once the transaction commits; cancelledText, when set,
+	// as it records it when the job was cancelled instead (a driver
+	// that ignores driver.ResolveParams.CancelledResolution records text).
+	text, cancelledText string
 }
 
 // txResolutions holds the resolutions the running reconcile jobs made in
@@ -132,7 +134,7 @@ func (c *Client) resolutionCommitted(ctx context.Context, r txResolution) (bool,
 	}
 	for _, a := range as {
 		if a.Attempt == r.ev.Job.Attempt {
-			return a.Resolution == r.text, nil
+			return a.Resolution == r.text || (r.cancelledText != "" && a.Resolution == r.cancelledText), nil
 		}
 	}
 	return false, nil
