@@ -95,10 +95,16 @@ func chargeReconciler(ctx context.Context, job *leasehold.Job[leasehold.Reconcil
 	if len(cps) > 0 && cps[len(cps)-1].Name == "charged" {
 		r = leasehold.Resolution{Action: leasehold.ResolveComplete, Note: "provider charged"}
 	}
-	if err := c.ResolveReconcile(ctx, job.JobRow, r); err != nil && !errors.Is(err, leasehold.ErrNotReconciling) {
-		return err
+	return ignoreNotReconciling(c.ResolveReconcile(ctx, job.JobRow, r))
+}
+
+// ignoreNotReconciling is err, or nil for ErrNotReconciling: the job was
+// resolved by an earlier run of its reconcile job.
+func ignoreNotReconciling(err error) error {
+	if errors.Is(err, leasehold.ErrNotReconciling) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // testResolutionNoteBounded: a reconciler's note (a provider's response

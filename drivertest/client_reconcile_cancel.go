@@ -99,12 +99,3 @@ func cancelledDeadPayments(e *clientEnv, d driver.Driver, suffix string) {
 		e.Fatalf("Stop: %v", err)
 	}
 }
-
-// ignoreNotReconciling is err, or nil for ErrNotReconciling: the job was
-// resolved by an earlier run of its reconcile job.
-func ignoreNotReconciling(err error) error {
-	if errors.Is(err, leasehold.ErrNotReconciling) {
-		return nil
-	}
-	return err
-}
