@@ -98,7 +98,7 @@ func TestLeaseLostAndRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, reg, _ := metricsClient(t, leasehold.Config{
-		Driver: drv, Workers: workers, LeaseTTL: 600 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+		Driver: drv, Workers: workers, LeaseTTL: 2 * time.Second, PollInterval: 20 * time.Millisecond,
 		DisableWatcher: true, Queues: map[string]leasehold.QueueConfig{"default": {MaxWorkers: 1}},
 	}, leaseholdprom.Options{QueueStatsInterval: -1})
 	if err := c.Start(ctx); err != nil {
