@@ -214,7 +214,7 @@ func (r *Report) Print(w io.Writer) {
 	t.Row("longest death-to-reclaim", fmt.Sprintf("%.3fs", rc.MaxSeconds), fmt.Sprintf("bound %.3fs (TTL + watcher + poll + slack %.3fs: p95 rescue %.3fs + p99 probe %.3fs + p99 claim %.3fs, at least 0.3s); %d orphaned leases of %d timed kills, %d over the bound, %d allowed time with no worker able to claim (none alive, or every slot taken first)",
 		rc.BoundSeconds, rc.SlackSeconds, rc.SlackRescue, rc.SlackProbe, rc.SlackClaim, rc.Orphans, rc.KillsTimed, rc.Over, rc.WithNoWorker))
 	t.Row("faults", fmt.Sprintf("%d kills, %d freezes", len(f.Kills), effectiveFreezes(f.Freezes)), fmt.Sprintf("%d restarts, %d session terminations, %d worker processes, %d crashes%s",
-		countOutages(f.Outages, outageRestart), countInjected(f.Outages, outageTerminate), r.WorkerProcesses, len(f.Crashes), lockNote(f.Freezes)))
+		countOutages(f.Outages, outageRestart), countOutages(f.Outages, outageTerminate), r.WorkerProcesses, len(f.Crashes), lockNote(f.Freezes)))
 	restarts := 0
 	for _, o := range f.Outages {
 		if o.Kind != outageRestart {
@@ -224,7 +224,7 @@ func (r *Report) Print(w io.Writer) {
 		t.Row(fmt.Sprintf("db restart %d", restarts), fmt.Sprintf("%d errors", o.Errors), fmt.Sprintf("down %.2fs; %d/%d workers recovered on their own within %.2fs",
 			o.Took.Seconds(), o.Recovered, o.Workers, o.RecoveredIn.Seconds()))
 	}
-	if n := countInjected(f.Outages, outageTerminate); n > 0 {
+	if n := countOutages(f.Outages, outageTerminate); n > 0 {
 		t.Row("session terminations", itoa(n), terminationSummary(f.Outages))
 	}
 	r.printNet(t)
@@ -265,18 +265,9 @@ func effectsPerJob(e EffectFigures) string {
 	return "NOT exactly 1"
 }
 
+// countOutages counts the outages of kind that were made: a termination
+// the harness could not make (notInjected) is left out.
 func countOutages(os []*outage, kind string) int {
-	n := 0
-	for _, o := range os {
-		if o.Kind == kind {
-			n++
-		}
-	}
-	return n
-}
-
-// countInjected counts the outages of kind that were made (notInjected).
-func countInjected(os []*outage, kind string) int {
 	n := 0
 	for _, o := range os {
 		if o.Kind == kind && !notInjected(o) {

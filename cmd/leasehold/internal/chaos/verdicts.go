@@ -120,7 +120,7 @@ func (h *harness) undelivered(r *Report) []string {
 	if n := countOutages(r.Faults.Outages, outageRestart); n != h.o.PGRestarts {
 		missing = append(missing, fmt.Sprintf("%d of %d restarts", n, h.o.PGRestarts))
 	}
-	if h.o.PGTerminateEvery > 0 && countInjected(r.Faults.Outages, outageTerminate) == 0 {
+	if h.o.PGTerminateEvery > 0 && countOutages(r.Faults.Outages, outageTerminate) == 0 {
 		missing = append(missing, "no session termination")
 	}
 	if h.o.NetFaultEvery > 0 && r.Net.total().Faults == 0 {
@@ -143,7 +143,7 @@ func effectiveFreezes(fs []*freezeEvent) int {
 
 func deliveredSummary(r *Report, missing []string) string {
 	s := fmt.Sprintf("%d kills, %d freezes, %d restarts, %d session terminations, %d network faults", len(r.Faults.Kills), effectiveFreezes(r.Faults.Freezes),
-		countOutages(r.Faults.Outages, outageRestart), countInjected(r.Faults.Outages, outageTerminate), r.Net.total().Faults)
+		countOutages(r.Faults.Outages, outageRestart), countOutages(r.Faults.Outages, outageTerminate), r.Net.total().Faults)
 	if len(missing) > 0 {
 		s += " (requested but not injected: " + strings.Join(missing, ", ") + "; the run was too short)"
 	}
