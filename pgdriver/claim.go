@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
@@ -46,20 +47,77 @@ const notPaused3 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = $3 A
 // first, but never the claiming owner's own ($1; driver.ClaimParams
 // TakeOver); each candidate set uses its own partial index. Neither takes
 // a job of a paused queue.
-var claimSQL = claimWith("")
+var claimSQL = claimWith("", "")
 
 // claimAfterSQL is claimSQL whose pending candidates come after the claim
 // key ($7, $8, $9) in claim order: the index scan starts there instead of
 // at the queue's first entry, past the entries of rows already claimed
 // that an open transaction keeps vacuum from removing (driver.ClaimParams
-// After; docs/design.md, "Claim cursor").
-var claimAfterSQL = claimWith(`
-		AND (priority, run_at, id) > ($7::int, $8::timestamptz, $9::bigint)`)
+// After; docs/design.md, "Claim cursor"). It also leaves out the rows
+// another transaction has touched since its snapshot (untouchedCond).
+var claimAfterSQL = claimWith(snapCTE, cursorCond+`
+		AND `+untouchedCond)
 
-// claimWith is the claim statement with after, a condition on the pending
-// candidates, added to their WHERE clause.
-func claimWith(after string) string {
-	return `WITH takeover AS (
+// claimAfterPlainSQL is claimAfterSQL without untouchedCond, for a server
+// that lacks what it reads (Driver.Claim falls back to it).
+var claimAfterPlainSQL = claimWith("", cursorCond)
+
+// cursorCond bounds the pending candidates of a cursor claim.
+const cursorCond = `
+		AND (priority, run_at, id) > ($7::int, $8::timestamptz, $9::bigint)`
+
+// snapCTE holds the statement's snapshot (s) and its xmax as a number
+// (x), for untouchedCond; materialized, so each is read once.
+const snapCTE = `snap AS MATERIALIZED (
+	SELECT s, pg_snapshot_xmax(s)::text::bigint AS x FROM pg_current_snapshot() AS s
+), `
+
+// untouchedCond holds for a pending row version whose xmax is unset, or
+// was set by a transaction that had ended when the statement's snapshot
+// was taken (a claim or a lock that rolled back, a lock that committed):
+// it leaves out, without trying their row locks, the rows that other
+// claims are taking or took after that snapshot. FOR UPDATE SKIP LOCKED
+// alone tries the lock of each (one lock-table lookup apiece), and when
+// the other claim has committed meanwhile it locks the row's newest
+// version, finds it no longer pending and leaves it out, but holds that
+// lock until it commits, so the finish of the process that holds the
+// lease waits for it. With many processes on one queue that happens to
+// most rows (docs/design.md, "Claim cursor"). A row left out this way
+// that is still pending is claimed by the next full claim, which has no
+// such condition, or by a later cursor claim if it sorts after the cursor.
+var untouchedCond = untouchedOf(`xmax`, `(SELECT s FROM snap)`, `(SELECT x FROM snap)`)
+
+// farAhead is how far past the snapshot's xmax a row's xmax is taken for
+// something other than a transaction id: no transaction begins that many
+// transactions after the snapshot while the statement runs, but a
+// multixact id (several lockers of one row), which untouchedOf cannot
+// tell from a transaction id, may read as one. Such a row is tried as
+// before, by its lock, rather than left to full claims.
+const farAhead = `16777216`
+
+// untouchedOf is untouchedCond of the 32-bit id xmax, given snapshot s and
+// its xmax as a bigint, x. The snapshot lists top-level transactions only:
+// a subtransaction's id counts as ended, and its row is tried by its lock.
+func untouchedOf(xmax, s, x string) string {
+	w := xid8Of(xmax, x)
+	return `(` + xmax + ` = '0'::xid OR pg_visible_in_snapshot(` + w + `, ` + s + `)
+			OR ` + w + ` >= (` + x + ` + ` + farAhead + `)::text::xid8)`
+}
+
+// xid8Of is SQL for the 64-bit transaction id (xid8) of xid, a 32-bit
+// one, taken as the one nearest to ref, a 64-bit id as bigint (the
+// snapshot's xmax): a row's xmax is never more than 2^31 transactions
+// from it. An id before the first epoch comes out as 0, which every
+// snapshot sees as ended.
+func xid8Of(xid, ref string) string {
+	return `greatest(` + ref + ` + (` + xid + `::text::bigint - ` + ref + ` % 4294967296 + 6442450944) % 4294967296 - 2147483648, 0)::text::xid8`
+}
+
+// claimWith is the claim statement with ctes, more CTEs put first, and
+// after, a condition on the pending candidates, added to their WHERE
+// clause.
+func claimWith(ctes, after string) string {
+	return `WITH ` + ctes + `takeover AS (
 	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs
 	WHERE $6::boolean AND ` + takeOverCond + ` AND lease_owner <> $1
 		AND queue = $3 AND kind = ANY($4::text[]) AND ` + notPaused3 + `
@@ -96,15 +154,32 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	query, args := claimSQL, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver}
+	query, args := &claimSQL, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver}
 	if a := p.After; a != nil {
-		query, args = claimAfterSQL, append(args, a.Priority, a.RunAt, a.ID)
+		query, args = d.cursorClaim.Load(), append(args, a.Priority, a.RunAt, a.ID)
 	}
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, query, args...)
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, *query, args...)
+	if err != nil && p.After != nil && query != &claimAfterPlainSQL && lacksSnapshotFuncs(err) {
+		// Refused as it was parsed: nothing ran. The cursor claims go on
+		// without the condition once one without it succeeds.
+		if jobs, err = collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, claimAfterPlainSQL, args...); err == nil {
+			d.cursorClaim.Store(&claimAfterPlainSQL)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: claim: %w", err)
 	}
 	return jobs, nil
+}
+
+// lacksSnapshotFuncs reports whether err may say the server has no xmax
+// column, snapshot functions or xid8 type, as some PostgreSQL-compatible
+// engines do not: undefined column, function or object (also what a
+// schema that is not leasehold's gets, so Claim switches only once the
+// statement without them succeeds).
+func lacksSnapshotFuncs(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "42703" || pe.Code == "42883" || pe.Code == "42704")
 }
 
 // ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,14 +34,17 @@ var (
 // safe for concurrent use. Create it with New or Open and release it with
 // Close.
 type Driver struct {
-	pool      *pgxpool.Pool // main pool: every statement but Heartbeat
-	hbPool    *pgxpool.Pool // small pool used only by Heartbeat
-	ownsPool  bool          // pool was opened by Open and is closed by Close
-	notes     *notifier     // coalesced insert hints
-	names     names         // interned kinds, queues, states and owners
-	heldIdle  time.Duration // heldIdleTimeout; shorter in tests
-	migLock   migrationLock // how Migrate waits for a table's lock
-	closeOnce sync.Once
+	pool     *pgxpool.Pool // main pool: every statement but Heartbeat
+	hbPool   *pgxpool.Pool // small pool used only by Heartbeat
+	ownsPool bool          // pool was opened by Open and is closed by Close
+	notes    *notifier     // coalesced insert hints
+	names    names         // interned kinds, queues, states and owners
+	heldIdle time.Duration // heldIdleTimeout; shorter in tests
+	migLock  migrationLock // how Migrate waits for a table's lock
+	// cursorClaim is the cursor claim's statement: claimAfterSQL, or
+	// claimAfterPlainSQL once the server refused what the first reads.
+	cursorClaim atomic.Pointer[string]
+	closeOnce   sync.Once
 }
 
 // New returns a driver using pool. The caller keeps owning pool: Close does
@@ -81,8 +85,10 @@ func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: heartbeat pool: %w", err)
 	}
-	return &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool), heldIdle: heldIdleTimeout,
-		migLock: migrationLock{Timeout: migrationLockTimeout, Pause: migrationLockPause, Tries: migrationLockTries}}, nil
+	d := &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool), heldIdle: heldIdleTimeout,
+		migLock: migrationLock{Timeout: migrationLockTimeout, Pause: migrationLockPause, Tries: migrationLockTries}}
+	d.cursorClaim.Store(&claimAfterSQL)
+	return d, nil
 }
 
 // Pool returns the driver's main pool, for the application's own queries
