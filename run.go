@@ -22,8 +22,9 @@ func ClientFromContext(ctx context.Context) *Client {
 
 // runHandler runs the handler of row's kind through the work middleware,
 // and turns a panic in either into a *PanicError. Once the handler has
-// returned, it reports the resolutions it made in transactions that
-// committed (reportTxResolutions).
+// returned, it marks the lease so (a resolution made under it from then
+// on is refused) and reports the resolutions the handler made in
+// transactions that committed (reportTxResolutions).
 func (c *Client) runHandler(ctx context.Context, row *JobRow) (err error) {
 	defer c.reportTxResolutions(ctx)
 	defer func() {

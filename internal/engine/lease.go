@@ -58,6 +58,10 @@ type Lease struct {
 	// finalized is set by whoever submits the lease's outcome: the
 	// executor or Stop. Only one of them does.
 	finalized atomic.Bool
+	// returned is set once the handler has returned (see MarkReturned),
+	// which is before finalized: the outcome is decided after the handler's
+	// own deferred work.
+	returned atomic.Bool
 	// started is set on the pool goroutine just before the lease's last
 	// check ahead of its handler: once it is set, the handler may be
 	// running (see Executor.release).
@@ -104,7 +108,7 @@ func (l *Lease) Usable() error {
 		return fmt.Errorf("%w: job %d attempt %d: %s", leasetype.ErrLeaseLost, l.Row.ID, l.Row.Attempt, fmt.Sprintf(why, args...))
 	}
 	switch {
-	case l.finalized.Load():
+	case l.finalized.Load() || l.returned.Load():
 		return lost("lease given up (handler returned or client stopping)")
 	case l.lostInDB.Load():
 		return lost("lease taken over")
@@ -116,6 +120,15 @@ func (l *Lease) Usable() error {
 	}
 	return nil
 }
+
+// MarkReturned records that the lease's handler has returned: from then
+// on Usable refuses the lease, even before its outcome is submitted. The
+// client calls it on the handler's goroutine, once the handler is done,
+// before it reports what the handler left waiting for its return.
+func (l *Lease) MarkReturned() { l.returned.Store(true) }
+
+// Returned reports whether MarkReturned was called.
+func (l *Lease) Returned() bool { return l.returned.Load() }
 
 // MarkLost records that the database refused a write for the lease: there
 // is nothing more to write for it.

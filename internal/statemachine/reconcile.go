@@ -126,19 +126,20 @@ const (
 )
 
 // Resolve returns the transition of a reconciling job resolved as r,
-// after delay (retry and snooze only), with note as the job's last_error
-// when it is not empty (kept otherwise). It returns an error for an
-// unknown resolution or a negative delay.
+// after delay (retry and snooze only; ignored, whatever its value, for
+// the others), with note as the job's last_error when it is not empty
+// (kept otherwise). It returns an error for an unknown resolution, or a
+// retry or snooze with a negative delay.
 func Resolve(r Resolution, delay time.Duration, note string) (driver.Transition, error) {
-	if delay < 0 {
-		return driver.Transition{}, fmt.Errorf("negative delay %v", delay)
-	}
 	t := driver.Transition{KeepRunAt: true, KeepLastError: note == "", LastError: note,
 		Outcome: leasetype.OutcomeLeaseExpired}
 	switch r {
 	case ResolveComplete:
 		t.State = leasetype.StateCompleted
 	case ResolveRetry, ResolveSnooze:
+		if delay < 0 {
+			return driver.Transition{}, fmt.Errorf("negative delay %v", delay)
+		}
 		t.State, t.KeepRunAt, t.Delay, t.FreeAttempt = leasetype.StatePending, false, delay, r == ResolveSnooze
 	case ResolveStuck:
 		t.State = leasetype.StateStuck

@@ -101,7 +101,17 @@ func TestResolve(t *testing.T) {
 	if _, err := Resolve(Resolution(99), 0, ""); err == nil {
 		t.Error("Resolve(99) accepted")
 	}
-	if _, err := Resolve(ResolveRetry, -time.Second, ""); err == nil {
-		t.Error("Resolve with a negative delay accepted")
+	for _, r := range []Resolution{ResolveRetry, ResolveSnooze} {
+		if _, err := Resolve(r, -time.Second, ""); err == nil {
+			t.Errorf("Resolve(%d) with a negative delay accepted", r)
+		}
+	}
+	// A delay is ignored, whatever its value, by the resolutions that do
+	// not run the job again.
+	for _, r := range []Resolution{ResolveComplete, ResolveStuck, ResolveFail} {
+		tr, err := Resolve(r, -time.Hour, "")
+		if err != nil || tr.Delay != 0 || !tr.KeepRunAt {
+			t.Errorf("Resolve(%d) with a negative delay = %+v, %v; want it ignored", r, tr, err)
+		}
 	}
 }
