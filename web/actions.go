@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -134,20 +135,25 @@ func actionStatus(err error) int {
 type bulkData struct {
 	Action string
 	Filter filter
-	// IDs are the jobs the action will touch: the filtered jobs whose
-	// state allows it, at most MaxBulk.
+	// States are the states the action applies to among those the filter
+	// selects (all of them when it selects none): the only ones read.
+	// Empty when the action applies to none of them.
+	States []leasehold.JobState
+	// IDs are the jobs the action will touch: the filtered jobs in one of
+	// States, at most MaxBulk.
 	IDs []int64
-	// Matched counts the filtered jobs read, Skipped those whose state
-	// refuses the action; More is set when more than MaxBulk matched.
 	// Completed counts the completed jobs among IDs, which a retry runs
 	// again only when the form confirms it; CompletedIDs are their ids,
 	// posted with the form so that the confirmation covers these jobs
 	// alone, not one that completes after the page was shown.
-	Matched, Skipped, Completed int
-	CompletedIDs                []int64
-	More                        bool
-	Max                         int
-	Back                        string
+	Completed    int
+	CompletedIDs []int64
+	// More is set when more than MaxBulk jobs matched. Relisted is set
+	// when the action leaves the jobs it touches in one of States (a
+	// retry makes them pending), so running it again lists them again.
+	More, Relisted bool
+	Max            int
+	Back           string
 	// Window is the id range a search read, empty without a search;
 	// Next is the confirmation of the same action on the next window,
 	// empty on the last.
@@ -173,33 +179,37 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, listStatus(err), err)
 		return
 	}
-	d.Matched = len(rows)
 	for _, j := range rows {
-		if allows(action, j.State) {
-			d.IDs = append(d.IDs, j.ID)
-			if j.State == leasehold.StateCompleted {
-				d.Completed++
-				d.CompletedIDs = append(d.CompletedIDs, j.ID)
-			}
-		} else {
-			d.Skipped++
+		d.IDs = append(d.IDs, j.ID)
+		if j.State == leasehold.StateCompleted {
+			d.Completed++
+			d.CompletedIDs = append(d.CompletedIDs, j.ID)
 		}
 	}
 	h.render(w, r, "bulk", "Confirm bulk "+action, d)
 }
 
 // bulkRows reads the jobs a bulk action on f's filtered set lists, oldest
-// first, at most MaxBulk. A search has no index to serve it, so it reads
-// one window of ids (as a page of the jobs list does) from f.After on,
-// names the ids it covers (up to the last job listed when more match),
-// and links to the next window's confirmation.
+// first, at most MaxBulk: those in a state the action applies to (see
+// bulkStates), so that jobs it leaves alone never take the place of those
+// it touches, and running it again reaches the rest. A search has no
+// index to serve it, so it reads one window of ids (as a page of the jobs
+// list does) from f.After on, names the ids it covers (up to the last job
+// listed when more match), and links to the next window's confirmation.
 func (h *handler) bulkRows(ctx context.Context, action string, f filter) (bulkData, []*leasehold.JobRow, error) {
 	f.Before, f.Oldest, f.Finished = 0, true, 0
 	if f.Search == "" {
 		f.After = 0
 	}
-	d := bulkData{Action: action, Filter: f, Max: MaxBulk, Back: h.link("/jobs", f.query())}
+	d := bulkData{Action: action, Filter: f, States: bulkStates(action, f), Max: MaxBulk,
+		Back: h.link("/jobs", f.query())}
+	if len(d.States) == 0 {
+		// Nothing to read: ListParams with no States lists every state.
+		return d, nil, nil
+	}
+	d.Relisted = action == "retry" && slices.Contains(d.States, leasehold.StatePending)
 	p := f.params(MaxBulk + 1)
+	p.States = d.States
 	var win *window
 	if f.Search != "" {
 		var err error
@@ -223,6 +233,19 @@ func (h *handler) bulkRows(ctx context.Context, action string, f filter) (bulkDa
 		}
 	}
 	return d, rows, nil
+}
+
+// bulkStates returns the states action applies to among those f selects,
+// or among all states when f selects none, in state-machine order; none
+// when it applies to no state f selects.
+func bulkStates(action string, f filter) []leasehold.JobState {
+	var states []leasehold.JobState
+	for _, s := range leasehold.AllStates {
+		if allows(action, s) && (len(f.States) == 0 || f.Has(string(s))) {
+			states = append(states, s)
+		}
+	}
+	return states
 }
 
 // allows reports whether action applies to a job in state s.

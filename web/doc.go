@@ -26,5 +26,9 @@
 // Origin, see net/http.CrossOriginProtection). Pages are sent with a
 // Content-Security-Policy that allows no script and no inline style,
 // frame-ancestors 'none' and base-uri 'none', and nosniff; html/template escapes everything a
-// job carries (arguments, metadata, errors, names).
+// job carries (arguments, metadata, errors, names). The handler reads
+// every POST's form before authentication: serve it from an http.Server
+// with ReadTimeout and WriteTimeout set (leasehold serve: 30 s and 2
+// minutes), so that a client that sends or reads a byte at a time cannot
+// hold connections open.
 package web

@@ -2,7 +2,9 @@ package web
 
 import (
 	"bytes"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -122,12 +124,27 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, status int, msg s
 	h.renderStatus(w, r, status, "error", http.StatusText(status), errorData{Status: status, Message: msg})
 }
 
-// failErr logs err and answers 500 (or 400 for invalid input) with its text.
+// failErr answers err with status. Below 500 (invalid input, a state
+// that refuses a change) the page says err's text. From 500 on the page
+// names a random error id only, and err is logged under that id: a
+// driver's error can carry SQL, a host, a port, a user, a database name
+// or a file path, which are no business of the browser.
 func (h *handler) failErr(w http.ResponseWriter, r *http.Request, status int, err error) {
-	if status >= 500 {
-		h.log.ErrorContext(r.Context(), "web: request failed", "path", r.URL.Path, "err", err)
+	if status < http.StatusInternalServerError {
+		h.fail(w, r, status, err.Error())
+		return
 	}
-	h.fail(w, r, status, err.Error())
+	id := errorID()
+	h.log.ErrorContext(r.Context(), "web: request failed", "error_id", id, "path", r.URL.Path, "err", err)
+	h.fail(w, r, status, fmt.Sprintf("the request failed (error %s); the server's log has the details", id))
+}
+
+// errorID returns a random id of 8 hex digits that names one failed
+// request on its page and in the log.
+func errorID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error
+	return hex.EncodeToString(b[:])
 }
 
 // path returns p under the handler's prefix.

@@ -35,9 +35,10 @@ type Options struct {
 	// several instances serve the dashboard behind one load balancer; by
 	// default each handler draws its own at New.
 	Secret []byte
-	// Logger receives the errors of failed requests, and an Info record of
-	// each change made (job, queue and bulk actions, watcher passes); nil
-	// discards them.
+	// Logger receives the errors of failed requests, each with the error
+	// id (error_id) that its page shows instead of the error's text, and
+	// an Info record of each change made (job, queue and bulk actions,
+	// watcher passes); nil discards them.
 	Logger *slog.Logger
 	// UnclaimedAfter is how long a due job may wait unclaimed, with no
 	// job of its kind running, before the overview flags its kind

@@ -38,6 +38,23 @@ const fileCheckEvery = time.Second
 // the server is told to stop.
 const serveShutdownTimeout = 5 * time.Second
 
+// serveTimeouts bound how long the server waits on one client: header for
+// a request's headers, read for the whole request with its body (a form
+// is at most a few KiB), write for the answer from the end of the headers
+// on (a page is read from the database and written in well under a
+// second), idle for the next request on a kept-alive connection. Without
+// read and write, a client that sends its body or reads the answer one
+// byte a minute holds a connection and its goroutine for ever, before it
+// has even logged in (forms are read before authentication).
+type serveTimeouts struct {
+	header, read, write, idle time.Duration
+}
+
+// defaultServeTimeouts returns the timeouts of leasehold serve.
+func defaultServeTimeouts() serveTimeouts {
+	return serveTimeouts{header: 10 * time.Second, read: 30 * time.Second, write: 2 * time.Minute, idle: time.Minute}
+}
+
 type serveFlags struct {
 	addr, prefix, logLevel string
 	opts                   web.Options
@@ -132,7 +149,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		go work.WatchFile(ctx, db.Driver, fileCheckEvery, stop)
 		// Every answer, not only the dashboard's: the redirect to the
 		// prefix, the 404s outside it and the metrics too.
-		if err := runServer(ctx, ln, web.SecurityHeaders(mux)); err != nil {
+		if err := runServer(ctx, ln, web.SecurityHeaders(mux), defaultServeTimeouts()); err != nil {
 			return err
 		}
 		if err := context.Cause(ctx); work.Fatal(err) { // its file is gone: every page would answer 500
@@ -264,10 +281,11 @@ func serveMetrics(c *leasehold.Client) (*dashMetrics, error) {
 
 func (d *dashMetrics) close() { d.m.Close() }
 
-// runServer serves h on ln until ctx is done, then lets requests in flight
-// finish for serveShutdownTimeout.
-func runServer(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+// runServer serves h on ln, bounded by to, until ctx is done, then lets
+// requests in flight finish for serveShutdownTimeout.
+func runServer(ctx context.Context, ln net.Listener, h http.Handler, to serveTimeouts) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: to.header, ReadTimeout: to.read,
+		WriteTimeout: to.write, IdleTimeout: to.idle}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
