@@ -16,6 +16,12 @@ const (
 	tlMinBar = 2   // the narrowest bar drawn
 )
 
+// tipText is how many characters of an attempt's error and resolution its
+// bar's tooltip shows: a tooltip has no room for the up to
+// leasehold.MaxErrorText of an error, which the history table below shows
+// whole.
+const tipText = 200
+
 // timeline is one job's attempt history drawn to scale: one bar per
 // attempt, from claim to end.
 type timeline struct {
@@ -38,6 +44,9 @@ type tick struct {
 // bar is one attempt.
 type bar struct {
 	view.AttemptView
+	// ErrorTip and ResolutionTip are the error and the resolution cut to
+	// tipText characters, for the tooltip.
+	ErrorTip, ResolutionTip string
 	Y, TextY, MidY, BottomY float64
 	// X, W are the held part: from the claim to the last heartbeat (or to
 	// the end, or to now while running).
@@ -66,7 +75,8 @@ func leaseEnded(outcome string) bool {
 	return outcome == "lease_expired" || outcome == "lease_lost"
 }
 
-// newTimeline draws the attempts of job j; now is the database clock.
+// newTimeline draws the attempts of job j (those the page shows); now is
+// the database clock.
 func newTimeline(j view.JobInfoView, now time.Time) *timeline {
 	if len(j.Attempts) == 0 {
 		return nil
@@ -122,7 +132,7 @@ func later(a, b time.Time) time.Time {
 // newBar places attempt i (a) of j.
 func newBar(j view.JobInfoView, i int, a view.AttemptView, now time.Time, x func(time.Time) float64) bar {
 	y := float64(tlTop + i*tlRow)
-	b := bar{AttemptView: a, Y: y, TextY: y + tlBar - 4, MidY: y + tlBar/2, BottomY: y + tlBar, HeartbeatX: -1, FenceX: -1}
+	b := bar{AttemptView: a, ErrorTip: short(tipText, a.Error), ResolutionTip: short(tipText, a.Resolution), Y: y, TextY: y + tlBar - 4, MidY: y + tlBar/2, BottomY: y + tlBar, HeartbeatX: -1, FenceX: -1}
 	b.X = x(a.ClaimedAt)
 	end := now
 	if a.EndedAt != nil {
