@@ -11,7 +11,11 @@ import (
 
 // recordThroughputSQL adds $1, $2, $3 (queues, outcomes, counts) to the
 // current minute's totals and, when $4 (microseconds) is positive,
-// deletes the totals older than that, in one statement.
+// deletes the totals older than that, in one statement. The rows are
+// written in (queue, outcome) order, so that every client's recorder
+// locks the minute's rows in the same order: in the order a hash
+// aggregate happens to give, two recorders flushing the same keys could
+// each wait for a row the other holds (a deadlock, one flush refused).
 const recordThroughputSQL = `WITH gone AS (
 	DELETE FROM leasehold_throughput
 	WHERE $4::bigint > 0 AND minute < now() - $4::bigint * interval '1 microsecond'
@@ -20,6 +24,7 @@ INSERT INTO leasehold_throughput (minute, queue, outcome, jobs)
 SELECT date_trunc('minute', now()), c.queue, c.outcome, sum(c.jobs)
 FROM unnest($1::text[], $2::text[], $3::bigint[]) AS c(queue, outcome, jobs)
 GROUP BY c.queue, c.outcome
+ORDER BY c.queue, c.outcome
 ON CONFLICT (minute, queue, outcome)
 DO UPDATE SET jobs = leasehold_throughput.jobs + EXCLUDED.jobs`
 
