@@ -28,13 +28,12 @@ jobs flagged stuck by the watcher in queues that flag instead of requeueing
 whose due jobs no worker ever claimed for longer than --unclaimed-after while
 none of its jobs runs (as ` + "`leasehold queues`" + ` does): probably no running worker
 handles it. At most --limit jobs of each sort are listed, the oldest first; when
-more match, a line below the table says so (on standard error with --json).`,
+more match, a line below the table says so (on standard error with --json).
+With --json only the jobs are printed, and --unclaimed-after is refused:
+` + "`leasehold queues --json`" + ` reports the unclaimed kinds.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
-			if err := cli.RefuseEmpty(cmd.Flags(), "queue"); err != nil {
-				return err
-			}
-			if err := checkLimit(limit); err != nil {
+			if err := a.checkStuckFlags(cmd, limit); err != nil {
 				return err
 			}
 			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
@@ -65,6 +64,23 @@ more match, a line below the table says so (on standard error with --json).`,
 	cmd.Flags().Var(cli.NewDurationValue(&unclaimedAfter, defaultUnclaimedAfter, 0, 3650*cli.Day), "unclaimed-after",
 		"point at kinds whose due jobs wait unclaimed longer than this")
 	return cmd
+}
+
+// checkStuckFlags refuses an empty --queue, a --limit out of range, and
+// --unclaimed-after with --json, whose array of jobs has no place for the
+// unclaimed kinds: `leasehold queues --json` reports them.
+func (a *app) checkStuckFlags(cmd *cobra.Command, limit int) error {
+	if err := cli.RefuseEmpty(cmd.Flags(), "queue"); err != nil {
+		return err
+	}
+	if err := checkLimit(limit); err != nil {
+		return err
+	}
+	if a.jsonOut && cmd.Flags().Changed("unclaimed-after") {
+		return cli.Usagef("--unclaimed-after does not apply with --json, which prints the jobs only: " +
+			"leasehold queues --json --unclaimed-after reports the unclaimed kinds (suspect)")
+	}
+	return nil
 }
 
 // stuckJobs lists expired leases and flagged jobs, by id, at most limit

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -52,4 +53,17 @@ func expireLeases(t *testing.T, db, queue string, n int) {
 		claimByID(t.Context(), t, d, id, "gone", time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond)
+}
+
+// TestJobsStuckJSONRefusesUnclaimedAfter: --json prints the jobs only, so
+// --unclaimed-after, which would be ignored, is a usage error; without
+// the flag --json still prints the array.
+func TestJobsStuckJSONRefusesUnclaimedAfter(t *testing.T) {
+	db := "sqlite:" + t.TempDir() + "/lh.db"
+	ok(t, db, "migrate")
+	r := lh(t, db, "--json", "jobs", "stuck", "--unclaimed-after", "5m")
+	checkOneLineError(t, "jobs stuck --json --unclaimed-after", r, cli.ExitUsage, "--unclaimed-after does not apply with --json")
+	var jobs []view.JobView
+	okJSON(t, db, &jobs, "jobs", "stuck")
+	ok(t, db, "jobs", "stuck", "--unclaimed-after", "5m")
 }

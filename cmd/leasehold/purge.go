@@ -27,7 +27,7 @@ func (a *app) purgeCommand() *cobra.Command {
 			return a.withClient(cmd, func(ctx context.Context, c *leasehold.Client) error {
 				n, err := c.PurgeFinished(ctx, olderThan)
 				if err != nil {
-					return err
+					return purgeError(n, err)
 				}
 				out := struct {
 					Purged           int64   `json:"purged"`
@@ -44,4 +44,14 @@ func (a *app) purgeCommand() *cobra.Command {
 		"delete jobs finished longer ago than this: 90s, 12h, 7d… (required)")
 	_ = cmd.MarkFlagRequired("older-than")
 	return cmd
+}
+
+// purgeError returns err, the failure of a purge, saying how many
+// finished jobs the batches committed before it had deleted: those stay
+// deleted.
+func purgeError(n int64, err error) error {
+	if n == 0 {
+		return err
+	}
+	return fmt.Errorf("purged %d finished jobs, then: %w", n, err)
 }

@@ -38,6 +38,13 @@ const fileCheckEvery = time.Second
 // the server is told to stop.
 const serveShutdownTimeout = 5 * time.Second
 
+// minSessionLifetime and maxSessionLifetime bound --session-lifetime:
+// browsers keep a cookie about 400 days at most.
+const (
+	minSessionLifetime = time.Minute
+	maxSessionLifetime = 400 * cli.Day
+)
+
 // serveTimeouts bound how long the server waits on one client: header for
 // a request's headers, read for the whole request with its body (a form
 // is at most a few KiB), write for the answer from the end of the headers
@@ -98,8 +105,8 @@ policies, or expired leases of a queue that flags or reconciles are requeued.`,
 	fl.BoolVar(&f.opts.ReadOnly, "read-only", false, "refuse every change, even to authenticated operators")
 	fl.BoolVar(&f.opts.SecureCookies, "secure-cookies", false,
 		"mark the dashboard's cookies Secure: set it when a proxy serves the dashboard over HTTPS")
-	fl.DurationVar(&f.opts.SessionLifetime, "session-lifetime", web.DefaultSessionLifetime,
-		"how long a browser stays logged in with the token (at least 1s)")
+	fl.Var(cli.NewDurationValue(&f.opts.SessionLifetime, web.DefaultSessionLifetime, minSessionLifetime, maxSessionLifetime),
+		"session-lifetime", "how long a browser stays logged in with the token, 1m to 400d")
 	fl.StringVar(&f.opts.Token, "token", "", "token that authenticates operators (default $"+envWebToken+")")
 	fl.StringVar(&f.opts.BasicUser, "basic-user", "", "basic-auth user (default $"+envWebUser+")")
 	fl.StringVar(&f.opts.BasicPassword, "basic-password", "", "basic-auth password (default $"+envWebPassword+")")
@@ -204,9 +211,6 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 	}
 	if err := web.CheckPrefix(f.prefix); err != nil {
 		return cli.Usagef("--prefix: %w", err)
-	}
-	if f.opts.SessionLifetime < time.Second {
-		return cli.Usagef("--session-lifetime %v: want at least 1s", f.opts.SessionLifetime)
 	}
 	f.opts.Prefix = strings.TrimSuffix(f.prefix, "/")
 	return nil

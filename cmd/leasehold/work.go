@@ -47,7 +47,8 @@ application runs its own workers with the library.
 Runs until interrupted (SIGINT, SIGTERM or SIGHUP stop it gracefully: running
 jobs get --shutdown-timeout to finish, then their leases are released; with
 --reconcile-into, a handler cut off mid-charge is not released but left to
-expire, and its payment is reconciled). A second signal during that stop ends
+expire, and its payment is reconciled; --reconcile-into needs the ` + payments.Kind + `
+kind, whose reconcilers run the reconcile jobs). A second signal during that stop ends
 the process at once: the leases it still holds expire after --ttl. A stop
 signal before the worker has started (while it opens, migrates or waits for
 the database) exits 0 too.
@@ -89,7 +90,7 @@ job at a time.`,
 	fl.Var(cli.NewDurationValue(&f.o.PollInterval, leasehold.DefaultPollInterval, 10*time.Millisecond, time.Hour), "poll-interval", "how often idle workers look for jobs")
 	fl.Var(cli.NewDurationValue(&f.o.ShutdownTimeout, leasehold.DefaultShutdownTimeout, 10*time.Millisecond, time.Hour), "shutdown-timeout", "how long running jobs may finish at shutdown")
 	fl.StringVar(&f.o.ProviderURL, "provider", "", "payment provider base URL (default: an in-process stand-in)")
-	fl.StringVar(&f.o.ReconcileInto, "reconcile-into", "", "reconcile the --queue jobs whose lease expires, with reconcile jobs in this queue (worked too)")
+	fl.StringVar(&f.o.ReconcileInto, "reconcile-into", "", "reconcile the --queue jobs whose lease expires, with reconcile jobs in this queue (worked too); needs the "+payments.Kind+" kind")
 	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues hold no pending or processing job of the built-in kinds")
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")

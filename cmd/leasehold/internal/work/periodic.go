@@ -2,6 +2,7 @@ package work
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,10 +20,10 @@ type PeriodicMetadata struct {
 // ParsePeriodic parses a schedule given as NAME=SPEC:KIND, where SPEC is
 // a cron expression (five or six fields, a descriptor such as @hourly or
 // @every 10s, optionally after CRON_TZ=Zone, a named zone rather than
-// Local, which leasehold.Cron refuses) read in UTC, and KIND the
-// kind of its jobs, inserted into queue with empty arguments and
-// PeriodicMetadata. A cron expression has no colon, so the first colon
-// after the = ends it.
+// Local, which leasehold.Cron refuses) read in UTC, and KIND the kind
+// of its jobs (a name leasehold.ValidateKind accepts), inserted into
+// queue with empty arguments and PeriodicMetadata. A cron expression has
+// no colon, so the first colon after the = ends it.
 func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
 	name, rest, ok := strings.Cut(s, "=")
 	spec, kind, ok2 := strings.Cut(rest, ":")
@@ -32,6 +33,9 @@ func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
 	if err := leasehold.ValidatePeriodicName(name); err != nil {
 		return leasehold.PeriodicJob{}, err
 	}
+	if err := leasehold.ValidateKind(kind); err != nil {
+		return leasehold.PeriodicJob{}, kindError(err)
+	}
 	sched, err := leasehold.Cron(spec, nil)
 	if err != nil {
 		return leasehold.PeriodicJob{}, err
@@ -39,6 +43,18 @@ func ParsePeriodic(s, queue string) (leasehold.PeriodicJob, error) {
 	return leasehold.PeriodicJob{Name: name, Schedule: sched, Args: func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
 		return leasehold.RawArgs{KindName: kind}, &leasehold.InsertOpts{Queue: queue, Metadata: periodicMetadata(name, slot)}
 	}}, nil
+}
+
+// kindError returns err, the refusal of a schedule's kind by
+// leasehold.ValidateKind, with a reason that says it is the kind.
+func kindError(err error) error {
+	var bad *leasehold.InvalidInputError
+	if !errors.As(err, &bad) {
+		return fmt.Errorf("kind: %w", err)
+	}
+	named := *bad
+	named.Reason = "kind " + bad.Reason
+	return &named
 }
 
 // periodicMetadata is the metadata of the job of a slot of the schedule

@@ -34,6 +34,9 @@ func TestParsePeriodic(t *testing.T) {
 	if _, err := ParsePeriodic("tick=61 * * * *:leasehold.sleep", "q"); !errors.Is(err, leasehold.ErrInvalidSchedule) {
 		t.Errorf("a bad cron expression: %v, want ErrInvalidSchedule", err)
 	}
+	if _, err := ParsePeriodic("tick=@every 1s:Bad Kind", "q"); !errors.Is(err, leasehold.ErrInvalidKind) {
+		t.Errorf("a bad kind: %v, want ErrInvalidKind", err)
+	}
 }
 
 // TestParsePeriodicZoneOnly checks that a zone with no fields is an

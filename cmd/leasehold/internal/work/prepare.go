@@ -11,7 +11,8 @@ import (
 
 // Prepare checks what of o needs no database, so that a bad flag is refused
 // (a usage error naming it) before the database is opened, let alone
-// created: the kinds, which it returns selected, the scan, the provider's
+// created: the kinds, which it returns selected, the reconcile queue
+// (which needs the payment kind), the scan, the provider's
 // URL, the owner and the metrics address (a host that does not resolve).
 func Prepare(o Options) (Options, error) {
 	kinds, err := jobkinds.Select(o.Kinds)
@@ -19,6 +20,9 @@ func Prepare(o Options) (Options, error) {
 		return o, cli.FlagError("--kind", err)
 	}
 	o.Kinds = kinds
+	if err := checkReconcile(o); err != nil {
+		return o, cli.UsageError(err)
+	}
 	if err := checkScan(o); err != nil {
 		return o, cli.UsageError(err)
 	}

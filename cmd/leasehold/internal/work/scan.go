@@ -19,6 +19,21 @@ func ScanName(reconcileQueue string) string { return payments.ScanKind + ":" + r
 // run the payment reconcilers.
 var errScanNeedsReconcile = errors.New("--scan-every needs --reconcile-into and the " + payments.Kind + " kind")
 
+// errReconcileNeedsPayments reports a reconcile queue asked of a worker
+// that does not run the payment kind, whose reconcilers alone run the
+// reconcile jobs: they would wait in that queue with nobody to run them.
+var errReconcileNeedsPayments = errors.New("--reconcile-into needs the " + payments.Kind +
+	" kind (see --kind): only its reconcilers run reconcile jobs, which would wait in the reconcile queue with nobody to run them")
+
+// checkReconcile checks that a worker given a reconcile queue runs the
+// payment kind, and with it the reconcilers.
+func checkReconcile(o Options) error {
+	if o.ReconcileInto != "" && !jobkinds.Runs(o.Kinds, payments.Kind) {
+		return errReconcileNeedsPayments
+	}
+	return nil
+}
+
 // checkScan checks that a worker asked to scan runs the heal jobs' kinds.
 func checkScan(o Options) error {
 	if o.ScanEvery > 0 && (o.ReconcileInto == "" || !jobkinds.Runs(o.Kinds, payments.Kind)) {

@@ -36,6 +36,14 @@ func TestScanPeriodic(t *testing.T) {
 			t.Errorf("checkScan(%+v) = %v, want errScanNeedsReconcile", bad, err)
 		}
 	}
+	if err := checkReconcile(Options{ReconcileInto: "rec", Kinds: []string{"leasehold.sleep"}}); !errors.Is(err, errReconcileNeedsPayments) {
+		t.Errorf("checkReconcile without the payment kind = %v, want errReconcileNeedsPayments", err)
+	}
+	for _, good := range []Options{{}, {ReconcileInto: "rec"}, {ReconcileInto: "rec", Kinds: []string{"leasehold.demo.charge"}}} {
+		if err := checkReconcile(good); err != nil {
+			t.Errorf("checkReconcile(%+v) = %v", good, err)
+		}
+	}
 	if jobs := periodic(Options{}); len(jobs) != 0 {
 		t.Errorf("periodic jobs without --scan-every = %+v", jobs)
 	}

@@ -41,7 +41,7 @@ type Options struct {
 	// ReconcileInto, when set, puts every queue of Queues under the
 	// reconcile policy (leasehold.QueueConfig.Reconcile) with this queue
 	// for the reconcile jobs, works it too, and runs the payment
-	// reconcilers.
+	// reconcilers: it needs the payment kind (see Prepare).
 	ReconcileInto string
 	// Owner names the worker instance (default host-pid-random).
 	Owner string
