@@ -254,3 +254,19 @@ func TestWatchReconcile(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkUntilIdleWaitsForReconcileJobs: with --reconcile-into, a
+// worker told to stop once idle waits for the reconcile jobs of its
+// reconcile queue too, not only for its own queues' jobs: this one is not
+// due for a second, and runs (its job is gone: nothing to heal) before
+// the worker stops.
+func TestWorkUntilIdleWaitsForReconcileJobs(t *testing.T) {
+	forEachDB(t, func(t *testing.T, db string) {
+		rec := enqueueID(t, db, "leasehold.reconcile", "--queue", "rec", "--run-at", "1s",
+			"--args", `{"job_id":999999,"attempt":1,"job_kind":"leasehold.demo.charge","job_queue":"default"}`)
+		ok(t, db, "work", "--until-idle", "--reconcile-into", "rec", "--poll-interval", "50ms", "--log-level", "error")
+		if j := showJob(t, db, rec); j.Status != "completed" {
+			t.Errorf("reconcile job %d when the worker stopped: %s, want completed", rec, j.Status)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -295,10 +296,11 @@ func config(o Options) leasehold.Config {
 }
 
 // waitIdle cancels once no pending or processing job of the worker's
-// kinds is left in its queues.
+// kinds is left in its queues (see idleScope).
 func waitIdle(ctx context.Context, cancel context.CancelFunc, c *leasehold.Client, o Options) {
+	queues, kinds := idleScope(o)
 	tick(ctx, o.PollInterval, func() bool {
-		busy, err := hasWork(ctx, c, o.Queues, o.Kinds)
+		busy, err := hasWork(ctx, c, queues, kinds)
 		if err != nil {
 			o.Logger.Warn("idle check failed", "err", err)
 			return true
@@ -311,6 +313,24 @@ func waitIdle(ctx context.Context, cancel context.CancelFunc, c *leasehold.Clien
 	})
 }
 
+// idleScope returns the queues and kinds whose pending and processing
+// jobs keep a worker with --until-idle running: its queues and kinds,
+// and with a reconcile queue that queue too, with the reconcile and heal
+// jobs its reconcilers run (a payment reconciling waits for them). The
+// scan's periodic jobs are left out: one is always due next.
+func idleScope(o Options) (queues, kinds []string) {
+	queues, kinds = o.Queues, o.Kinds
+	if o.ReconcileInto == "" {
+		return queues, kinds
+	}
+	if !slices.Contains(queues, o.ReconcileInto) {
+		queues = append(slices.Clip(queues), o.ReconcileInto)
+	}
+	return queues, append(slices.Clip(kinds), leasehold.ReconcileKind, payments.HealKind)
+}
+
+// hasWork reports whether any of queues holds a pending or processing job
+// of one of kinds.
 func hasWork(ctx context.Context, c *leasehold.Client, queues, kinds []string) (bool, error) {
 	open := []leasehold.JobState{leasehold.StatePending, leasehold.StateProcessing}
 	for _, q := range queues {
