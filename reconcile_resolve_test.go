@@ -2,7 +2,6 @@ package leasehold_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -207,37 +206,6 @@ func (e *resolveEnv) checkState(what string, id int64, state leasehold.JobState)
 	}
 }
 
-// TestResolveReadsTheLeasesArgs: the job a reconcile job resolves is the
-// one its lease's own row names. A handler that passes a copy of its row
-// whose Args name another reconciling job resolves its own job; the other
-// stays reconciling.
-func TestResolveReadsTheLeasesArgs(t *testing.T) {
-	eachResolveDriver(t, func(e *resolveEnv) {
-		jobs := e.reconciling(2)
-		a, b := jobs[0], jobs[1]
-		errs := make(chan error, 1)
-		e.client(nil, func(ctx context.Context, c *leasehold.Client, job *leasehold.Job[leasehold.ReconcileArgs]) error {
-			if job.Args.JobID != a.ID {
-				return nil // b's reconciler decides nothing
-			}
-			other := *job.JobRow
-			args, err := json.Marshal(leasehold.ReconcileArgs{JobID: b.ID, Attempt: b.Attempt, JobKind: b.Kind, JobQueue: b.Queue})
-			if err != nil {
-				return err
-			}
-			other.Args = args
-			errs <- c.ResolveReconcile(ctx, &other, leasehold.Resolution{Action: leasehold.ResolveComplete})
-			return nil
-		})
-		if err := waitErr(e, errs); err != nil {
-			e.Errorf("ResolveReconcile with a copy of the row naming another job = %v, want its own job resolved", err)
-		}
-		e.waitReconcilersDone(2)
-		e.checkState("the job the lease reconciles", a.ID, leasehold.StateCompleted)
-		e.checkState("the job the copy's args named", b.ID, leasehold.StateReconciling)
-	})
-}
-
 // waitErr returns the first error sent on errs.
 func waitErr(e *resolveEnv, errs <-chan error) error {
 	e.Helper()
@@ -322,81 +290,6 @@ func TestResolveAfterHandlerReturnedRefused(t *testing.T) {
 		e.checkState("the job resolved after its reconciler's handler returned", a.ID, leasehold.StateReconciling)
 		if n, held := leasehold.WaitingTxResolutions(c); n != 0 || held != 0 {
 			e.Errorf("after the handler returned: resolutions of %d leases waiting (held %d), want none", n, held)
-		}
-	})
-}
-
-// TestResolveIgnoresDelayOfComplete: Resolution.Delay is ignored by the
-// actions that do not run the job again, even when negative; a retry with
-// a negative delay is refused with ErrInvalidArgs and writes nothing.
-func TestResolveIgnoresDelayOfComplete(t *testing.T) {
-	eachResolveDriver(t, func(e *resolveEnv) {
-		a := e.reconciling(1)[0]
-		errs := make(chan error, 2)
-		e.client(nil, func(ctx context.Context, c *leasehold.Client, job *leasehold.Job[leasehold.ReconcileArgs]) error {
-			past := time.Now().Add(-time.Minute)
-			errs <- c.ResolveReconcile(ctx, job.JobRow, leasehold.Resolution{Action: leasehold.ResolveRetry, Delay: time.Until(past)})
-			errs <- c.ResolveReconcile(ctx, job.JobRow, leasehold.Resolution{Action: leasehold.ResolveComplete, Delay: time.Until(past)})
-			return nil
-		})
-		if err := waitErr(e, errs); !errors.Is(err, leasehold.ErrInvalidArgs) {
-			e.Errorf("ResolveRetry with a negative Delay = %v, want ErrInvalidArgs", err)
-		}
-		if err := waitErr(e, errs); err != nil {
-			e.Errorf("ResolveComplete with a negative Delay = %v, want it ignored", err)
-		}
-		e.waitReconcilersDone(1)
-		e.checkState("the job completed with a negative delay", a.ID, leasehold.StateCompleted)
-	})
-}
-
-// TestResolveAfterRolledBackTxReportedOnce: a reconciler that resolves
-// in a transaction that rolls back, then resolves the same way on its own
-// (the history then records the very text the rolled-back resolution
-// would have), reports one EventFinished for the job, counted once in
-// Stats.
-func TestResolveAfterRolledBackTxReportedOnce(t *testing.T) {
-	eachResolveDriver(t, func(e *resolveEnv) {
-		a := e.reconciling(1)[0]
-		r := leasehold.Resolution{Action: leasehold.ResolveComplete, Note: "provider charged ch_1"}
-		subscribed := make(chan struct{})
-		c := e.client(nil, func(ctx context.Context, c *leasehold.Client, job *leasehold.Job[leasehold.ReconcileArgs]) error {
-			select {
-			case <-subscribed:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			tx, _, rollback := e.begin()
-			if err := c.ResolveReconcileTx(ctx, tx, job.JobRow, r); err != nil {
-				return errors.Join(err, rollback())
-			}
-			if err := rollback(); err != nil {
-				return err
-			}
-			return c.ResolveReconcile(ctx, job.JobRow, r)
-		})
-		events, unsubscribe := c.Subscribe(leasehold.EventFinished)
-		defer unsubscribe()
-		close(subscribed)
-		e.waitReconcilersDone(1)
-		e.checkState("the resolved job", a.ID, leasehold.StateCompleted)
-		resolutions := 0
-		for done := false; !done; {
-			select {
-			case ev := <-events:
-				if ev.ResolvedBy != nil && ev.Job.ID == a.ID {
-					resolutions++
-				}
-				done = ev.ResolvedBy == nil && ev.Job.Kind == leasehold.ReconcileKind
-			case <-time.After(30 * time.Second):
-				e.Fatal("no EventFinished of the reconcile job")
-			}
-		}
-		if resolutions != 1 {
-			e.Errorf("%d EventFinished of the resolution, want 1", resolutions)
-		}
-		if st := c.Stats(); st.Completed != 2 {
-			e.Errorf("Stats().Completed = %d, want 2 (the reconcile job and the resolution)", st.Completed)
 		}
 	})
 }
