@@ -6,6 +6,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/robfig/cron/v3 v3.0.1
+	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -20,8 +20,8 @@ import (
 // again cancels them.
 func TestBulkReachesPastJobsLeftAlone(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
-		e.http.Transport = basicAuth{"ops", "pw"}
+		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: testPassword})
+		e.http.Transport = basicAuth{"ops", testPassword}
 		ids := e.insertArgs(t, web.MaxBulk+5, `{"customer":"needle"}`)
 		other := e.insert("elsewhere", "k", `{"customer":"needle"}`)
 		first := e.mustGet("/bulk?action=cancel&queue=q")
@@ -52,8 +52,8 @@ func TestBulkReachesPastJobsLeftAlone(t *testing.T) {
 // than the jobs of every state.
 func TestBulkStates(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
-		e.http.Transport = basicAuth{"ops", "pw"}
+		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: testPassword})
+		e.http.Transport = basicAuth{"ops", testPassword}
 		running := e.insert("q", "k", `{}`).ID
 		e.claim(running, "w", time.Minute, false)
 		pending := e.insert("q", "k", `{}`).ID

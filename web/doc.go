@@ -18,7 +18,10 @@
 //
 // Security: when Options names a token or basic-auth credentials, every
 // page needs them; without either, the dashboard is read-only. A browser
-// that typed the token stays logged in for Options.SessionLifetime. Every
+// that typed the token stays logged in for Options.SessionLifetime. The
+// token and the password have at least MinSecretLength characters, and an
+// address that fails FailedLoginBurst times is held to one attempt per
+// FailedLoginEvery (answered 429 until then). Every
 // change is a POST; a browser's form carries a CSRF token, an HMAC (under
 // Options.Secret) of a random cookie of that browser, and a request with
 // the bearer token needs none (no browser adds that header by itself).

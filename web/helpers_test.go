@@ -22,7 +22,10 @@ import (
 )
 
 // testToken is the dashboard's token in the tests.
-const testToken = "s3cret-token"
+const testToken = "s3cret-token-of-the-tests"
+
+// testPassword is the basic-auth password of the tests.
+const testPassword = "correct-horse-battery"
 
 // drivers runs fn once per database: SQLite always, PostgreSQL when
 // LEASEHOLD_TEST_DATABASE_URL is set.

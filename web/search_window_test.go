@@ -81,8 +81,8 @@ func TestSearchSkipsPurgedIDs(t *testing.T) {
 // once.
 func TestBulkSearchReadsOneWindow(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
-		e.http.Transport = basicAuth{"ops", "pw"}
+		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: testPassword})
+		e.http.Transport = basicAuth{"ops", testPassword}
 		hay := e.insertArgs(t, 1200, `{"customer":"hay"}`)
 		needles := e.insertArgs(t, 1300, `{"customer":"needle"}`)
 		first := e.mustGet("/bulk?action=cancel&search=needle")
@@ -118,8 +118,8 @@ func TestBulkSearchReadsOneWindow(t *testing.T) {
 // from there, and confirming the first touches its jobs alone.
 func TestBulkSearchCutNamesItsRange(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
-		e.http.Transport = basicAuth{"ops", "pw"}
+		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: testPassword})
+		e.http.Transport = basicAuth{"ops", testPassword}
 		needles := e.insertArgs(t, web.MaxBulk+300, `{"customer":"needle"}`)
 		newest := e.insertArgs(t, 800, `{"customer":"hay"}`)[799]
 		first := e.mustGet("/bulk?action=cancel&search=needle")

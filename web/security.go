@@ -208,15 +208,29 @@ func (h *handler) validSession(value string, now time.Time) bool {
 }
 
 // authenticate lets a request through when authentication is off, for the
-// login page and the stylesheet, or when the request carries the token
-// (bearer header or session cookie) or the basic-auth credentials.
-// Otherwise a page is answered 401 with the way to log in.
+// login page and the stylesheet, or when the request carries a session
+// cookie, the token (bearer header) or the basic-auth credentials.
+// Otherwise a page is answered 401 with the way to log in. Wrong
+// credentials in the Authorization header count against the address's
+// allowance of failed attempts, and once it is used up they are answered
+// 429 unchecked; a session cookie still lets its browser in.
 func (h *handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.authConfigured() || r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/") ||
-			h.authenticated(r) {
+			h.hasSession(r) {
 			next.ServeHTTP(w, r)
 			return
+		}
+		presented := r.Header.Get("Authorization") != ""
+		if presented && h.throttled(w, r) {
+			return
+		}
+		if h.credentialsValid(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if presented {
+			h.throttle.failed(r)
 		}
 		if h.opts.BasicUser != "" {
 			w.Header().Set("WWW-Authenticate", `Basic realm="leasehold", charset="UTF-8"`)
@@ -229,15 +243,11 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// authenticated reports whether r carries valid credentials.
-func (h *handler) authenticated(r *http.Request) bool {
-	if h.opts.Token != "" {
-		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(tok, h.opts.Token) {
-			return true
-		}
-		if h.hasSession(r) {
-			return true
-		}
+// credentialsValid reports whether r's Authorization header carries the
+// token or the basic-auth credentials.
+func (h *handler) credentialsValid(r *http.Request) bool {
+	if h.bearer(r) {
+		return true
 	}
 	if h.opts.BasicUser != "" {
 		u, p, ok := r.BasicAuth()
@@ -327,7 +337,11 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusForbidden, "missing or invalid CSRF token: reload the page and try again")
 		return
 	}
+	if h.throttled(w, r) {
+		return
+	}
 	if !equal(r.PostForm.Get("token"), h.opts.Token) {
+		h.throttle.failed(r)
 		h.renderStatus(w, r, http.StatusUnauthorized, "login", "Log in", struct{ Failed bool }{true})
 		return
 	}

@@ -41,7 +41,7 @@ func TestUnauthenticated(t *testing.T) {
 			t.Fatalf("an unauthenticated request changed the job")
 		}
 
-		b := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
+		b := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: testPassword})
 		resp, err := http.Get(b.base + "/")
 		if err != nil {
 			t.Fatal(err)

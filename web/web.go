@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/leasehold/leasehold"
 )
@@ -18,10 +19,11 @@ type Options struct {
 	// Token, when set, is a shared secret: a request is authenticated by
 	// "Authorization: Bearer <Token>", or by the session cookie the login
 	// page sets once the token is typed in. New refuses a token of only
-	// white space.
+	// white space, or of fewer than MinSecretLength characters.
 	Token string
 	// BasicUser and BasicPassword, when both set, authenticate requests
-	// with HTTP basic authentication.
+	// with HTTP basic authentication. The password has at least
+	// MinSecretLength characters.
 	BasicUser, BasicPassword string
 	// ReadOnly refuses every change (retry, cancel, bulk actions, the
 	// watcher pass) even to authenticated operators, and hides their
@@ -67,6 +69,10 @@ const (
 	DefaultPageSize       = 50
 	// DefaultSessionLifetime is how long a login lasts by default.
 	DefaultSessionLifetime = 12 * time.Hour
+	// MinSecretLength is the fewest characters a Token or BasicPassword
+	// may have: a short one is guessed, however slowly failed logins are
+	// let through (FailedLoginEvery).
+	MinSecretLength = 16
 	// MaxBulk bounds the jobs one bulk action touches; a larger filtered
 	// set is acted on in several confirmations.
 	MaxBulk = 1000
@@ -85,6 +91,8 @@ type handler struct {
 	pages  *pages
 	log    *slog.Logger
 	mux    *http.ServeMux
+	// throttle counts failed logins by client address.
+	throttle *throttle
 }
 
 // New returns the dashboard for client, which needs no workers: an
@@ -113,7 +121,7 @@ func New(client *leasehold.Client, opts Options) (http.Handler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{client: client, opts: opts, secret: secret, pages: p, log: log, mux: http.NewServeMux()}
+	h := &handler{client: client, opts: opts, secret: secret, pages: p, log: log, mux: http.NewServeMux(), throttle: newThrottle()}
 	h.routes()
 	return h.wrap(), nil
 }
@@ -122,7 +130,8 @@ func New(client *leasehold.Client, opts Options) (http.Handler, error) {
 // lifetime and credentials, or nil: a Prefix that is not a clean path (see
 // CheckPrefix), a SessionLifetime that is negative or under a second, half
 // the basic-auth credentials, or a Token, BasicUser or BasicPassword that
-// is only white space (no authentication at all, passed off as one).
+// is only white space (no authentication at all, passed off as one), or a
+// Token or BasicPassword shorter than MinSecretLength.
 func (o Options) Check() error {
 	if err := CheckPrefix(o.Prefix); err != nil {
 		return err
@@ -137,6 +146,12 @@ func (o Options) Check() error {
 	for _, c := range []struct{ name, v string }{{"Token", o.Token}, {"BasicUser", o.BasicUser}, {"BasicPassword", o.BasicPassword}} {
 		if c.v != "" && strings.TrimSpace(c.v) == "" {
 			return fmt.Errorf("web: %s is blank (only white space): set a real one, or none", c.name)
+		}
+	}
+	for _, c := range []struct{ name, v string }{{"Token", o.Token}, {"BasicPassword", o.BasicPassword}} {
+		if n := utf8.RuneCountInString(c.v); n > 0 && n < MinSecretLength {
+			return fmt.Errorf("web: %s has %d characters: want at least %d, such as the output of openssl rand -hex 16",
+				c.name, n, MinSecretLength)
 		}
 	}
 	return nil

@@ -243,8 +243,8 @@ func checkRetryCompleted(t *testing.T, e *env) {
 // changes exactly those.
 func TestBulkAction(t *testing.T) {
 	drivers(t, func(t *testing.T, d driver.Driver) {
-		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: "pw"})
-		e.http.Transport = basicAuth{"ops", "pw"}
+		e := newEnv(t, d, web.Options{BasicUser: "ops", BasicPassword: testPassword})
+		e.http.Transport = basicAuth{"ops", testPassword}
 		var ids []int64
 		for range 3 {
 			ids = append(ids, e.insert("bulk", "k", `{}`).ID)

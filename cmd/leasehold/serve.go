@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -187,7 +188,7 @@ func serveMode(o web.Options) string {
 }
 
 // resolve fills the credentials from the environment where no flag gave
-// them, refuses a blank token, and checks the prefix.
+// them, refuses a blank or short token or password, and checks the prefix.
 func (f *serveFlags) resolve(getenv func(string) string) error {
 	for dst, env := range map[*string]string{&f.opts.Token: envWebToken, &f.opts.BasicUser: envWebUser,
 		&f.opts.BasicPassword: envWebPassword} {
@@ -209,12 +210,23 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 		return cli.Usagef("the basic-auth user or password (--basic-user, --basic-password or $%s, $%s) is blank: set real ones, or none",
 			envWebUser, envWebPassword)
 	}
+	if short(f.opts.Token) {
+		return cli.Usagef("the token ($%s or --token) has fewer than %d characters: use a random one, such as $(openssl rand -hex 16)",
+			envWebToken, web.MinSecretLength)
+	}
+	if short(f.opts.BasicPassword) {
+		return cli.Usagef("the basic-auth password (--basic-password or $%s) has fewer than %d characters",
+			envWebPassword, web.MinSecretLength)
+	}
 	if err := web.CheckPrefix(f.prefix); err != nil {
 		return cli.Usagef("--prefix: %w", err)
 	}
 	f.opts.Prefix = strings.TrimSuffix(f.prefix, "/")
 	return nil
 }
+
+// short reports whether s is set but shorter than the dashboard accepts.
+func short(s string) bool { return s != "" && utf8.RuneCountInString(s) < web.MinSecretLength }
 
 // blank reports whether s is set but only white space: no credential at
 // all, passed off as one.

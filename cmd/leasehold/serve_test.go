@@ -39,7 +39,7 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"a bad address", nil, []string{"--addr", "nowhere"}, "want host:port"},
 		{"a port out of range", nil, []string{"--addr", "127.0.0.1:99999"}, "want host:port with a port from 0 to 65535"},
 		{"a bad prefix", nil, []string{"--prefix", "queue"}, "must start with /"},
-		{"an address that does not resolve", []string{envWebToken + "=tok"}, []string{"--addr", "256.0.0.1:80"}, "--addr: lookup 256.0.0.1"},
+		{"an address that does not resolve", []string{envWebToken + "=" + serveTestToken}, []string{"--addr", "256.0.0.1:80"}, "--addr: lookup 256.0.0.1"},
 		{"a prefix with a space", nil, []string{"--prefix", "/a b"}, "is not a clean URL path"},
 		{"a prefix with a query", nil, []string{"--prefix", "/a?b"}, "is not a clean URL path"},
 		{"a prefix climbing out", nil, []string{"--prefix", "/../x"}, "is not a clean URL path"},
@@ -50,6 +50,8 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"a blank token", []string{envWebToken + "= "}, []string{"--addr", "0.0.0.0:0"}, "the token ($" + envWebToken + " or --token) is blank"},
 		{"a blank token on loopback", []string{envWebToken + "=\t "}, []string{"--addr", "127.0.0.1:0"}, "the token ($" + envWebToken + " or --token) is blank"},
 		{"a blank --token", nil, []string{"--addr", "[::]:0", "--token", "  "}, "the token ($" + envWebToken + " or --token) is blank"},
+		{"a short token", []string{envWebToken + "=hunter2"}, []string{"--addr", "127.0.0.1:0"}, "has fewer than 16 characters"},
+		{"a short basic password", nil, []string{"--basic-user", "ops", "--basic-password", "pw", "--addr", "127.0.0.1:0"}, "basic-auth password (--basic-password"},
 		{"no session lifetime", nil, []string{"--session-lifetime", "0s"}, `--session-lifetime "0s": duration 0s is too short (minimum 1m)`},
 		{"a negative session lifetime", nil, []string{"--session-lifetime", "-1h"}, `--session-lifetime "-1h": negative duration -1h`},
 		// A bad --addr too: a lifetime wrongly accepted fails at once, not
@@ -70,7 +72,7 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 func TestServeSessionLifetimeInDays(t *testing.T) {
 	db := "sqlite:" + t.TempDir() + "/lh.db"
 	ok(t, db, "migrate")
-	s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", "127.0.0.1:0", "--session-lifetime", "7d")
+	s := startServe(t, db, []string{envWebToken + "=" + serveTestToken}, "--addr", "127.0.0.1:0", "--session-lifetime", "7d")
 	s.stop(t)
 }
 
@@ -81,7 +83,7 @@ func TestServe(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db string) {
 		id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1s"}`)
 		for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
-			s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", addr, "--prefix", "/queue")
+			s := startServe(t, db, []string{envWebToken + "=" + serveTestToken}, "--addr", addr, "--prefix", "/queue")
 			base := strings.Replace(s.url, "0.0.0.0", "127.0.0.1", 1)
 			if msg := s.bg.stderr.String(); !strings.Contains(msg, "(every page and change needs the token)") {
 				t.Errorf("serve with a token does not say every page needs it: %s", msg)
@@ -89,7 +91,7 @@ func TestServe(t *testing.T) {
 			if status, _ := fetch(t, http.MethodGet, base+"jobs", ""); status == http.StatusOK {
 				t.Errorf("GET jobs without the token = %d, want it refused", status)
 			}
-			status, body := fetch(t, http.MethodGet, base+"jobs", "tok")
+			status, body := fetch(t, http.MethodGet, base+"jobs", serveTestToken)
 			if status != http.StatusOK || !strings.Contains(body, "/queue/jobs/") {
 				t.Fatalf("GET jobs with the token = %d:\n%s", status, body)
 			}
@@ -101,8 +103,8 @@ func TestServe(t *testing.T) {
 		if j := showJob(t, db, id); j.Status != "pending" {
 			t.Fatalf("an unauthenticated cancel changed the job: %s", j.Status)
 		}
-		s := startServe(t, db, []string{envWebToken + "=tok"})
-		if status, _ := fetch(t, http.MethodPost, s.url+"jobs/"+strconv.FormatInt(id, 10)+"/cancel", "tok"); status != http.StatusSeeOther {
+		s := startServe(t, db, []string{envWebToken + "=" + serveTestToken})
+		if status, _ := fetch(t, http.MethodPost, s.url+"jobs/"+strconv.FormatInt(id, 10)+"/cancel", serveTestToken); status != http.StatusSeeOther {
 			t.Errorf("cancel with the token = %d, want 303", status)
 		}
 		if j := showJob(t, db, id); j.Status != "cancelled" {
@@ -131,6 +133,9 @@ type served struct {
 	bg  *background
 	url string
 }
+
+// serveTestToken is the dashboard token of the serve tests.
+const serveTestToken = "serve-test-token-0123"
 
 var servingRE = regexp.MustCompile(`dashboard at (http://\S+/) `)
 
@@ -220,8 +225,8 @@ func TestServeRescueAppliesPolicy(t *testing.T) {
 			okJSON(t, db, &jobs, "jobs", "stuck")
 			return len(jobs) == 2 && jobs[0].Lease != nil && jobs[0].Lease.Expired && jobs[1].Lease != nil && jobs[1].Lease.Expired
 		})
-		s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", "127.0.0.1:0", "--reconcile", "pay=rec", "--flag-stuck", "flag")
-		if status, body := fetch(t, http.MethodPost, s.url+"rescue", "tok"); status != http.StatusSeeOther && status != http.StatusOK {
+		s := startServe(t, db, []string{envWebToken + "=" + serveTestToken}, "--addr", "127.0.0.1:0", "--reconcile", "pay=rec", "--flag-stuck", "flag")
+		if status, body := fetch(t, http.MethodPost, s.url+"rescue", serveTestToken); status != http.StatusSeeOther && status != http.StatusOK {
 			t.Fatalf("POST rescue = %d:\n%s", status, body)
 		}
 		s.stop(t)
@@ -246,7 +251,7 @@ func TestServeRescueAppliesPolicy(t *testing.T) {
 func TestServeSecurityHeaders(t *testing.T) {
 	db := "sqlite:" + t.TempDir() + "/lh.db"
 	ok(t, db, "migrate")
-	s := startServe(t, db, []string{envWebToken + "=tok"}, "--addr", "127.0.0.1:0", "--prefix", "/queue", "--secure-cookies")
+	s := startServe(t, db, []string{envWebToken + "=" + serveTestToken}, "--addr", "127.0.0.1:0", "--prefix", "/queue", "--secure-cookies")
 	defer s.stop(t)
 	root := strings.TrimSuffix(s.url, "queue/")
 	for _, c := range []struct {
@@ -254,7 +259,7 @@ func TestServeSecurityHeaders(t *testing.T) {
 		status int
 	}{{"queue", http.StatusMovedPermanently}, {"elsewhere", http.StatusNotFound}, {"metrics", http.StatusOK},
 		{"queue/static/nope.css", http.StatusNotFound}, {"queue/jobs", http.StatusOK}} {
-		resp := fetchResp(t, root+c.path, "tok")
+		resp := fetchResp(t, root+c.path, serveTestToken)
 		h := resp.Header
 		if resp.StatusCode != c.status || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") ||
 			h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" ||
