@@ -19,10 +19,11 @@ import (
 // can then take the job over for at least LeaseSafetyMargin, even if no
 // renewal succeeds meanwhile, which bounds how long the guarded step may
 // take. It returns an error wrapping ErrLeaseLost once the window has
-// passed or the lease was found lost, given up or released; ctx's cause
-// when ctx is otherwise done (operator cancel, shutdown, a deadline of the
-// handler's own); and ErrNotInHandler when ctx does not come from a
-// running handler.
+// passed or the lease was found lost, given up or released (at shutdown
+// too, once the client has cut the handler off: the lease is being given
+// back); ctx's cause when ctx is otherwise done (operator cancel, a
+// deadline of the handler's own); and ErrNotInHandler when ctx does not
+// come from a running handler.
 func CheckLease(ctx context.Context) error {
 	l := engine.FromContext(ctx)
 	if l == nil {

@@ -16,7 +16,8 @@ type Job[T Args] struct {
 
 // Worker runs jobs of one kind. Work's context is cancelled when the lease
 // is lost (cause ErrLeaseLost), when an operator cancels the job (cause
-// ErrJobCancelled), or at shutdown; context.Cause tells which.
+// ErrJobCancelled), or when the client stops and the handler outlives
+// ShutdownTimeout (cause ErrShuttingDown); context.Cause tells which.
 //
 // Work returns nil on success, or an error: Permanent(err) fails the job
 // at once, Snooze(d) runs it again later without spending its budget,
@@ -86,7 +87,7 @@ func (ws *Workers) add(h *handler) error {
 		return fmt.Errorf("%w (kind %s)", ErrWorkersFrozen, h.kind)
 	}
 	if _, dup := ws.byKind[h.kind]; dup {
-		return fmt.Errorf("leasehold: worker for kind %s registered twice", h.kind)
+		return fmt.Errorf("%w: worker for kind %s registered twice", ErrInvalidConfig, h.kind)
 	}
 	ws.byKind[h.kind] = h
 	return nil

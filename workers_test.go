@@ -96,8 +96,8 @@ func waitGroup(t *testing.T, wg *sync.WaitGroup, what string) {
 	}
 }
 
-// TestAddWorkerMisuse: a nil *Workers and a nil worker are refused with
-// ErrInvalidConfig, and the zero Workers is usable.
+// TestAddWorkerMisuse: a nil *Workers, a nil worker and a kind registered
+// twice are refused with ErrInvalidConfig, and the zero Workers is usable.
 func TestAddWorkerMisuse(t *testing.T) {
 	w := leasehold.WorkFunc[frozenA](func(context.Context, *leasehold.Job[frozenA]) error { return nil })
 	if err := leasehold.AddWorker(nil, w); !errors.Is(err, leasehold.ErrInvalidConfig) {
@@ -112,6 +112,9 @@ func TestAddWorkerMisuse(t *testing.T) {
 	}
 	if got := ws.Kinds(); len(got) != 1 || got[0] != "frozen_a" {
 		t.Errorf("Kinds of the zero Workers after AddWorker = %v", got)
+	}
+	if err := leasehold.AddWorker(&ws, w); !errors.Is(err, leasehold.ErrInvalidConfig) {
+		t.Errorf("AddWorker of a kind registered already = %v, want ErrInvalidConfig", err)
 	}
 }
 

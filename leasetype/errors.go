@@ -16,6 +16,13 @@ var (
 	// operator cancelled the job while it ran.
 	ErrJobCancelled = errors.New("leasehold: job cancelled")
 
+	// ErrShuttingDown is the cause of a handler context cancelled because
+	// the client is stopping and the handler outlived ShutdownTimeout (or
+	// Stop's context). Unless the handler then returns nil, the client
+	// releases the job back to pending without charging the attempt,
+	// whatever error it returns.
+	ErrShuttingDown = errors.New("leasehold: client shutting down")
+
 	// ErrNotReconciling reports a resolution for a job that is no longer
 	// reconciling at the reconcile job's attempt: it was resolved already
 	// (by an earlier run of the reconcile job), retried or cancelled by an

@@ -71,13 +71,17 @@
 //     cause is leasehold.ErrLeaseLost), whatever the handler returned: a
 //     nil it returns then is a late completion, which the client's fenced
 //     write does not apply once another worker holds the job
+//   - released: the client stopped and cut the handler off (its
+//     context's cause is leasehold.ErrShuttingDown), and the handler
+//     returned an error of any kind: the job goes back to pending, its
+//     attempt not charged
 //   - error: any other error; the client retries the job, or fails it
-//     when its budget is spent, or releases it at shutdown
+//     when its budget is spent
 //   - panic: the handler panicked (the client recovers it)
 //
-// Every outcome but completed and snoozed records the error on the span
-// (for lease_lost with a nil error, the context's cause) and sets its
-// status to Error.
+// Every outcome but completed, snoozed and released records the error on
+// the span (for lease_lost with a nil error, the context's cause) and sets
+// its status to Error.
 //
 // The attributes are set just after the span starts, and only on a span
 // that records: a sampler sees a span's name (which holds the job kind)

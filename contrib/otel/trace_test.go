@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/leasehold/leasehold"
 	leaseholdotel "github.com/leasehold/leasehold/contrib/otel"
@@ -205,6 +206,7 @@ func TestOutcomeFromContextCause(t *testing.T) {
 	}{
 		{leasehold.ErrLeaseLost, "lease_lost"},
 		{leasehold.ErrJobCancelled, "cancelled"},
+		{leasehold.ErrShuttingDown, "released"},
 		{context.Canceled, "error"},
 	} {
 		e := setup(t, leaseholdotel.Options{}, false, false)
@@ -364,5 +366,44 @@ func TestSampledOutJobStartsNoSpan(t *testing.T) {
 		if n, want := len(spans.GetSpans()), map[bool]int{false: 0, true: 1}[ask]; n != want {
 			t.Errorf("TraceSampledOut %v: %d spans exported, want %d", ask, n, want)
 		}
+	}
+}
+
+// TestShutdownSpanSaysReleased: a handler that Stop cuts off and that
+// returns Permanent is released by the client (the job pending again, its
+// attempt ended released), and its work span says released too, with no
+// error status.
+func TestShutdownSpanSaysReleased(t *testing.T) {
+	e := setup(t, leaseholdotel.Options{}, false, false)
+	started := make(chan struct{}, 1)
+	ws := leasehold.NewWorkers()
+	must(t, leasehold.AddWorker(ws, leasehold.WorkFunc[otherArgs](func(ctx context.Context, _ *leasehold.Job[otherArgs]) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return leasehold.Permanent(fmt.Errorf("gave up: %w", context.Cause(ctx)))
+	})))
+	mw := leaseholdotel.New(leaseholdotel.Options{TracerProvider: e.tp}).WorkMiddleware()
+	c, err := leasehold.NewClient(leasehold.Config{Driver: e.driver, Workers: ws, PollInterval: 10 * time.Millisecond,
+		ShutdownTimeout: 50 * time.Millisecond, WorkMiddleware: []leasehold.WorkMiddleware{mw}})
+	must(t, err)
+	res, err := c.Insert(t.Context(), otherArgs{}, nil)
+	must(t, err)
+	must(t, c.Start(t.Context()))
+	<-started
+	must(t, c.Stop(context.Background()))
+	job, err := c.GetJob(context.Background(), res.Job.ID)
+	must(t, err)
+	if job.State != leasehold.StatePending || job.Attempts[len(job.Attempts)-1].Outcome != leasehold.OutcomeReleased {
+		t.Fatalf("job %s, last attempt %s: want pending, released", job.State, job.Attempts[len(job.Attempts)-1].Outcome)
+	}
+	spans := e.ofKind(trace.SpanKindConsumer)
+	if len(spans) != 1 {
+		t.Fatalf("%d work spans, want 1", len(spans))
+	}
+	if got := attrs(spans[0].Attributes)["leasehold.outcome"]; got != string(leasehold.OutcomeReleased) {
+		t.Errorf("work span outcome %v, want released", got)
+	}
+	if spans[0].Status.Code == codes.Error {
+		t.Errorf("work span status Error for a released job")
 	}
 }

@@ -115,7 +115,7 @@ func (t *Tracer) startWork(parent context.Context, carried bool, job *leasehold.
 func endWork(span trace.Span, outcome string, err error) {
 	if span.IsRecording() {
 		span.SetAttributes(OutcomeKey.String(outcome))
-		if err != nil && outcome != string(leasehold.OutcomeSnoozed) {
+		if err != nil && outcome != string(leasehold.OutcomeSnoozed) && outcome != string(leasehold.OutcomeReleased) {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
 		}
@@ -126,7 +126,7 @@ func endWork(span trace.Span, outcome string, err error) {
 // outcome names how a handler run that returned err ended, as far as the
 // work middleware can tell, in the order the client decides it; ctx is
 // the handler's context as the client gave it, whose cause tells a lost
-// lease or an operator's cancel. A lost lease comes first, whatever the
+// lease, an operator's cancel or a shutdown. A lost lease comes first, whatever the
 // handler returned: a handler that sees its context end and returns nil
 // has not completed the job, whose lease is another worker's (the client's
 // write of that completion is refused).
@@ -139,6 +139,8 @@ func outcome(ctx context.Context, err error) string {
 		return string(leasehold.OutcomeCompleted)
 	case errors.Is(cause, leasehold.ErrJobCancelled):
 		return string(leasehold.OutcomeCancelled)
+	case errors.Is(cause, leasehold.ErrShuttingDown):
+		return string(leasehold.OutcomeReleased)
 	case is[*leasehold.SnoozeError](err):
 		return string(leasehold.OutcomeSnoozed)
 	case is[*leasehold.CancelError](err):

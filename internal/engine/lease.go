@@ -16,7 +16,7 @@ import (
 // ErrJobCancelled.
 var (
 	// ErrShutdown is the cause of handler contexts cancelled by Stop.
-	ErrShutdown = errors.New("leasehold: client shutting down")
+	ErrShutdown = leasetype.ErrShuttingDown
 	// errHandlerDone is the cause set once the handler has returned.
 	errHandlerDone = errors.New("leasehold: handler returned")
 	// errNotStarted is the cause set on the context of a job whose
