@@ -144,6 +144,14 @@ func (c *Client) Queues() []string {
 	return slices.Sorted(maps.Keys(c.cfg.Queues))
 }
 
+// Works reports whether the client works its Queues: whether it has
+// workers (a handler in Config.Workers), so that once started it claims
+// their jobs. A client without workers (one that only inserts jobs, or
+// an operator's) works no queue, though Queues names DefaultQueue for
+// it too. A worker added to Config.Workers before Start counts from
+// then on; Start freezes the answer, as it does the workers.
+func (c *Client) Works() bool { return len(c.cfg.Workers.Kinds()) > 0 }
+
 // Migrate applies the driver's schema migrations. It is idempotent. It
 // refuses (ErrSchemaTooNew) a database migrated by a newer leasehold; use
 // Driver().Migrate to learn the versions before and after.

@@ -25,7 +25,8 @@ type InsertOpts struct {
 	// MaxPriority, default 0.
 	Priority int
 	// RunAt schedules the job for an absolute time, in the years 1 to
-	// 9999 (beyond them a time would not survive the drivers' storage).
+	// 9999 UTC, whatever its location (the drivers store the instant, and
+	// beyond those years it would not survive their storage or JSON).
 	// Zero means now.
 	RunAt time.Time
 	// RunIn schedules the job this long after the database clock's now.
@@ -142,7 +143,7 @@ func (c *Client) InsertBulk(ctx context.Context, jobs []InsertManyParams) (int64
 		return 0, err
 	}
 	var n int64
-	_, err = c.intercept(ctx, nil, built, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
+	_, err = c.interceptJobs(ctx, nil, built, true, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
 		params := toInsertParams(jobs)
 		n, err = c.driver.InsertBulk(ctx, params)
 		if err != nil {
@@ -159,7 +160,7 @@ func (c *Client) insert(ctx context.Context, tx any, jobs []InsertManyParams, ba
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.intercept(ctx, tx, built, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
+	res, err := c.interceptJobs(ctx, tx, built, batch, func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error) {
 		params := toInsertParams(jobs)
 		res, err := c.driver.Insert(ctx, tx, params)
 		if err != nil {
@@ -262,7 +263,7 @@ func validateOpts(o *InsertOpts, limit int) error {
 		return invalid(ErrInvalidArgs, "run_at", "negative RunIn %v", o.RunIn)
 	case o.RunIn > 0 && !o.RunAt.IsZero():
 		return invalid(ErrInvalidArgs, "run_at", "set RunAt or RunIn, not both")
-	case !o.RunAt.IsZero() && (o.RunAt.Year() < 1 || o.RunAt.Year() > 9999):
+	case !o.RunAt.IsZero() && !storableYear(o.RunAt):
 		return invalid(ErrInvalidArgs, "run_at", "RunAt %s is outside the years 1 to 9999", o.RunAt.UTC().Format(time.RFC3339))
 	}
 	if field, p := uniqueProblem(o); p != "" {
@@ -277,4 +278,13 @@ func validateOpts(o *InsertOpts, limit int) error {
 		}
 	}
 	return nil
+}
+
+// storableYear reports whether t falls in the years 1 to 9999 UTC. The
+// year is read in UTC, not in t's location: the drivers store the instant
+// alone, so 9999-12-31T23:00-05:00 is stored as 10000-01-01T04:00Z, which
+// time.Time's MarshalJSON refuses (and with it any JSON listing the job).
+func storableYear(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1 && y <= 9999
 }

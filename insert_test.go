@@ -133,6 +133,7 @@ func TestListFilterRefusals(t *testing.T) {
 		{ListParams{ByFinish: true, States: []JobState{StateCompleted, StatePending}}, "state", ErrInvalidArgs},
 		{ListParams{ByFinish: true, Expired: true}, "expired", ErrInvalidArgs},
 		{ListParams{FinishedAt: time.Now()}, "finished_at", ErrInvalidArgs},
+		{ListParams{ByFinish: true, FinishedAt: time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("EST", -5*3600))}, "finished_at", ErrInvalidArgs},
 	}
 	for _, tc := range cases {
 		_, err := c.ListJobs(t.Context(), &tc.p)

@@ -80,10 +80,20 @@ func (c *Client) work(ctx context.Context, row *JobRow, h *handler) error {
 	return call(0, ctx)
 }
 
-// intercept runs insert through the insert middleware, the first one
-// outermost, for jobs (built from the caller's input and checked); with
-// middleware, the jobs are checked again after it has run.
+// intercept runs insert through the insert middleware for a single
+// insert that is not a batch (Insert, InsertTx, a periodic slot); see
+// interceptJobs.
 func (c *Client) intercept(ctx context.Context, tx any, jobs []*InsertJob,
+	insert func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error)) ([]*InsertResult, error) {
+	return c.interceptJobs(ctx, tx, jobs, false, insert)
+}
+
+// interceptJobs runs insert through the insert middleware, the first one
+// outermost, for jobs (built from the caller's input and checked); with
+// middleware, the jobs are checked again after it has run. batch says
+// whether jobs came from InsertMany or InsertBulk, whose refusals name
+// the job's index.
+func (c *Client) interceptJobs(ctx context.Context, tx any, jobs []*InsertJob, batch bool,
 	insert func(ctx context.Context, jobs []*InsertJob) ([]*InsertResult, error)) ([]*InsertResult, error) {
 	mw := c.cfg.InsertMiddleware
 	if len(mw) == 0 {
@@ -92,7 +102,7 @@ func (c *Client) intercept(ctx context.Context, tx any, jobs []*InsertJob,
 	var call func(i int, ctx context.Context) ([]*InsertResult, error)
 	call = func(i int, ctx context.Context) ([]*InsertResult, error) {
 		if i == len(mw) {
-			if err := c.recheck(jobs); err != nil {
+			if err := c.recheck(jobs, batch); err != nil {
 				return nil, err
 			}
 			return insert(ctx, jobs)
@@ -102,25 +112,32 @@ func (c *Client) intercept(ctx context.Context, tx any, jobs []*InsertJob,
 	return call(0, ctx)
 }
 
-// recheck checks jobs as insert middleware left them.
-func (c *Client) recheck(jobs []*InsertJob) error {
+// recheck checks jobs as insert middleware left them. In a batch, a
+// refusal names the job's index, as buildInserts does before the
+// middleware, even when the batch holds one job.
+func (c *Client) recheck(jobs []*InsertJob, batch bool) error {
 	for i, j := range jobs {
-		if j == nil {
-			return atIndex(invalid(ErrInvalidArgs, "jobs", "insert middleware left no job"), i)
-		}
-		err := ValidateKind(j.Kind)
-		if err == nil {
-			err = checkArgs(j.Kind, j.Args, c.cfg.MaxPayloadBytes)
-		}
-		if err == nil {
-			err = validateOpts(&j.Opts, c.cfg.MaxPayloadBytes)
+		err := c.recheckJob(j)
+		if err != nil && batch {
+			err = atIndex(err, i)
 		}
 		if err != nil {
-			if len(jobs) > 1 {
-				err = atIndex(err, i)
-			}
 			return err
 		}
 	}
 	return nil
+}
+
+// recheckJob checks one job as insert middleware left it.
+func (c *Client) recheckJob(j *InsertJob) error {
+	if j == nil {
+		return invalid(ErrInvalidArgs, "jobs", "insert middleware left no job")
+	}
+	if err := ValidateKind(j.Kind); err != nil {
+		return err
+	}
+	if err := checkArgs(j.Kind, j.Args, c.cfg.MaxPayloadBytes); err != nil {
+		return err
+	}
+	return validateOpts(&j.Opts, c.cfg.MaxPayloadBytes)
 }

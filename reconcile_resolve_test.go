@@ -14,8 +14,7 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/statemachine"
-	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/pgdriver"
+	"github.com/leasehold/leasehold/pgdriver/pgtest"
 	"github.com/leasehold/leasehold/sqlitedriver/sqlitetest"
 )
 
@@ -44,15 +43,8 @@ func eachResolveDriver(t *testing.T, test func(e *resolveEnv)) {
 		}))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		url := testdb.PostgresURL(t)
-		d, err := pgdriver.Open(t.Context(), url)
-		if err != nil {
-			t.Fatalf("pgdriver.Open: %v", err)
-		}
-		t.Cleanup(func() { _ = d.Close() })
-		if _, err := d.Migrate(t.Context()); err != nil {
-			t.Fatalf("Migrate: %v", err)
-		}
+		url := pgtest.URL(t)
+		d := pgtest.OpenURL(t, url)
 		pool, err := pgxpool.New(t.Context(), url)
 		if err != nil {
 			t.Fatalf("pgxpool.New: %v", err)

@@ -4,21 +4,24 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
 
 // InvalidInputError reports an input refused before it reaches the
 // database: a job's kind, queue, arguments, metadata, unique key or insert
-// option, or a ListJobs filter. Every driver refuses exactly the same
-// inputs with it: text and JSON that PostgreSQL cannot store (NUL
+// option, a ListJobs filter, a checkpoint, a periodic job's name, a
+// reconcile resolution's note or an owner. Every driver refuses exactly
+// the same inputs with it: text and JSON that PostgreSQL cannot store (NUL
 // characters, invalid UTF-8, the JSON escape \u0000, unpaired surrogate
 // escapes, numbers beyond its numeric range) are refused on SQLite too, so
 // code tested on one database does not meet a raw SQL error on the other.
 //
 // Branch on the class of problem with errors.Is and the sentinel in Err
-// (ErrInvalidKind, ErrInvalidQueue, ErrInvalidArgs, ErrPayloadTooLarge),
-// and read the details with errors.As:
+// (ErrInvalidKind, ErrInvalidQueue, ErrInvalidArgs, ErrPayloadTooLarge,
+// ErrInvalidPeriodic, ErrInvalidConfig), and read the details with
+// errors.As:
 //
 //	var bad *leasehold.InvalidInputError
 //	if errors.As(err, &bad) && bad.Index >= 0 {
@@ -26,15 +29,24 @@ import (
 //	}
 type InvalidInputError struct {
 	// Field names the refused input as the jobs table and the command-line
-	// tool call it: "kind", "queue", "args", "metadata", "unique_key",
-	// "unique_scope", "unique_window", "priority", "max_attempts",
-	// "run_at" or "jobs" (an empty batch) for inserts; "kind", "queue", "owner", "search", "state" or "limit" for
-	// ListJobs; "checkpoint name" or "checkpoint data" for Checkpoint and
-	// CheckpointTx (which return it inside a *PermanentError).
+	// tool call it:
+	//   - inserts: "kind", "queue", "args", "metadata", "unique_key",
+	//     "unique_scope", "unique_window", "priority", "max_attempts",
+	//     "run_at", or "jobs" (an empty batch, or a job an insert
+	//     middleware replaced with nil);
+	//   - ListJobs: "kind", "queue", "owner", "search", "state", "limit",
+	//     "finished_at" or "expired";
+	//   - Checkpoint and CheckpointTx: "checkpoint name" or "checkpoint
+	//     data" (returned inside a *PermanentError);
+	//   - ValidatePeriodicName and ForgetPeriodic: "periodic name";
+	//   - ResolveReconcile and ResolveReconcileTx: "note";
+	//   - ValidateOwner: "owner".
 	Field string
 	// Index is the position of the refused job in the slice passed to
-	// InsertMany or InsertBulk (nothing of the batch is inserted), and -1
-	// for Insert, InsertTx, ListJobs, ValidateKind and ValidateQueue.
+	// InsertMany or InsertBulk (nothing of the batch is inserted), even
+	// when an insert middleware broke the job and even in a batch of one;
+	// -1 for every other call (Insert, InsertTx, ListJobs, ValidateKind,
+	// ValidateQueue and the rest).
 	Index int
 	// Reason says what is wrong. It echoes at most the first 64 bytes of
 	// a refused name or key, quoted, and the offset of a bad byte.
@@ -170,10 +182,16 @@ func validateListParams(p *ListParams) error {
 }
 
 // validateByFinish refuses a finish-time order of unfinished states, which
-// it would never return, and a finish-time keyset without that order.
+// it would never return, and a finish-time keyset without that order or
+// outside the years 1 to 9999 UTC, which no job finished in (PostgreSQL
+// refuses some such times and SQLite's microseconds overflow on others).
 func validateByFinish(p *ListParams) error {
 	if !p.FinishedAt.IsZero() && !p.ByFinish {
 		return invalid(ErrInvalidArgs, "finished_at", "a finish-time keyset needs ByFinish")
+	}
+	if !p.FinishedAt.IsZero() && !storableYear(p.FinishedAt) {
+		return invalid(ErrInvalidArgs, "finished_at", "%s is outside the years 1 to 9999",
+			p.FinishedAt.UTC().Format(time.RFC3339))
 	}
 	if !p.ByFinish {
 		return nil

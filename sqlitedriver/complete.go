@@ -9,7 +9,8 @@ import (
 )
 
 // CompleteTx completes job inside the caller's transaction tx (begun on
-// the driver's DB()), fenced by the lease of the client running the
+// the driver's DB(), or on another *sql.DB opened on the same file with
+// DSN), fenced by the lease of the client running the
 // handler that received ctx, so the business writes and the completion
 // commit together or not at all. It needs no client variable: call it
 // from the job's handler, then commit tx and return nil.

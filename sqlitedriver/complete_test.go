@@ -13,8 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/pgdriver"
+	"github.com/leasehold/leasehold/pgdriver/pgtest"
 	"github.com/leasehold/leasehold/sqlitedriver"
 )
 
@@ -27,15 +26,8 @@ func (completeArgs) Kind() string { return "complete" }
 // naming the client's driver, even with a *sql.Tx that PostgreSQL's
 // driver would accept (one from the pgx stdlib driver).
 func TestCompleteTxRefusesPostgresClient(t *testing.T) {
-	url := testdb.PostgresURL(t)
-	d, err := pgdriver.Open(t.Context(), url)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if _, err := d.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
+	url := pgtest.URL(t)
+	d := pgtest.OpenURL(t, url)
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatalf("sql.Open: %v", err)

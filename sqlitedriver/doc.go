@@ -90,15 +90,27 @@
 //
 // # Transactions
 //
-// Insert and Finish accept a *sql.Tx begun on this database (d.DB()) as
-// their tx argument, so a job is enqueued, or completed under its fence,
-// atomically with the caller's own writes. Any other type, and a nil
-// *sql.Tx, yields leasehold.ErrUnsupportedTx. From a handler, CompleteTx
-// completes the job in such a transaction with its type checked at compile
-// time, finding the running client in the handler's context. Because the driver uses one connection, the
-// caller's transaction holds it until commit or rollback: every other call on
-// the Driver (including those of the client's workers) waits meanwhile, and a
-// call made with a nil tx from the goroutine that holds the transaction
-// deadlocks until its context ends. Keep such transactions short and pass
-// the tx to every driver call inside them.
+// Insert, Finish, FenceTx, Checkpoint and Resolve accept as their tx
+// argument a *sql.Tx begun on this database file: on d.DB(), or on the
+// application's own *sql.DB opened on the same file with DSN(path). A job
+// is then enqueued, or completed under its fence, atomically with the
+// caller's own writes. Any other type, and a nil *sql.Tx, yields
+// leasehold.ErrUnsupportedTx; a *sql.Tx on another file is not told apart,
+// and writes there. In a caller's transaction the driver's statements run
+// unprepared. From a handler, CompleteTx completes the job in such a
+// transaction with its type checked at compile time, finding the running
+// client in the handler's context.
+//
+// A transaction on d.DB() holds the driver's one connection until commit
+// or rollback: every other call on the Driver (including those of the
+// client's workers) waits meanwhile, and a call made with a nil tx from the
+// goroutine that holds the transaction deadlocks until its context ends.
+// One on another *sql.DB holds the file's write lock instead, as another
+// process would: the driver's writes wait for it up to BusyTimeout, a few
+// times over, and then fail with SQLITE_BUSY, and so does a call made with
+// a nil tx from the goroutine that holds it. Open that *sql.DB with DSN, so
+// that its transactions begin IMMEDIATE: one begun DEFERRED that reads
+// before its first driver call fails with SQLITE_BUSY (its snapshot is
+// stale) when the Driver has written since. Either way, keep such
+// transactions short and pass the tx to every driver call inside them.
 package sqlitedriver

@@ -142,7 +142,8 @@ func NewWithReader(ctx context.Context, db, reader *sql.DB) (*Driver, error) {
 }
 
 // DB returns the underlying database, for transactions passed to Insert and
-// Finish.
+// Finish (a *sql.DB of the application's own opened on the same file with
+// DSN will do too; see the package documentation).
 func (d *Driver) DB() *sql.DB { return d.db }
 
 // Close closes the driver's prepared statements, and the database if Open
@@ -222,8 +223,10 @@ func asTx(tx any) (*sql.Tx, error) {
 	}
 }
 
-// withTx runs fn in the caller's transaction when tx is non-nil, and in the
-// driver's own transaction otherwise, with queries prepared.
+// withTx runs fn in the caller's transaction when tx is non-nil, with its
+// statements unprepared (tx may come from another *sql.DB on the file,
+// stmtCache.own), and in the driver's own transaction otherwise, with
+// queries prepared.
 func (d *Driver) withTx(ctx context.Context, tx *sql.Tx, fn txFunc, queries ...string) error {
 	if tx == nil {
 		return d.inTx(ctx, fn, queries...)
@@ -292,6 +295,8 @@ func (d *Driver) tryTx(ctx context.Context, start time.Time, fn txFunc) (err err
 	if err != nil {
 		return d.beginErr(ctx, start, err)
 	}
+	d.stmts.track(tx)
+	defer d.stmts.untrack(tx)
 	defer func() {
 		if err != nil {
 			_ = tx.Rollback()

@@ -46,7 +46,7 @@ RETURNING id, attempt`
 // Finish applies the fenced transitions of ps (WHERE id, attempt,
 // lease_owner and status 'processing' match) and writes the history rows
 // of the attempts they end, in
-// tx (a *sql.Tx of this database) when non-nil, else in one transaction of
+// tx (a *sql.Tx on this database file) when non-nil, else in one transaction of
 // its own. It returns the ids whose fence matched, in the order of ps; the
 // others are unchanged. A batch may hold several entries for one job (a
 // stale attempt and the current one): only the entry whose fence matches

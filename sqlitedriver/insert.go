@@ -27,7 +27,8 @@ const insertJobSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insert
 
 const insertBulkSQL = `INSERT INTO leasehold_jobs (` + insertCols + `) ` + insertValues
 
-// Insert inserts jobs in tx (a *sql.Tx of this database) when tx is
+// Insert inserts jobs in tx (a *sql.Tx on this database file, see the
+// package documentation) when tx is
 // non-nil, else in its own transaction. A job whose unique key another job
 // holds is not inserted: that job is returned with Duplicate set. Notify is
 // ignored: SQLite has no cross-process notification, the client signals its

@@ -10,10 +10,35 @@ import (
 // stmtCache holds the driver's statements prepared on its *sql.DB: parsing
 // a claim statement costs ten times more than running it, so every fixed
 // statement is prepared once per connection and reused in every
-// transaction (through Tx.StmtContext).
+// transaction the driver begins (through Tx.StmtContext).
 type stmtCache struct {
 	mu sync.Mutex
 	m  map[string]*sql.Stmt
+	// own holds the transactions the driver began itself (tryTx), the
+	// only ones a cached statement runs in. A caller's *sql.Tx may have
+	// been begun on another *sql.DB open on the same file, where
+	// database/sql refuses a statement of the driver's *sql.DB ("statement
+	// from different database used"), and nothing tells the two apart:
+	// its statements run unprepared, whichever pool it came from.
+	own map[*sql.Tx]struct{}
+}
+
+// track records tx as one the driver began, in which the cached
+// statements may run, until untrack.
+func (c *stmtCache) track(tx *sql.Tx) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.own == nil {
+		c.own = make(map[*sql.Tx]struct{})
+	}
+	c.own[tx] = struct{}{}
+}
+
+// untrack forgets tx, once it has ended.
+func (c *stmtCache) untrack(tx *sql.Tx) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.own, tx)
 }
 
 // prepare makes sure queries are in the cache, best effort: a query that
@@ -54,19 +79,20 @@ func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) *sql.Stmt
 }
 
 // cached returns the prepared statement for query in tx, or nil when query
-// has not been prepared.
+// has not been prepared or tx is not one the driver began (a caller's).
 func (d *Driver) cached(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 	d.stmts.mu.Lock()
 	s := d.stmts.m[query]
+	_, own := d.stmts.own[tx]
 	d.stmts.mu.Unlock()
-	if s == nil {
+	if s == nil || !own {
 		return nil
 	}
 	return tx.StmtContext(ctx, s)
 }
 
 // txStmt returns query prepared in tx: the cached statement, or one
-// prepared now (closed when tx ends).
+// prepared now (closed when tx ends), as in a caller's transaction.
 func (d *Driver) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
 	if s := d.cached(ctx, tx, query); s != nil {
 		return s, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/internal/testlog"
+	"github.com/leasehold/leasehold/pgdriver/pgtest"
 	"github.com/leasehold/leasehold/web"
 )
 
@@ -19,7 +20,7 @@ import (
 // trigger that turns every write of the jobs table into nothing makes the
 // write miss every time.
 func TestActionOnChurningJobIsConflict(t *testing.T) {
-	d := openPostgres(t)
+	d := pgtest.Open(t)
 	var log testlog.Buffer
 	e := newEnv(t, d, web.Options{Token: testToken, Logger: log.Logger()})
 	e.login()

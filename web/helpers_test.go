@@ -15,8 +15,7 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/statemachine"
-	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/pgdriver"
+	"github.com/leasehold/leasehold/pgdriver/pgtest"
 	"github.com/leasehold/leasehold/sqlitedriver/sqlitetest"
 	"github.com/leasehold/leasehold/web"
 )
@@ -31,22 +30,7 @@ const testPassword = "correct-horse-battery"
 // LEASEHOLD_TEST_DATABASE_URL is set.
 func drivers(t *testing.T, fn func(t *testing.T, d driver.Driver)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, sqlitetest.Open(t)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, openPostgres(t)) })
-}
-
-// openPostgres opens a migrated pgdriver on a fresh schema of the test
-// database, closed when t ends; it skips t when none is configured.
-func openPostgres(t *testing.T) *pgdriver.Driver {
-	t.Helper()
-	d, err := pgdriver.Open(t.Context(), testdb.PostgresURL(t))
-	if err != nil {
-		t.Fatalf("pgdriver.Open: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if _, err := d.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
-	return d
+	t.Run("postgres", func(t *testing.T) { fn(t, pgtest.Open(t)) })
 }
 
 // env is a dashboard on a real database, served by httptest.

@@ -6,8 +6,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	leaseholdotel "github.com/leasehold/leasehold/contrib/otel"
-	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/pgdriver"
+	"github.com/leasehold/leasehold/pgdriver/pgtest"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -15,11 +14,7 @@ import (
 // PostgreSQL, whose jsonb column stores the metadata with its keys
 // reordered and spaced.
 func TestPostgresCarriesContext(t *testing.T) {
-	d, err := pgdriver.Open(t.Context(), testdb.PostgresURL(t))
-	must(t, err)
-	t.Cleanup(func() { _ = d.Close() })
-	e := setupOn(t, d, leaseholdotel.Options{}, true, true)
-	must(t, e.client.Migrate(t.Context()))
+	e := setupOn(t, pgtest.Open(t), leaseholdotel.Options{}, true, true)
 	res, err := e.client.Insert(t.Context(), taskArgs{}, &leasehold.InsertOpts{Metadata: json.RawMessage(`{"zone":"eu","a":1}`)})
 	must(t, err)
 	info, err := e.client.GetJob(t.Context(), res.Job.ID)

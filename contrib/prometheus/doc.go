@@ -75,8 +75,9 @@
 // last ANALYZE): a scrape reuses the last reading until it is
 // Options.QueueStatsInterval old, so however often Prometheus scrapes,
 // the database answers that query at most once per interval per process.
-// A queue the client is configured to work (Client.Queues) has its series
-// at 0 while it has no unfinished job, rather than none; so does one an
+// A queue the client works (Client.Queues of a client with workers,
+// Client.Works) has its series at 0 while it has no unfinished job,
+// rather than none; so does one an
 // earlier reading reported, in up to 10 readings in a row that find it
 // empty: the next forgets its series, until a reading reports it again
 // (with the default interval, after two and a half minutes empty or more,

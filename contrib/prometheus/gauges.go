@@ -28,13 +28,13 @@ type clientCollector struct {
 	// number of readings in a row since that did not, so that its series
 	// show 0 rather than vanish while it has no unfinished job (a
 	// dashboard shows an empty queue as 0), until forgetAfter such
-	// readings. The queues the client is configured to work
-	// (Client.Queues) always show, and so are never forgotten.
+	// readings. The queues the client works (see worked) always show,
+	// and so are never forgotten.
 	known map[string]int
 }
 
-// forgetAfter is how many readings in a row a queue that the client is
-// not configured to work, and that an earlier reading reported, keeps its
+// forgetAfter is how many readings in a row a queue that the client does
+// not work, and that an earlier reading reported, keeps its
 // series at 0 while it has no unfinished job; the next such reading
 // forgets it, so that queues named from an application's input (one per
 // tenant, say) do not add series for the life of the process.
@@ -117,26 +117,39 @@ func (q *clientCollector) queueStats(c *leasehold.Client) []*leasehold.QueueStat
 		q.failures.Inc()
 		qs = nil
 	} else {
-		qs = q.withKnown(qs, c.Queues())
+		qs = q.withKnown(qs, worked(c))
 	}
 	q.last = qs
 	return qs
 }
 
+// worked returns the queues c works: its configured queues when it has
+// workers, none when it has not. Every client is configured with a
+// queue, "default" when it names none, so a client that only inserts
+// jobs (or an operator's, such as leasehold serve's) would otherwise
+// show a queue that nothing runs and that may hold no job at all.
+func worked(c *leasehold.Client) []string {
+	if !c.Works() {
+		return nil
+	}
+	return c.Queues()
+}
+
 // withKnown returns qs with an empty entry for each queue it lacks that
-// is configured (the client's) or known, and updates the known queues:
-// qs's queues are known afresh, and a known queue absent from forgetAfter
-// readings in a row before this one is forgotten. q.mu is held.
-func (q *clientCollector) withKnown(qs []*leasehold.QueueStats, configured []string) []*leasehold.QueueStats {
+// is among queues (the queues the client works) or known, and updates
+// the known queues: qs's queues are known afresh, and a known queue
+// absent from forgetAfter readings in a row before this one is
+// forgotten. q.mu is held.
+func (q *clientCollector) withKnown(qs []*leasehold.QueueStats, queues []string) []*leasehold.QueueStats {
 	if q.known == nil {
 		q.known = map[string]int{}
 	}
-	shown := make(map[string]bool, len(qs)+len(configured))
+	shown := make(map[string]bool, len(qs)+len(queues))
 	for _, s := range qs {
 		shown[s.Queue] = true
 		q.known[s.Queue] = 0
 	}
-	for _, name := range configured {
+	for _, name := range queues {
 		if !shown[name] {
 			shown[name] = true
 			qs = append(qs, emptyQueue(name))

@@ -1,6 +1,7 @@
 package leaseholdprom
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -15,12 +16,17 @@ import (
 // TestQueueSeriesForgotten: jobs in queues named from input (one per
 // tenant), then gone from the database. Each such queue keeps its gauge
 // series at 0 for forgetAfter readings, then loses them, so that they
-// do not grow for the life of the process; a configured queue keeps its
-// series for good, and a forgotten queue that has jobs again shows again.
+// do not grow for the life of the process; a queue the client works
+// keeps its series for good, and a forgotten queue that has jobs again
+// shows again.
 func TestQueueSeriesForgotten(t *testing.T) {
 	ctx := t.Context()
 	drv := sqlitetest.Open(t)
-	c, err := leasehold.NewClient(leasehold.Config{Driver: drv, Queues: map[string]leasehold.QueueConfig{"mail": {}}})
+	ws := leasehold.NewWorkers()
+	if err := leasehold.AddWorker(ws, leasehold.WorkFunc[mailArgs](func(context.Context, *leasehold.Job[mailArgs]) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	c, err := leasehold.NewClient(leasehold.Config{Driver: drv, Workers: ws, Queues: map[string]leasehold.QueueConfig{"mail": {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +53,7 @@ func TestQueueSeriesForgotten(t *testing.T) {
 		}
 	}
 	if n := queues(); n != 1 {
-		t.Errorf("reading %d without jobs: %d queues shown, want the configured one only", forgetAfter+1, n)
+		t.Errorf("reading %d without jobs: %d queues shown, want the worked one only", forgetAfter+1, n)
 	}
 	if _, err := drv.Insert(ctx, nil, ps[:1]); err != nil {
 		t.Fatal(err)
@@ -56,3 +62,9 @@ func TestQueueSeriesForgotten(t *testing.T) {
 		t.Errorf("a forgotten queue with a job again: %d queues shown, want 2", n)
 	}
 }
+
+// mailArgs are the jobs of the client's one worker.
+type mailArgs struct{}
+
+// Kind implements leasehold.Args.
+func (mailArgs) Kind() string { return "test.mail" }

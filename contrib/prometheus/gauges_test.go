@@ -116,11 +116,15 @@ func TestQueueGauges(t *testing.T) {
 	}
 }
 
-// TestQueueGaugesConfiguredQueues: every queue the client is configured
-// to work has its series at 0 from the first reading, before it ever had
-// a job, as an empty queue that was seen once keeps them.
+// TestQueueGaugesConfiguredQueues: every queue a client with workers is
+// configured to work has its series at 0 from the first reading, before
+// it ever had a job, as an empty queue that was seen once keeps them.
 func TestQueueGaugesConfiguredQueues(t *testing.T) {
-	cfg := leasehold.Config{Driver: sqlitetest.Open(t), Queues: map[string]leasehold.QueueConfig{"idle": {}, "mail": {}}}
+	ws := leasehold.NewWorkers()
+	if err := leasehold.AddWorker(ws, handler(nil)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := leasehold.Config{Driver: sqlitetest.Open(t), Workers: ws, Queues: map[string]leasehold.QueueConfig{"idle": {}, "mail": {}}}
 	_, reg, _ := metricsClient(t, cfg, leaseholdprom.Options{})
 	checkSeries(t, reg, "leasehold_queue_jobs", []string{"queue", "state"}, `{queue=idle,state=pending} 0
 {queue=idle,state=processing} 0

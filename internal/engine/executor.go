@@ -133,7 +133,8 @@ func (e *Executor) releaseNow(l *Lease) {
 }
 
 // release cancels l's handler, if any, and submits its release, unless
-// its outcome was submitted already.
+// its outcome was submitted already. It reports whether it left the lease
+// to the watcher instead.
 //
 // A lease whose handler may have started, in a queue that flags or
 // reconciles expired leases (GiveUp says to write nothing), is not
@@ -143,12 +144,17 @@ func (e *Executor) releaseNow(l *Lease) {
 // job, as for a crashed worker. started is read after finalized is set,
 // and runClaimed sets started before its last check of finalized, so a
 // lease read as not started never runs its handler.
-func (e *Executor) release(l *Lease) { e.releaseWith(l, e.cfg.Completer.Submit) }
+//
+// The release of a lease whose handler completed the job with CompleteTx
+// is written after that transaction (afterTx), as decide's write is: when
+// it committed, the refusal of the release is the job's completion, told
+// by the attempt's history row (settle).
+func (e *Executor) release(l *Lease) (left bool) { return e.releaseWith(l, e.cfg.Completer.Submit) }
 
 // releaseWith is release, submitting the release with submit.
-func (e *Executor) releaseWith(l *Lease, submit func(*finishItem)) {
+func (e *Executor) releaseWith(l *Lease, submit func(*finishItem)) (left bool) {
 	if !l.finalized.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	l.cancel(ErrShutdown)
 	if l.started.Load() {
@@ -156,21 +162,64 @@ func (e *Executor) releaseWith(l *Lease, submit func(*finishItem)) {
 			e.cfg.Leases.forget(l)
 			e.cfg.Logger.Warn("leasehold: shutdown cut off a handler in a queue that flags or reconciles expired leases; "+
 				"its lease is left to expire for the watcher", "job", l.Row.ID, "attempt", l.Row.Attempt, "queue", l.Row.Queue)
-			return
+			return true
 		}
 	}
-	submit(l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased}))
+	item := l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased})
+	item.afterTx = l.completedInTx.Load()
+	submit(item)
+	return false
 }
 
 // releaseRunning cancels the handlers still running and releases their
 // leases. A handler that finishes later writes nothing: its lease is gone.
 // The completer's release budget starts now: past it, releases still
 // waiting for room in its queue are given up (their leases expire), so a
-// database that does not answer cannot hold Stop.
+// database that does not answer cannot hold Stop. The leases left to the
+// watcher after a CompleteTx are reported by their history
+// (reportCompletedInTx), read within that budget.
 func (e *Executor) releaseRunning() {
 	e.cfg.Completer.ArmRelease()
+	var afterTx []*finishItem
 	for _, l := range e.cfg.Leases.Snapshot() {
-		e.release(l)
+		if e.release(l) && l.completedInTx.Load() {
+			afterTx = append(afterTx, e.unwritten(l))
+		}
+	}
+	e.reportCompletedInTx(afterTx)
+}
+
+// unwritten returns an item for l that is never written, only reported
+// (see reportCompletedInTx). Only the caller that set finalized may call
+// it.
+func (e *Executor) unwritten(l *Lease) *finishItem {
+	it := l.finish(e.cfg.Owner, statemachine.Ending{})
+	it.afterTx = true
+	return it
+}
+
+// reportCompletedInTx reports the items of leases whose handler called
+// CompleteTx and for which nothing is written (left to the watcher, or so
+// decided), by the history rows of their attempts, read in one statement:
+// an attempt this owner ended completed is the job's completion, reported
+// as EventFinished (completed), as settle reports a refused write after
+// CompleteTx. Nothing was submitted for them, so any other attempt (its
+// transaction rolled back, or not committed yet), or a history that
+// cannot be read, is reported as before: not at all, the job left to the
+// watcher.
+func (e *Executor) reportCompletedInTx(items []*finishItem) {
+	if len(items) == 0 {
+		return
+	}
+	ended, ok := e.cfg.Completer.readEnded(items)
+	if !ok {
+		return
+	}
+	for _, it := range items {
+		a, found := ended[attemptKey{it.p.ID, it.p.Attempt}]
+		if found && a.Owner == it.p.Owner && a.Outcome == leasetype.OutcomeCompleted {
+			e.cfg.Emit(completedInTx(it))
+		}
 	}
 }
 
@@ -224,6 +273,11 @@ func (e *Executor) ended(l *Lease, start int64, err error) {
 	l.cancel(errHandlerDone) // the watchdog and lost-lease checks skip it now
 	if item == nil {
 		e.cfg.Leases.forget(l)
+		if l.completedInTx.Load() {
+			it := e.unwritten(l)
+			it.ran, it.err = time.Duration(ran), err
+			e.reportCompletedInTx([]*finishItem{it})
+		}
 		return
 	}
 	item.ran = time.Duration(ran)

@@ -340,6 +340,10 @@ type rigOpts struct {
 	// the 20 ms poll interval.
 	queues map[string]QueueConfig
 	poll   time.Duration
+	// giveUp replaces giveUpLeaseLost; ended makes the completer read the
+	// history of its attempts from the fakeDB (EndedReader).
+	giveUp GiveUp
+	ended  bool
 }
 
 func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
@@ -359,12 +363,20 @@ func newRig(t *testing.T, db *fakeDB, o rigOpts) *rig {
 	if o.run == nil {
 		o.run = func(context.Context, *leasetype.JobRow) error { return nil }
 	}
+	if o.giveUp == nil {
+		o.giveUp = giveUpLeaseLost
+	}
+	var ended EndedReader
+	if o.ended {
+		ended = db
+	}
 	log := discard
 	r := &rig{t: t, db: db, rec: &recorder{}, leas: NewLeases()}
 	r.win = &Window{TTL: o.ttl, Margin: o.margin, Clock: NewClock()}
-	r.comp = NewCompleter(CompleterConfig{Finisher: db, Leases: r.leas, Window: r.win, Batch: 100, Emit: r.rec.emit, Logger: log})
+	r.comp = NewCompleter(CompleterConfig{Finisher: db, Leases: r.leas, Window: r.win, Batch: 100, Ended: ended,
+		Emit: r.rec.emit, Logger: log})
 	r.exec = NewExecutor(ExecutorConfig{
-		Owner: "w1", Base: context.Background(), Run: o.run, Classify: classifyRetry, GiveUp: giveUpLeaseLost,
+		Owner: "w1", Base: context.Background(), Run: o.run, Classify: classifyRetry, GiveUp: o.giveUp,
 		Leases: r.leas, Window: r.win, Completer: r.comp, Emit: r.rec.emit, Logger: log,
 	})
 	r.hb = NewHeartbeater(HeartbeaterConfig{Renewer: db, Leases: r.leas, Window: r.win, Owner: "w1",
@@ -402,6 +414,12 @@ func classifyRetry(row *leasetype.JobRow, err error) statemachine.Ending {
 // client does outside flagged and reconciling queues with budget left.
 func giveUpLeaseLost(*leasetype.JobRow) (statemachine.Ending, bool) {
 	return statemachine.Ending{Outcome: leasetype.OutcomeLeaseLost, Error: "gave up"}, true
+}
+
+// giveUpNothing is GiveUp in a queue that flags or reconciles expired
+// leases: nothing is written, the watcher applies the policy.
+func giveUpNothing(*leasetype.JobRow) (statemachine.Ending, bool) {
+	return statemachine.Ending{}, false
 }
 
 // waitFor polls cond for up to 5 s.

@@ -15,7 +15,8 @@ import (
 type Classify func(row *leasetype.JobRow, err error) statemachine.Ending
 
 // GiveUp is the ending of an attempt whose lease the worker gave up
-// because it could not renew it in time (the watchdog), or false when the
+// because it could not renew it in time (the watchdog, or a handler that
+// stopped on ErrLeaseLost before the database said so), or false when the
 // worker must write nothing and leave the job to the watcher once the
 // lease has run out: in a queue whose expired leases are flagged stuck or
 // reconciled, where the handler may have been cut off mid-effect. Stop
@@ -77,6 +78,18 @@ func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
 
 // decide turns a handler's result into the fenced write to make, or nil
 // when there is nothing this client may write.
+//
+// Only the database tells that a lease is someone else's (lostInDB: a
+// heartbeat found it gone, or a CompleteTx was refused); then nothing is
+// written. A lease the worker stopped relying on is another matter: the
+// watchdog gave it up (expiredLocally), or the handler returned an error
+// wrapping ErrLeaseLost (CheckLease past the safe window, possibly just
+// before the watchdog; context.Cause of a lease given up; FenceTx finding
+// it expired) while the database may still hold it. Its ending is the
+// give-up's (GiveUp), written through the fence like any other: the retry
+// budget and the queue's policy hold, and the job does not wait in
+// processing for its TTL and the watcher. A write for a lease taken over
+// meanwhile is refused by the fence and reported refused, not finished.
 func (e *Executor) decide(l *Lease, err error) *finishItem {
 	item := l.finish(e.cfg.Owner, statemachine.Ending{})
 	item.err = err
@@ -90,11 +103,11 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 		item.set(e.cfg.Classify(l.Row, ErrCompleteTxRolledBack))
 	case err == nil:
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})
-	case l.lostInDB.Load(), says(err, leasetype.ErrLeaseLost):
+	case l.lostInDB.Load():
 		return nil // the lease is someone else's now: nothing to write
 	case errors.Is(cause, leasetype.ErrJobCancelled):
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
-	case l.expiredLocally.Load():
+	case l.expiredLocally.Load(), says(err, leasetype.ErrLeaseLost):
 		end, ok := e.cfg.GiveUp(l.Row)
 		if !ok {
 			return nil // the lease runs out; the watcher applies the queue's policy

@@ -52,6 +52,7 @@ type Claim func(claim func() error) error
 type PeriodicDriver interface {
 	Now(ctx context.Context) (time.Time, error)
 	PeriodicRegister(ctx context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error)
+	PeriodicList(ctx context.Context) ([]*leasetype.PeriodicRow, error)
 }
 
 // Schedule is one periodic job as the enqueuer runs it.
@@ -330,18 +331,14 @@ func (e *Enqueuer) step(ctx context.Context, r *runner, s *Schedule, cursor time
 		e.cfg.Sleep(ctx, min(slot.Sub(now), enqueuerMaxSleep))
 		return cursor, nil
 	}
-	if missed := LatestSlot(s.Next, cursor, now.Add(-s.Grace)); !missed.IsZero() {
-		e.cfg.Logger.Warn("leasehold: periodic slots missed", "schedule", s.Name,
-			"latest_missed", missed, "catch_up", s.CatchUp)
-		if s.CatchUp {
-			if err := e.claim(ctx, r, s, missed); err != nil {
-				return cursor, err
-			}
+	if passed := LatestSlot(s.Next, cursor, now.Add(-s.Grace)); !passed.IsZero() {
+		if err := e.pass(ctx, r, s, passed); err != nil {
+			return cursor, err
 		}
-		cursor = missed
+		cursor = passed
 	}
 	for slot = s.Next(cursor); !slot.IsZero() && !slot.After(now) && ctx.Err() == nil; slot = s.Next(cursor) {
-		if err := e.claim(ctx, r, s, slot); err != nil {
+		if _, err := e.claim(ctx, r, s, slot); err != nil {
 			return cursor, err
 		}
 		cursor = slot
@@ -349,9 +346,59 @@ func (e *Enqueuer) step(ctx context.Context, r *runner, s *Schedule, cursor time
 	return cursor, nil
 }
 
-// claim claims slot of r's schedule s with its job. A refused job is
-// logged and counts as dealt with.
-func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot time.Time) error {
+// pass deals with the slots after this process's cursor up to passed,
+// the latest of them whose grace has run out: it claims passed when s
+// catches up, and reports the slots missed only when they were, when no
+// process enqueued them: the schedule's last slot is still before passed.
+// A last slot at or after it means that other processes kept the
+// schedule going while this one fell behind (a long pause, a database
+// cut off from this process alone), or that one of them found the gap
+// first and reported it; this process then only says, at Debug, that it
+// fell behind. When s catches up, the claim of passed tells which (it is
+// refused when the last slot is at or after it); else the schedule's
+// row is read, only on this path, as no claim is made.
+func (e *Enqueuer) pass(ctx context.Context, r *runner, s *Schedule, passed time.Time) error {
+	var taken bool
+	var err error
+	if s.CatchUp {
+		taken, err = e.claim(ctx, r, s, passed)
+	} else {
+		taken, err = e.recorded(ctx, s.Name, passed)
+	}
+	if err != nil {
+		return err
+	}
+	if taken {
+		e.cfg.Logger.Debug("leasehold: periodic schedule fell behind in this process; other processes enqueued its slots",
+			"schedule", s.Name, "latest_passed", passed)
+		return nil
+	}
+	e.cfg.Logger.Warn("leasehold: periodic slots missed", "schedule", s.Name,
+		"latest_missed", passed, "catch_up", s.CatchUp)
+	return nil
+}
+
+// recorded reports whether the recorded last slot of the schedule name
+// is at or after slot. A schedule with no row (forgotten meanwhile) has
+// none.
+func (e *Enqueuer) recorded(ctx context.Context, name string, slot time.Time) (bool, error) {
+	rows, err := e.cfg.Driver.PeriodicList(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read the schedule's last slot: %w", err)
+	}
+	for _, row := range rows {
+		if row.Name == name {
+			return !row.LastSlot.IsZero() && !row.LastSlot.Before(slot), nil
+		}
+	}
+	return false, nil
+}
+
+// claim claims slot of r's schedule s with its job, and reports whether
+// the slot was taken already: the claim was refused because the
+// schedule's last slot is this slot or a later one. A refused job is
+// logged and counts as dealt with (not taken).
+func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot time.Time) (taken bool, err error) {
 	next := s.Next(slot)
 	r.inserting.Store(true)
 	res, err := s.Insert(ctx, slot, next, r.claim)
@@ -359,14 +406,16 @@ func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot time.
 	switch {
 	case errors.Is(err, ErrSlotRefused):
 		e.cfg.Logger.Error("leasehold: periodic job refused: slot skipped", "schedule", s.Name, "slot", slot, "err", err)
-		return nil
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("claim slot %v: %w", slot, err)
-	case res != nil && res.Claimed && res.Job != nil && res.Job.Job != nil:
+		return false, fmt.Errorf("claim slot %v: %w", slot, err)
+	case res == nil:
+		return false, nil
+	case res.Claimed && res.Job != nil && res.Job.Job != nil:
 		e.cfg.Logger.Debug("leasehold: periodic job enqueued", "schedule", s.Name, "slot", slot,
 			"job", res.Job.Job.ID, "duplicate", res.Job.Duplicate)
 	}
-	return nil
+	return !res.Claimed, nil
 }
 
 // failed logs a failed statement of s, unless the enqueuer is stopping.

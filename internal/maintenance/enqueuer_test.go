@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +27,7 @@ type fakeSlots struct {
 	created  time.Time // the row's created_at; zero: the registration's time, f.now
 	claimed  []time.Time
 	tried    int
+	listed   int   // reads of the schedule's row (PeriodicList)
 	failures int   // Insert fails this many times first
 	refuse   error // Insert returns it for the first slot tried
 	stopAt   int   // cancel once this many slots are claimed
@@ -45,6 +48,13 @@ func (f *fakeSlots) PeriodicRegister(_ context.Context, p *driver.PeriodicRegist
 		created = f.now // a row this registration creates
 	}
 	return &leasetype.PeriodicRow{Name: p.Name, LastSlot: f.last, CreatedAt: created}, nil
+}
+
+func (f *fakeSlots) PeriodicList(context.Context) ([]*leasetype.PeriodicRow, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listed++
+	return []*leasetype.PeriodicRow{{Name: "s", LastSlot: f.last}}, nil
 }
 
 func (f *fakeSlots) sleep(ctx context.Context, d time.Duration) bool {
@@ -251,5 +261,81 @@ func TestEnqueuerAddRemoveWhileRunning(t *testing.T) {
 	e.mu.Unlock()
 	if launched {
 		t.Fatal("a schedule added after Stop started a goroutine")
+	}
+}
+
+// TestEnqueuerWarnsOnlyMissedSlots: a process whose cursor is more than
+// the grace behind the database clock (it was paused, or cut off from
+// the database while the others were not) warns that slots were missed
+// only when no process enqueued them: when the schedule's last slot is
+// before the latest slot whose grace ran out. Else it fell behind alone,
+// which it logs at Debug. A schedule that catches up learns which from
+// its claim of that slot, one that does not from a read of its row.
+func TestEnqueuerWarnsOnlyMissedSlots(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	passed := base.Add(4 * time.Minute) // the latest slot past its grace at now
+	for _, tt := range []struct {
+		name    string
+		last    time.Time // the schedule's last slot in the database
+		catchUp bool
+		missed  bool
+	}{
+		{"others kept up", base.Add(5 * time.Minute), false, false},
+		{"others kept up, catching up", base.Add(5 * time.Minute), true, false},
+		{"others enqueued the passed slot", passed, false, false},
+		{"others enqueued the passed slot, catching up", passed, true, false},
+		{"no process enqueued the passed slot", passed.Add(-10 * time.Second), false, true},
+		{"no process enqueued the passed slot, catching up", passed.Add(-10 * time.Second), true, true},
+		{"no process enqueued any slot", base, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeSlots{now: base.Add(5*time.Minute + time.Second), last: tt.last, stopAt: -1}
+			var logs testlog.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			e := NewEnqueuer(EnqueuerConfig{Driver: f, Logger: logger, Sleep: f.sleep})
+			s := &Schedule{Name: "s", Next: func(t time.Time) time.Time { return t.Truncate(10 * time.Second).Add(10 * time.Second) },
+				Grace: time.Minute, CatchUp: tt.catchUp, Insert: f.insert}
+			// This process last dealt with base, then stalled.
+			cursor, err := e.step(t.Context(), &runner{s: s}, s, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := base.Add(5 * time.Minute); !cursor.Equal(want) {
+				t.Errorf("cursor %v after the step, want %v", cursor, want)
+			}
+			warned := strings.Contains(logs.String(), "periodic slots missed")
+			behind := strings.Contains(logs.String(), "fell behind")
+			if warned != tt.missed || behind == tt.missed {
+				t.Errorf("missed warned %v, fell behind logged %v; want the warning %v\nlog: %s", warned, behind, tt.missed, logs.String())
+			}
+			if tt.missed && !strings.Contains(logs.String(), "level=WARN") {
+				t.Errorf("missed slots not logged as a warning: %s", logs.String())
+			}
+			if !tt.missed && strings.Contains(logs.String(), "level=WARN") {
+				t.Errorf("a process that fell behind alone warned: %s", logs.String())
+			}
+			// The claim of the passed slot answers when the schedule
+			// catches up: no statement more.
+			if want := map[bool]int{true: 0, false: 1}[tt.catchUp]; f.listed != want {
+				t.Errorf("the schedule's row read %d times, want %d", f.listed, want)
+			}
+			if caught := slices.Contains(f.claimed, passed); caught != (tt.catchUp && tt.missed) {
+				t.Errorf("claimed %v: the passed slot caught up %v, want %v", f.claimed, caught, tt.catchUp && tt.missed)
+			}
+		})
+	}
+}
+
+// TestEnqueuerKeepingUpReadsNoRow: a step within the grace reads the
+// database clock and claims its slots, as before: no read of the
+// schedule's row.
+func TestEnqueuerKeepingUpReadsNoRow(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	f := &fakeSlots{now: base.Add(25 * time.Second), last: base.Add(10 * time.Second), stopAt: 3}
+	if got := f.run(t, base, 10*time.Second, false); fmt.Sprint(got) != "[20s 30s 40s]" {
+		t.Fatalf("claimed %v, want [20s 30s 40s]", got)
+	}
+	if f.listed != 0 {
+		t.Errorf("the schedule's row read %d times by a process keeping up, want 0", f.listed)
 	}
 }

@@ -28,6 +28,14 @@ func Open(t testing.TB) *sqlitedriver.Driver {
 	return openPath(t, testdb.SQLitePath(t))
 }
 
+// OpenPath returns a migrated driver on the SQLite file at path, closed
+// when t ends: called twice with one path, it gives two drivers on one
+// file, as two processes open it.
+func OpenPath(t testing.TB, path string) *sqlitedriver.Driver {
+	t.Helper()
+	return openPath(t, path)
+}
+
 // Harness returns the conformance suite's harness for SQLite, named
 // "sqlite": each test gets a fresh database file (Open), OpenSecond opens
 // the same file again as a second process would, and caller transactions

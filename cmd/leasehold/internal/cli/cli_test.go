@@ -174,7 +174,7 @@ func TestParseRunAt(t *testing.T) {
 	if at, in, err = ParseRunAt("+15m", now); err != nil || !at.IsZero() || in != 15*time.Minute {
 		t.Errorf("delay = %v, %v, %v", at, in, err)
 	}
-	for _, bad := range []string{"-5m", "tomorrow", "2999-01-01T00:00:00Z", "1900-01-01T00:00:00Z", "4000d"} {
+	for _, bad := range []string{"-5m", "tomorrow", "2999-01-01T00:00:00Z", "1900-01-01T00:00:00Z", "1970-01-01T00:30:00+01:00", "4000d"} {
 		if _, _, err := ParseRunAt(bad, now); ExitCode(err) != ExitUsage {
 			t.Errorf("ParseRunAt(%q) = %v, want a usage error", bad, err)
 		}

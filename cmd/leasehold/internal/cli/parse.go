@@ -159,7 +159,7 @@ func ParseRunAt(s string, now time.Time) (at time.Time, in time.Duration, err er
 		if t.After(now.Add(MaxScheduleAhead)) {
 			return time.Time{}, 0, Usagef("run-at %s is too far ahead (maximum %s from now)", s, FormatDuration(MaxScheduleAhead))
 		}
-		if t.Year() < 1970 {
+		if t.UTC().Year() < 1970 {
 			return time.Time{}, 0, Usagef("run-at %s is before 1970", s)
 		}
 		return t, 0, nil
