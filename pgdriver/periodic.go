@@ -42,7 +42,9 @@ RETURNING name`
 // periodicJobSQL records the job of the slot just claimed.
 const periodicJobSQL = `UPDATE leasehold_periodic SET last_job_id = $2 WHERE name = $1`
 
-const periodicListSQL = `SELECT ` + periodicColumns + ` FROM leasehold_periodic ORDER BY name`
+// periodicListSQL lists the schedules by name in byte order (COLLATE
+// "C"), as SQLite does, whatever the database's collation.
+const periodicListSQL = `SELECT ` + periodicColumns + ` FROM leasehold_periodic ORDER BY name COLLATE "C"`
 
 const periodicDeleteSQL = `DELETE FROM leasehold_periodic WHERE name = $1`
 

@@ -44,7 +44,9 @@ func (d *Driver) Purge(ctx context.Context, p *driver.PurgeParams) (int64, error
 	return n, nil
 }
 
-// statsSQL returns one row per (queue, status).
+// statsSQL returns one row per (queue, status), the queues in byte order
+// (COLLATE "C"), as every driver lists them, whatever the database's
+// collation.
 const statsSQL = `SELECT queue, status, count(*),
 	coalesce(floor(extract(epoch FROM now() - min(run_at) FILTER (
 		WHERE status = 'pending' AND run_at <= now())) * 1000000), 0)::bigint,
@@ -52,7 +54,7 @@ const statsSQL = `SELECT queue, status, count(*),
 	count(*) FILTER (WHERE status = 'processing' AND lease_until < now())
 FROM leasehold_jobs
 GROUP BY queue, status
-ORDER BY queue, status`
+ORDER BY queue COLLATE "C", status`
 
 // QueueStats returns per-queue counts by state, the age of the oldest
 // claimable pending job, the numbers of live and expired leases and
@@ -108,7 +110,7 @@ WHERE (status = 'pending' AND attempt = 0 AND run_at <= now())
 	OR (status = 'processing' AND lease_until >= now())
 GROUP BY queue, kind
 HAVING count(*) FILTER (WHERE status = 'pending') > 0
-ORDER BY queue, kind`
+ORDER BY queue COLLATE "C", kind COLLATE "C"`
 
 // neverClaimed fills QueueStats.NeverClaimed of qs (sorted by queue).
 func (d *Driver) neverClaimed(ctx context.Context, qs []*leasehold.QueueStats) error {

@@ -43,10 +43,10 @@ func (d *Driver) RecordThroughput(ctx context.Context, p *driver.ThroughputParam
 }
 
 // throughputSQL returns the totals of the minutes since $1 microseconds
-// ago, oldest first.
+// ago, oldest first, each minute's queues in byte order (COLLATE "C").
 const throughputSQL = `SELECT minute, queue, outcome, jobs FROM leasehold_throughput
 WHERE minute >= date_trunc('minute', now() - $1::bigint * interval '1 microsecond')
-ORDER BY minute, queue, outcome`
+ORDER BY minute, queue COLLATE "C", outcome`
 
 // Throughput returns the per-minute totals of the last since.
 func (d *Driver) Throughput(ctx context.Context, since time.Duration) ([]*leasehold.ThroughputBucket, error) {

@@ -37,7 +37,7 @@ func NewJobInfoView(info *leasehold.JobInfo, now time.Time) JobInfoView {
 	v := JobInfoView{JobView: NewJobView(info.JobRow, now), Attempts: []AttemptView{}}
 	for _, a := range info.Attempts {
 		v.Attempts = append(v.Attempts, AttemptView{
-			Attempt: a.Attempt, Owner: a.Owner, ClaimedAt: a.ClaimedAt,
+			Attempt: a.Attempt, Owner: a.Owner, ClaimedAt: a.ClaimedAt.UTC(),
 			HeartbeatAt: timePtr(AttemptHeartbeat(info.JobRow, a)), EndedAt: timePtr(a.EndedAt),
 			Outcome: OutcomeName(a.Outcome), Error: a.Error, Resolution: a.Resolution,
 		})

@@ -57,7 +57,7 @@ func NewJobView(j *leasehold.JobRow, now time.Time) JobView {
 	v := JobView{
 		ID: j.ID, Kind: j.Kind, Queue: j.Queue, Status: string(j.State), Priority: j.Priority,
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, FreeAttempts: j.FreeAttempts,
-		Args: j.Args, UniqueKey: j.UniqueKey, RunAt: j.RunAt, CreatedAt: j.CreatedAt,
+		Args: j.Args, UniqueKey: j.UniqueKey, RunAt: j.RunAt.UTC(), CreatedAt: j.CreatedAt.UTC(),
 		FinishedAt: timePtr(j.FinishedAt), LastError: j.LastError, CancelRequested: j.CancelRequested,
 	}
 	if len(j.Metadata) > 0 && string(j.Metadata) != "{}" {
@@ -66,17 +66,20 @@ func NewJobView(j *leasehold.JobRow, now time.Time) JobView {
 	if j.State == leasehold.StateProcessing && j.LeaseOwner != "" {
 		left := j.LeaseUntil.Sub(now)
 		v.Lease = &LeaseView{
-			Owner: j.LeaseOwner, Until: j.LeaseUntil, HeartbeatAt: timePtr(j.HeartbeatAt),
+			Owner: j.LeaseOwner, Until: j.LeaseUntil.UTC(), HeartbeatAt: timePtr(j.HeartbeatAt),
 			LeftSeconds: left.Seconds(), Expired: left < 0,
 		}
 	}
 	return v
 }
 
-// timePtr returns nil for the zero time, so that the field is omitted.
+// timePtr returns nil for the zero time, so that the field is omitted,
+// and t in UTC otherwise: pgx reads a timestamptz in the process's
+// zone, sqlitedriver in UTC, and a view is the same whoever renders it.
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}
+	t = t.UTC()
 	return &t
 }

@@ -69,7 +69,7 @@ func (o *OwnerView) add(j *leasehold.JobRow, now time.Time) {
 		o.Expired++
 	}
 	if hb := j.HeartbeatAt; !hb.IsZero() && (o.LastHeartbeat == nil || hb.After(*o.LastHeartbeat)) {
-		o.LastHeartbeat = &hb
+		o.LastHeartbeat = timePtr(hb)
 	}
 	o.Queues = addUnique(o.Queues, j.Queue)
 	o.Kinds = addUnique(o.Kinds, j.Kind)

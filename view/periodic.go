@@ -35,7 +35,7 @@ func NewPeriodicView(r *leasehold.PeriodicRow, now time.Time) PeriodicView {
 		Name: r.Name, Spec: r.Spec, Kind: r.Kind, Queue: r.Queue,
 		LastSlot: timePtr(r.LastSlot), LastJobID: r.LastJobID, NextSlot: timePtr(r.NextSlot),
 		Overdue:   Overdue(r, now),
-		UpdatedAt: r.UpdatedAt,
+		UpdatedAt: r.UpdatedAt.UTC(),
 	}
 }
 

@@ -220,3 +220,33 @@ func TestOwnerViews(t *testing.T) {
 		t.Errorf("an owner never renewed: %s, want no last_heartbeat", b)
 	}
 }
+
+// TestViewTimesInUTC: a view writes its times in UTC whatever their
+// location (pgx reads a timestamptz in the process's zone, sqlitedriver
+// in UTC), so the same job gives the same JSON on every driver and in
+// every process.
+func TestViewTimesInUTC(t *testing.T) {
+	zone := time.FixedZone("UTC+1", 3600)
+	in := func(tm time.Time) time.Time { return tm.In(zone) }
+	j, local := processing(), processing()
+	local.RunAt, local.CreatedAt, local.LeaseUntil, local.HeartbeatAt = in(j.RunAt), in(j.CreatedAt), in(j.LeaseUntil), in(j.HeartbeatAt)
+	local.FinishedAt, j.FinishedAt = in(t0), t0
+	attempts := func(row *leasehold.JobRow, at func(time.Time) time.Time) *leasehold.JobInfo {
+		return &leasehold.JobInfo{JobRow: row, Attempts: []*leasehold.Attempt{{JobID: 7, Attempt: 2, Owner: "o",
+			ClaimedAt: at(t0.Add(-time.Minute)), HeartbeatAt: at(t0.Add(-50 * time.Second)), EndedAt: at(t0.Add(-40 * time.Second))}}}
+	}
+	same := func(what string, utc, loc any) {
+		t.Helper()
+		a, _ := json.Marshal(utc)
+		b, _ := json.Marshal(loc)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s with times in %s:\n got %s\nwant %s", what, zone, b, a)
+		}
+	}
+	id := func(tm time.Time) time.Time { return tm }
+	same("job", view.NewJobInfoView(attempts(j, id), t0), view.NewJobInfoView(attempts(local, in), t0))
+	same("owners", view.NewOwnerViews([]*leasehold.JobRow{j}, t0), view.NewOwnerViews([]*leasehold.JobRow{local}, t0))
+	p := &leasehold.PeriodicRow{Name: "tick", LastSlot: t0, NextSlot: t0.Add(time.Minute), UpdatedAt: t0}
+	pl := &leasehold.PeriodicRow{Name: "tick", LastSlot: in(t0), NextSlot: in(t0.Add(time.Minute)), UpdatedAt: in(t0)}
+	same("schedule", view.NewPeriodicView(p, t0), view.NewPeriodicView(pl, t0))
+}
