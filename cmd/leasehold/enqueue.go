@@ -73,15 +73,15 @@ input, for arguments too long for a command line (--metadata likewise).`,
 }
 
 // insertOpts validates the flags into insert options; stdin serves
-// "--args -" and "--metadata -".
-func (f *enqueueFlags) insertOpts(kind string, stdin io.Reader) (leasehold.RawArgs, *leasehold.InsertOpts, error) {
+// "--args -" and "--metadata -", read until ctx is done.
+func (f *enqueueFlags) insertOpts(ctx context.Context, kind string, stdin io.Reader) (leasehold.RawArgs, *leasehold.InsertOpts, error) {
 	if err := leasehold.ValidateKind(kind); err != nil {
 		return leasehold.RawArgs{}, nil, cli.UsageError(err)
 	}
 	if f.args == "-" && f.metadata == "-" {
 		return leasehold.RawArgs{}, nil, cli.Usagef("--args and --metadata cannot both read standard input")
 	}
-	text, err := cli.ReadValue("--args", f.args, stdin)
+	text, err := cli.ReadValue(ctx, "--args", f.args, stdin)
 	if err != nil {
 		return leasehold.RawArgs{}, nil, err
 	}
@@ -107,7 +107,7 @@ func (f *enqueueFlags) insertOpts(kind string, stdin io.Reader) (leasehold.RawAr
 		return leasehold.RawArgs{}, nil, cli.Usagef("--max-attempts %d is out of range 1..%d", f.maxAttempts, leasehold.MaxMaxAttempts)
 	}
 	if f.metadata != "" {
-		meta, err := cli.ReadValue("--metadata", f.metadata, stdin)
+		meta, err := cli.ReadValue(ctx, "--metadata", f.metadata, stdin)
 		if err != nil {
 			return leasehold.RawArgs{}, nil, err
 		}
@@ -142,7 +142,7 @@ func (f *enqueueFlags) checkUnique() error {
 }
 
 func (a *app) enqueue(cmd *cobra.Command, kind string, f *enqueueFlags) error {
-	args, opts, err := f.insertOpts(kind, a.stdin)
+	args, opts, err := f.insertOpts(cmd.Context(), kind, a.stdin)
 	if err != nil {
 		return err
 	}

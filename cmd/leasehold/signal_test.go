@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -184,5 +185,40 @@ func TestWorkStopsGracefullyWithItsLogGone(t *testing.T) {
 	}
 	if j := showJob(t, db, id); j.Status != "pending" {
 		t.Errorf("job of the worker: %s, want pending at once (released)", j.Status)
+	}
+}
+
+// TestEnqueueStdinStopsOnSIGINT: `enqueue --args -` waiting on a standard
+// input that never closes (a producer that hangs) ends on the first
+// SIGINT, with exit code 1 and a line saying what it was reading, and
+// inserts nothing.
+func TestEnqueueStdinStopsOnSIGINT(t *testing.T) {
+	db := newSQLite(t)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	b := startCmd(t, func(ctx context.Context) *exec.Cmd {
+		c := command(ctx, "", nil, "--db", db, "enqueue", "foo", "--args", "-")
+		c.Stdin = pr
+		return c
+	})
+	time.Sleep(500 * time.Millisecond)
+	if err := b.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-b.done:
+		b.done <- err // for the cleanup's wait
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(b.stderr.String(), "--args: read standard input") {
+			t.Errorf("enqueue after SIGINT: %v, stderr %q; want exit 1 naming the read", err, b.stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("enqueue --args - still running 10 s after SIGINT (stderr %q)", b.stderr.String())
+	}
+	if r := runIn(t, "", nil, "--db", db, "jobs", "list", "--json"); strings.Contains(r.stdout, `"kind"`) {
+		t.Errorf("a job was inserted: %s", r.stdout)
 	}
 }

@@ -27,6 +27,12 @@ func TestWorkRefusesBeforeCreatingTheDatabase(t *testing.T) {
 		{"periodic with a bad kind",
 			[]string{"--periodic", "tick=@every 1s:Bad Kind"},
 			`--periodic: kind "Bad Kind": ' ' at byte 3`},
+		{"two periodic schedules of one name",
+			[]string{"--periodic", "x=@every 1s:leasehold.sleep", "--periodic", "x=@every 2s:leasehold.sleep"},
+			"--periodic: schedule x given twice"},
+		{"a periodic schedule named as the scan",
+			[]string{"--reconcile-into", "rec", "--scan-every", "1m", "--periodic", "leasehold.demo.scan:rec=@every 1s:leasehold.sleep"},
+			"--periodic: schedule leasehold.demo.scan:rec is the name of the --scan-every schedule"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "w.db")

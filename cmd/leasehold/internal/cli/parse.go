@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -84,8 +85,10 @@ const MaxValueFile = 64 << 20
 // ReadValue resolves a flag value that may name its source: "@PATH" reads
 // the file PATH, "-" reads stdin to its end, anything else is the value
 // itself. Surrounding whitespace of what is read is dropped. what names
-// the flag in errors.
-func ReadValue(what, v string, stdin io.Reader) (string, error) {
+// the flag in errors. A read that has not ended when ctx is done (a
+// producer that never closes the pipe, a FIFO nobody writes) is given up
+// with ctx's cause, so that SIGINT ends the command.
+func ReadValue(ctx context.Context, what, v string, stdin io.Reader) (string, error) {
 	var (
 		r    io.Reader
 		from string
@@ -113,7 +116,7 @@ func ReadValue(what, v string, stdin io.Reader) (string, error) {
 	default:
 		return v, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r, MaxValueFile+1))
+	b, err := readAll(ctx, io.LimitReader(r, MaxValueFile+1))
 	if err != nil {
 		return "", Failf("%s: read %s: %w", what, from, err)
 	}
@@ -121,6 +124,26 @@ func ReadValue(what, v string, stdin io.Reader) (string, error) {
 		return "", Usagef("%s: %s holds more than %d MiB", what, from, MaxValueFile>>20)
 	}
 	return string(bytes.TrimSpace(b)), nil
+}
+
+// readAll is io.ReadAll of r, given up when ctx is done first. The read
+// goes on in its goroutine until r ends; the command exits meanwhile.
+func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // pathReason drops the operation and the path from a file error.

@@ -82,13 +82,13 @@ func TestReadValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]string{`{"b":2}`: `{"b":2}`, "@" + file: `{"a":1}`, "-": `{"c":3}`} {
-		got, err := ReadValue("--args", in, strings.NewReader("\n{\"c\":3}\n"))
+		got, err := ReadValue(t.Context(), "--args", in, strings.NewReader("\n{\"c\":3}\n"))
 		if err != nil || got != want {
 			t.Errorf("ReadValue(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"@", "@" + file + ".missing", "@" + filepath.Dir(file)} {
-		if _, err := ReadValue("--args", bad, nil); ExitCode(err) != ExitUsage {
+		if _, err := ReadValue(t.Context(), "--args", bad, nil); ExitCode(err) != ExitUsage {
 			t.Errorf("ReadValue(%q) error = %v, want a usage error", bad, err)
 		}
 	}
