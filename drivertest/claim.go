@@ -92,9 +92,16 @@ func testClaimByIDRace(c *tc) {
 
 // raceClaimByID races n owners (half on a second driver) for job id and
 // returns the single winner, reporting an error unless exactly one won.
+// Where caller transactions lock single rows, the racers start while
+// another transaction holds the job's row (holdRow), released unchanged
+// once at least two of them queue behind it: they have then read the job
+// as claimable, so a ClaimByID that does not lock the row before it
+// re-checks it lets several of them win every time, not only when their
+// statements happen to overlap.
 func raceClaimByID(c *tc, id int64, takeOver bool, n int) string {
 	c.Helper()
 	d2 := c.second()
+	hold := c.holdRow(id)
 	var (
 		mu      sync.Mutex
 		winners []string
@@ -121,12 +128,64 @@ func raceClaimByID(c *tc, id int64, takeOver bool, n int) string {
 		})
 	}
 	close(start)
+	if hold != nil {
+		// Release the row even when the wait fails, so that the racers
+		// end before the test does.
+		queued := hold.waitQueued(c, minQueued)
+		if err := hold.Release(); err != nil {
+			c.Errorf("commit of the transaction holding job %d: %v", id, err)
+		}
+		if queued != nil {
+			c.Errorf("racers for job %d: %v", id, queued)
+		}
+	}
 	wg.Wait()
 	if len(winners) != 1 {
 		c.Errorf("%d racers won job %d (%v), want exactly 1", len(winners), id, winners)
 		return ""
 	}
 	return winners[0]
+}
+
+// minQueued is how many racers raceClaimByID waits to see queued behind
+// the held row: two that read the job claimable are enough for a claim
+// without the row lock to let both win, and a driver's pool may let no
+// more than a few of its racers reach the database at once.
+const minQueued = 2
+
+// holdRow locks job id's row with the harness's HoldRow, or returns nil
+// when the harness has none (SQLite: its write transaction would hold
+// back every claim instead, and serializes them anyway).
+func (c *tc) holdRow(id int64) *RowHold {
+	c.Helper()
+	if c.h.HoldRow == nil {
+		return nil
+	}
+	return c.h.HoldRow(c.T, c.d, id)
+}
+
+// waitQueued waits until at least n sessions queue behind h's lock, and
+// returns an error if they do not within waitTimeout.
+func (h *RowHold) waitQueued(c *tc, n int) error {
+	c.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		queued, err := h.Queued(c.ctx)
+		if err != nil {
+			return fmt.Errorf("count the sessions queued behind the held row: %w", err)
+		}
+		if queued >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d queued behind the held row after %v, want at least %d", queued, waitTimeout, n)
+		}
+		select {
+		case <-c.ctx.Done():
+			return fmt.Errorf("waiting for %d queued behind the held row: %w", n, c.ctx.Err())
+		case <-time.After(pollEvery):
+		}
+	}
 }
 
 // testClaimSetsLease checks the row a claim returns and persists: state

@@ -153,16 +153,34 @@ func testLongJobKeptByHeartbeats(e *clientEnv) {
 
 // testLostLeaseCancelsHandler: when a heartbeat finds the lease gone from
 // the database, the handler's context is cancelled with ErrLeaseLost and
-// the client writes nothing for it.
+// the client writes nothing for it. The cancel must come from the
+// heartbeat, not from the watchdog, which cancels with the same cause and
+// event once the lease's safe window has passed: with a TTL of a minute
+// the watchdog cannot act for 50 s after the last renewal, while a
+// heartbeat every 100 ms finds the lease gone well inside lostLeaseBound.
 func testLostLeaseCancelsHandler(e *clientEnv) {
+	const (
+		ttl      = time.Minute
+		interval = 100 * time.Millisecond
+		// lostLeaseBound is a hundred heartbeat intervals (for a slow CI
+		// machine), and far below the safe window (TTL less its default
+		// TTL/6 margin).
+		lostLeaseBound = 10 * time.Second
+	)
 	started := make(chan struct{})
 	causeC := make(chan error, 1)
+	// The handler winds down only once the test returns: its worker slot,
+	// A's only one, stays taken, so that A does not claim the job again
+	// between its release below and the other worker's claim.
+	windDown := make(chan struct{})
+	defer close(windDown)
 	a := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
 		close(started)
 		<-ctx.Done()
 		causeC <- context.Cause(ctx)
+		<-windDown
 		return ctx.Err()
-	}), func(c *leasehold.Config) { oneWorker(c); c.LeaseTTL = time.Second })
+	}), func(c *leasehold.Config) { oneWorker(c); c.LeaseTTL, c.HeartbeatInterval = ttl, interval })
 	res, err := a.Insert(e.ctx, testArgs{N: 1}, nil)
 	if err != nil {
 		e.Fatalf("Insert: %v", err)
@@ -175,7 +193,7 @@ func testLostLeaseCancelsHandler(e *clientEnv) {
 	if err != nil || len(ids) != 1 {
 		e.Fatalf("release A's lease: %v %v", ids, err)
 	}
-	if got, err := e.d.ClaimByID(e.ctx, &driver.ClaimByIDParams{ID: res.Job.ID, Owner: "other", TTL: time.Minute}); err != nil || got == nil {
+	if got, err := e.d.ClaimByID(e.ctx, &driver.ClaimByIDParams{ID: res.Job.ID, Owner: "other", TTL: ttl}); err != nil || got == nil {
 		e.Fatalf("ClaimByID = %v, %v; want the released job", got, err)
 	}
 	select {
@@ -183,10 +201,10 @@ func testLostLeaseCancelsHandler(e *clientEnv) {
 		if !errors.Is(cause, leasehold.ErrLeaseLost) {
 			e.Fatalf("handler cancelled with %v, want ErrLeaseLost", cause)
 		}
-	case <-time.After(30 * time.Second):
-		e.Fatalf("handler not cancelled after its lease was lost")
+	case <-time.After(lostLeaseBound):
+		e.Fatalf("handler not cancelled %v after its lease was lost, with a heartbeat every %v", lostLeaseBound, interval)
 	}
-	e.waitFor("A to count the lost lease", 10*time.Second, func() bool { return a.Stats().LeaseLost == 1 })
+	e.waitFor("A to count the lost lease", lostLeaseBound, func() bool { return a.Stats().LeaseLost == 1 })
 	row, _ := e.d.GetJob(e.ctx, res.Job.ID)
 	if row.LeaseOwner != "other" || row.Attempt != 2 || row.State != leasehold.StateProcessing {
 		e.Fatalf("job after A lost it: %+v; want owned by other, attempt 2", row)

@@ -46,6 +46,14 @@ type Harness struct {
 	// write of the database (SQLite's write lock). Tests of the first
 	// behaviour are skipped when it is false.
 	RowLocks bool
+	// HoldRow, when set, locks job id's row in a transaction of its own,
+	// changing nothing, until the returned hold's Release. The ClaimByID
+	// races start their racers behind it and release it once at least two
+	// wait: they have then read the job as claimable, so a ClaimByID that
+	// does not lock the row before it re-checks it lets several win every
+	// time, not only when their statements happen to overlap. Leave it
+	// nil where a transaction holds every write (SQLite).
+	HoldRow func(t *testing.T, d driver.Driver, id int64) *RowHold
 	// RecordMigration records version as applied in d's
 	// leasehold_migrations without changing the schema, as a newer
 	// leasehold would. Tests that need it are skipped when it is nil.
@@ -108,6 +116,7 @@ func invariants() []invariant {
 		{"Resolve", testResolve},
 		{"ResolveCancelRequested", testResolveCancelRequested},
 		{"ResolveFenced", testResolveFenced},
+		{"ResolveStaleAttempt", testResolveStaleAttempt},
 		{"OperatorOnReconciling", testOperatorOnReconciling},
 		{"FenceTx", testFenceTx},
 		{"FenceTxJudgesAtTheCall", testFenceTxJudgesAtTheCall},
@@ -174,4 +183,14 @@ func RunDriver(t *testing.T, h Harness) {
 		return
 	}
 	t.Run(h.Name, run)
+}
+
+// RowHold is a job row that a transaction of the harness holds locked
+// (Harness.HoldRow).
+type RowHold struct {
+	// Queued returns how many sessions wait for the row's lock, directly
+	// or behind another waiter.
+	Queued func(ctx context.Context) (int, error)
+	// Release ends the transaction, the row unchanged.
+	Release func() error
 }

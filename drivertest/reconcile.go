@@ -357,6 +357,46 @@ func (c *tc) checkResolveInTx(k TxKind) {
 	c.eq("state after a committed Resolve in "+k.Name, c.get(orig.ID).State, leasehold.StateCompleted)
 }
 
+// testResolveStaleAttempt: a resolution decides the attempt its
+// reconcile job was spawned for. After an operator retried a reconciling
+// job and its next attempt expired into reconciling too, the first
+// reconciler, its lease still held, is refused with ErrNotReconciling
+// and writes nothing, neither on the job nor on either attempt's
+// history row; the second attempt's reconciler then resolves it, on the
+// second attempt's row.
+func testResolveStaleAttempt(c *tc) {
+	orig, rec := c.reconciling(liveTTL)
+	if _, err := c.retry(c.ctx, orig.ID); err != nil {
+		c.Fatalf("RetryJob of a reconciling job: %v", err)
+	}
+	c.eq("attempt of the claim after the retry", c.claimID(c.d, orig.ID, "owner-y", shortTTL, false).Attempt, 2)
+	c.waitExpired(c.get(orig.ID))
+	res := c.rescue(c.d)
+	if len(res) != 1 || res[0].ReconcileJobID == 0 || res[0].ReconcileJobID == rec.ID {
+		c.Fatalf("rescue of attempt 2 = %+v; want the job reconciling again, with a new reconcile job", res)
+	}
+	orig2 := c.get(orig.ID)
+	c.eq("state of attempt 2 after its rescue", orig2.State, leasehold.StateReconciling)
+	before := c.snap(orig.ID)
+	done := c.resolution(statemachine.ResolveComplete, 0, "charged")
+	if st, err := c.d.Resolve(c.ctx, nil, resolveParams(orig, rec, "rec-w", done, "stale")); !errors.Is(err, leasehold.ErrNotReconciling) {
+		c.Errorf("Resolve of attempt 1 while attempt 2 reconciles = %q, %v; want ErrNotReconciling", st, err)
+	}
+	c.unchanged("the job after a resolution of its earlier attempt", before)
+
+	rec2 := c.claimID(c.d, res[0].ReconcileJobID, "rec-2", liveTTL, false)
+	if _, err := c.d.Resolve(c.ctx, nil, resolveParams(orig2, rec2, "rec-2", done, "current")); err != nil {
+		c.Fatalf("Resolve of attempt 2 by its own reconciler: %v", err)
+	}
+	c.eq("state after the resolution of attempt 2", c.get(orig.ID).State, leasehold.StateCompleted)
+	as := c.attempts(orig.ID)
+	if len(as) != 2 {
+		c.Fatalf("history after the resolution of attempt 2: %s; want two attempts", fmtAttempts(as))
+	}
+	c.eq("resolution on attempt 1", as[0].Resolution, "")
+	c.eq("resolution on attempt 2", as[1].Resolution, "current")
+}
+
 // testOperatorOnReconciling: an operator may retry or cancel a
 // reconciling job; its reconcile job's resolution then finds it no
 // longer reconciling (ErrNotReconciling) and writes nothing.

@@ -28,6 +28,9 @@ func pgHarness() drivertest.Harness {
 	return drivertest.Harness{
 		Name:     "postgres",
 		RowLocks: true,
+		HoldRow: func(t *testing.T, d driver.Driver, id int64) *drivertest.RowHold {
+			return holdRow(t, urls.Get(t, d), id)
+		},
 		Open: func(t *testing.T) driver.Driver {
 			url := testdb.PostgresURL(t)
 			d := openPG(t, url)
@@ -85,6 +88,48 @@ func pgHarness() drivertest.Harness {
 				return tx, tx.Commit, tx.Rollback
 			}, Complete: completeSQLTx},
 		},
+	}
+}
+
+// lockJobSQL locks job $1's row until the transaction ends, changing
+// nothing.
+const lockJobSQL = `SELECT id FROM leasehold_jobs WHERE id = $1 FOR UPDATE`
+
+// queuedSQL counts the sessions waiting for a lock the current one holds,
+// directly or behind another waiter (a statement that waits for a row
+// lock queues on the row's tuple lock, held by the first waiter, which
+// waits for the holder's transaction).
+const queuedSQL = `WITH RECURSIVE queued(pid) AS (
+	SELECT pg_backend_pid()
+	UNION
+	SELECT l.pid FROM pg_locks l, queued q WHERE NOT l.granted AND q.pid = ANY (pg_blocking_pids(l.pid))
+)
+SELECT count(*) - 1 FROM queued`
+
+// holdRow locks job id's row in a transaction on a connection of its own
+// to url (the harness's HoldRow).
+func holdRow(t *testing.T, url string, id int64) *drivertest.RowHold {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect to hold job %d: %v", id, err)
+	}
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatalf("begin to hold job %d: %v", id, err)
+	}
+	var locked int64
+	if err := tx.QueryRow(ctx, lockJobSQL, id).Scan(&locked); err != nil {
+		t.Fatalf("lock job %d: %v", id, err)
+	}
+	return &drivertest.RowHold{
+		Queued: func(ctx context.Context) (n int, err error) {
+			err = tx.QueryRow(ctx, queuedSQL).Scan(&n)
+			return n, err
+		},
+		Release: func() error { return tx.Commit(ctx) },
 	}
 }
 
