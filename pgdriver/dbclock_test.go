@@ -102,9 +102,9 @@ func checkSkewed(t *testing.T, d *Driver, skew time.Duration) {
 	ctx := testCtx(t)
 	near := func(what string, got time.Time) {
 		t.Helper()
-		if off := got.Sub(time.Now()) - skew; off < -5*time.Minute || off > 5*time.Minute {
+		if off := time.Until(got) - skew; off < -5*time.Minute || off > 5*time.Minute {
 			t.Fatalf("%s = %v is %v from the host clock, want about %v: the stand-in is not called",
-				what, got, got.Sub(time.Now()), skew)
+				what, got, time.Until(got), skew)
 		}
 	}
 	now, err := d.Now(ctx)
