@@ -3,6 +3,7 @@ package pgdriver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,15 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 )
+
+// pingTimeout bounds the health check pgxpool makes of a connection idle
+// for more than a second before it hands it out, in the pools Open makes,
+// unless the URL sets pool_ping_timeout. pgxpool's own default is no
+// bound: on a connection to a server that vanished without resetting it
+// (a failover whose old primary was powered off or cut off), a call whose
+// context has no deadline would wait as long as TCP retransmits, a
+// quarter of an hour, before it got a new connection.
+const pingTimeout = 5 * time.Second
 
 // heartbeatPoolSize is the connection budget reserved for Heartbeat.
 const heartbeatPoolSize = 2
@@ -58,11 +68,16 @@ func New(pool *pgxpool.Pool) (*Driver, error) {
 }
 
 // Open opens a pool on url (a PostgreSQL URL or DSN, as pgxpool.ParseConfig
-// accepts) and returns a driver that owns it: Close closes it.
+// accepts) and returns a driver that owns it: Close closes it. The pool's
+// health check of an idle connection gives up after 5 s unless url sets
+// pool_ping_timeout (pgxpool's default is no bound).
 func Open(ctx context.Context, url string) (*Driver, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: open: %w", err)
+	}
+	if !strings.Contains(url, "pool_ping_timeout") {
+		cfg.PingTimeout = pingTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,26 @@ type watchFlags struct {
 	interval    time.Duration
 	statusEvery time.Duration
 	once        bool
+	// passTimeout bounds each pass; 0 for watchPassBound's default.
+	passTimeout time.Duration
 	policy      policyFlags
+}
+
+// minPassTimeout is the least default bound of a pass: the bound the
+// library's own watcher and the lease engine's statements have.
+const minPassTimeout = 30 * time.Second
+
+// passBound is how long one pass may take: --pass-timeout, else the
+// interval and at least minPassTimeout. A pass on a connection that
+// stopped answering (a server gone without resetting it, as in a
+// failover whose old primary was powered off) would otherwise wait as
+// long as TCP retransmits, a quarter of an hour, and move nothing
+// meanwhile.
+func (f *watchFlags) passBound() time.Duration {
+	if f.passTimeout > 0 {
+		return f.passTimeout
+	}
+	return max(f.interval, minPassTimeout)
 }
 
 func (a *app) watchCommand() *cobra.Command {
@@ -37,8 +57,9 @@ the reconciler decides first). Each moved job is printed (one JSON
 object per line with --json). It says when it starts and, every
 --status-every while nothing expires, that it is still watching (on standard
 error with --json). A pass that fails (a dropped connection, a locked
-database) is reported on standard error and tried again at the next interval;
-with --once, or when the SQLite file was replaced or is corrupt, it exits 1.
+database, a pass that took longer than --pass-timeout) is reported on standard
+error and tried again at the next interval; with --once, or when the SQLite
+file was replaced or is corrupt, it exits 1.
 Several watchers at once are harmless.`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
@@ -52,6 +73,8 @@ Several watchers at once are harmless.`,
 	fl.Var(cli.NewDurationValue(&f.statusEvery, time.Minute, 0, 24*time.Hour),
 		"status-every", "while nothing expires, say so this often (0: never)")
 	fl.BoolVar(&f.once, "once", false, "run one pass and exit")
+	fl.Var(cli.NewDurationValue(&f.passTimeout, 0, 0, 24*time.Hour),
+		"pass-timeout", "longest a pass may take before it is given up and tried again (0: the interval, at least 30s)")
 	f.policy.add(fl)
 	return cmd
 }
@@ -92,7 +115,7 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 	defer t.Stop()
 	st := watchState{lastNews: time.Now()}
 	for {
-		moved, err := c.RescueExpired(ctx)
+		moved, err := rescueBounded(ctx, c, f.passBound())
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -119,6 +142,17 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 		case <-t.C:
 		}
 	}
+}
+
+// rescueBounded runs one pass of c's watcher, given up after bound.
+func rescueBounded(ctx context.Context, c *leasehold.Client, bound time.Duration) ([]*leasehold.RescuedJob, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, bound, fmt.Errorf("pass timed out after %s", cli.FormatDuration(bound)))
+	defer cancel()
+	moved, err := c.RescueExpired(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: %w", context.Cause(ctx), err)
+	}
+	return moved, err
 }
 
 // watchState is what the idle line of `watch` reports.

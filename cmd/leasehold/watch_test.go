@@ -115,3 +115,46 @@ func TestWatchOutlastsAFailedPass(t *testing.T) {
 		t.Errorf("watch printed no rescue of job %d:\n%s", id, out)
 	}
 }
+
+// TestWatchPassTimeout: a pass that hangs (here on a lock another
+// session holds on the jobs table; in production, on a connection to a
+// server that vanished without resetting it) is given up after
+// --pass-timeout, reported, and tried again at the next interval, so the
+// watcher moves the expired lease as soon as the database answers again.
+func TestWatchPassTimeout(t *testing.T) {
+	db := testdb.PostgresURL(t)
+	ok(t, db, "migrate")
+	id := killedHolding(t, db, "plain")[0]
+	waitFor(t, 30*time.Second, "the lease to expire", func() bool {
+		var jobs []view.JobView
+		okJSON(t, db, &jobs, "jobs", "stuck")
+		return len(jobs) == 1 && jobs[0].Lease != nil && jobs[0].Lease.Expired
+	})
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(t.Context(), "LOCK TABLE leasehold_jobs IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	watcher := start(t, db, "watch", "--interval", "100ms", "--pass-timeout", "500ms", "--status-every", "0s")
+	waitFor(t, 30*time.Second, "a pass given up", func() bool {
+		return strings.Contains(watcher.stderr.String(), "pass timed out after 500ms")
+	})
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, db, id, "pending")
+	if err := watcher.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("the watcher is gone: %v\n%s", err, watcher.stderr.String())
+	}
+	if err := watcher.wait(t); err != nil {
+		t.Fatalf("watch after a pass timed out: %v\n%s", err, watcher.stderr.String())
+	}
+}

@@ -82,6 +82,13 @@ type EnqueuerConfig struct {
 	// Sleep waits d or until ctx is done, and reports whether it waited
 	// the whole d. Default: a timer. Tests give a fake clock's.
 	Sleep func(ctx context.Context, d time.Duration) bool
+	// Timeout bounds each call the enqueuer makes to the database: Now,
+	// PeriodicRegister, PeriodicList, and a Schedule's Insert (the claim
+	// of one slot, with its job). A call on a connection that stopped
+	// answering ends by then, logged as timed out, and is retried as any
+	// failed call is; a slot claim cut off after it committed is refused
+	// when retried, as taken already. Default (zero): passTimeout.
+	Timeout time.Duration
 }
 
 // Enqueuer inserts the jobs of periodic schedules without a leader: every
@@ -130,6 +137,9 @@ func (r *runner) claim(c func() error) error {
 func NewEnqueuer(cfg EnqueuerConfig) *Enqueuer {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = passTimeout
 	}
 	return &Enqueuer{cfg: cfg, schedules: map[string]*runner{}}
 }
@@ -278,10 +288,10 @@ func (e *Enqueuer) strict(s *Schedule) *Schedule {
 // until it succeeds or ctx is done.
 func (e *Enqueuer) begin(ctx context.Context, s *Schedule) (time.Time, bool) {
 	for retry := enqueuerRetry; ; retry = min(2*retry, enqueuerMaxRetry) {
-		now, err := e.cfg.Driver.Now(ctx)
+		now, err := e.now(ctx)
 		var row *leasetype.PeriodicRow
 		if err == nil {
-			row, err = e.cfg.Driver.PeriodicRegister(ctx, &driver.PeriodicRegisterParams{
+			row, err = e.register(ctx, &driver.PeriodicRegisterParams{
 				Name: s.Name, Spec: s.Spec, Kind: s.Kind, Queue: s.Queue, Next: s.Next(now), Grace: s.Grace,
 			})
 		}
@@ -323,7 +333,7 @@ func (e *Enqueuer) step(ctx context.Context, r *runner, s *Schedule, cursor time
 		<-ctx.Done() // the schedule never fires again
 		return cursor, nil
 	}
-	now, err := e.cfg.Driver.Now(ctx)
+	now, err := e.now(ctx)
 	if err != nil {
 		return cursor, fmt.Errorf("read the database clock: %w", err)
 	}
@@ -382,7 +392,7 @@ func (e *Enqueuer) pass(ctx context.Context, r *runner, s *Schedule, passed time
 // is at or after slot. A schedule with no row (forgotten meanwhile) has
 // none.
 func (e *Enqueuer) recorded(ctx context.Context, name string, slot time.Time) (bool, error) {
-	rows, err := e.cfg.Driver.PeriodicList(ctx)
+	rows, err := e.list(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read the schedule's last slot: %w", err)
 	}
@@ -401,7 +411,7 @@ func (e *Enqueuer) recorded(ctx context.Context, name string, slot time.Time) (b
 func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot time.Time) (taken bool, err error) {
 	next := s.Next(slot)
 	r.inserting.Store(true)
-	res, err := s.Insert(ctx, slot, next, r.claim)
+	res, err := e.insert(ctx, r, s, slot, next)
 	r.inserting.Store(false)
 	switch {
 	case errors.Is(err, ErrSlotRefused):
@@ -416,6 +426,39 @@ func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot time.
 			"job", res.Job.Job.ID, "duplicate", res.Job.Duplicate)
 	}
 	return !res.Claimed, nil
+}
+
+// now reads the database clock, bounded by the enqueuer's Timeout.
+func (e *Enqueuer) now(ctx context.Context) (time.Time, error) {
+	ctx, cancel := bound(ctx, e.cfg.Timeout)
+	defer cancel()
+	t, err := e.cfg.Driver.Now(ctx)
+	return t, timedOut(ctx, err)
+}
+
+// register registers a schedule, bounded by the enqueuer's Timeout.
+func (e *Enqueuer) register(ctx context.Context, p *driver.PeriodicRegisterParams) (*leasetype.PeriodicRow, error) {
+	ctx, cancel := bound(ctx, e.cfg.Timeout)
+	defer cancel()
+	row, err := e.cfg.Driver.PeriodicRegister(ctx, p)
+	return row, timedOut(ctx, err)
+}
+
+// list reads the schedules' rows, bounded by the enqueuer's Timeout.
+func (e *Enqueuer) list(ctx context.Context) ([]*leasetype.PeriodicRow, error) {
+	ctx, cancel := bound(ctx, e.cfg.Timeout)
+	defer cancel()
+	rows, err := e.cfg.Driver.PeriodicList(ctx)
+	return rows, timedOut(ctx, err)
+}
+
+// insert runs s's Insert of slot through r's claim, bounded by the
+// enqueuer's Timeout.
+func (e *Enqueuer) insert(ctx context.Context, r *runner, s *Schedule, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
+	ctx, cancel := bound(ctx, e.cfg.Timeout)
+	defer cancel()
+	res, err := s.Insert(ctx, slot, next, r.claim)
+	return res, timedOut(ctx, err)
 }
 
 // failed logs a failed statement of s, unless the enqueuer is stopping.

@@ -55,12 +55,18 @@ type Rescuer struct {
 	decide func(*leasetype.JobRow) driver.Transition
 }
 
-// NewRescuer returns a stuck watcher.
+// NewRescuer returns a stuck watcher. Each of its passes is bounded by
+// its Interval, and by passTimeout at least, as a claim is: a pass on a
+// connection that stopped answering ends by then, and the next runs at
+// the next tick; a pass cut off keeps the batches it moved
+// (each is a transaction of its own), and the next moves the rest. A
+// pass slower than Interval delays the next one anyway, so a bound
+// shorter than Interval would bring it no sooner.
 func NewRescuer(cfg RescuerConfig) *Rescuer {
 	r := &Rescuer{cfg: cfg, decide: statemachine.PolicyRescuer(statemachine.Policy{
 		Flag: cfg.FlagQueues, Reconcile: cfg.Reconcile,
 	})}
-	r.Periodic = Periodic{Interval: cfg.Interval, Pass: func(ctx context.Context) {
+	r.Periodic = Periodic{Interval: cfg.Interval, Timeout: max(cfg.Interval, passTimeout), Pass: func(ctx context.Context) {
 		_, err := r.pass(ctx, cfg.Queues)
 		logFailure(ctx, cfg.Logger, "leasehold: stuck watcher pass failed", err)
 	}}
@@ -69,7 +75,7 @@ func NewRescuer(cfg RescuerConfig) *Rescuer {
 
 // Pass moves every expired lease now, of every queue, in batches, and
 // returns the jobs moved. It is a conditional update, so concurrent passes
-// are harmless.
+// are harmless. It is bounded by ctx alone, the caller's.
 func (r *Rescuer) Pass(ctx context.Context) ([]*leasetype.RescuedJob, error) {
 	return r.pass(ctx, nil)
 }

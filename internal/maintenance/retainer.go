@@ -33,10 +33,20 @@ func Purge(ctx context.Context, d PurgeDriver, olderThan time.Duration) (int64, 
 	}
 }
 
+// purgeTimeout is the least time bound of a retention pass: several
+// batches of purgeBatch jobs, each deleting their history too, so that a
+// pass makes progress however large the table.
+const purgeTimeout = 2 * time.Minute
+
 // NewRetainer returns the retention service: every interval it purges
-// the jobs finished longer ago than retention.
+// the jobs finished longer ago than retention. Each pass is bounded by
+// interval, and by purgeTimeout at least: a pass on a connection that
+// stopped answering ends by then. A pass cut off loses nothing: the
+// batches it deleted stay deleted (each is a statement or transaction of
+// its own), the batch it was deleting is rolled back, and the next pass
+// starts again from the oldest finished jobs left.
 func NewRetainer(d PurgeDriver, retention, interval time.Duration, log *slog.Logger) *Periodic {
-	return &Periodic{Interval: interval, Pass: func(ctx context.Context) {
+	return &Periodic{Interval: interval, Timeout: max(interval, purgeTimeout), Pass: func(ctx context.Context) {
 		_, err := Purge(ctx, d, retention)
 		logFailure(ctx, log, "leasehold: retention cleanup failed", err)
 	}}

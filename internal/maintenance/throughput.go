@@ -89,10 +89,13 @@ type ThroughputWriter interface {
 	RecordThroughput(ctx context.Context, p *driver.ThroughputParams) error
 }
 
-// NewRecorder returns the recorder of tally.
+// NewRecorder returns the recorder of tally. Each periodic flush is
+// bounded by interval, and by passTimeout at least: a flush on a
+// connection that stopped answering ends by then, and puts its counts
+// back for the next one.
 func NewRecorder(d ThroughputWriter, tally *Tally, interval time.Duration, log *slog.Logger) *Recorder {
 	r := &Recorder{rec: d, tally: tally, log: log}
-	r.periodic = Periodic{Interval: interval, Pass: func(ctx context.Context) {
+	r.periodic = Periodic{Interval: interval, Timeout: max(interval, passTimeout), Pass: func(ctx context.Context) {
 		logFailure(ctx, log, "leasehold: record throughput", r.flush(ctx))
 	}}
 	return r
