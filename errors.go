@@ -102,7 +102,9 @@ var (
 	ErrUnknownKind = errors.New("leasehold: no worker registered for kind")
 
 	// ErrInvalidConfig reports a Config that cannot work, such as a
-	// heartbeat interval not well below the lease TTL.
+	// heartbeat interval not well below the lease TTL, or options of a
+	// contrib package that cannot (histogram buckets out of order in
+	// contrib/prometheus).
 	ErrInvalidConfig = errors.New("leasehold: invalid config")
 
 	// ErrUnsupportedTx reports a transaction value of a type the driver

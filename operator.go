@@ -58,7 +58,9 @@ func sameLease(a, b *JobRow) bool {
 }
 
 // ListJobs returns jobs matching p (nil matches all), ordered by id
-// (newest first with p.Desc). A filter no job can match (an unknown
+// (newest first with p.Desc), at most p.Limit of them: 100
+// (driver.DefaultListLimit) when p is nil or p.Limit is 0, so page with
+// p.AfterID (or p.BeforeID with p.Desc) to read every match. A filter no job can match (an unknown
 // state, a malformed kind, queue or owner) is an *InvalidInputError.
 func (c *Client) ListJobs(ctx context.Context, p *ListParams) ([]*JobRow, error) {
 	if p == nil {

@@ -10,13 +10,29 @@ import (
 // fails at once whatever its remaining budget.
 type PermanentError struct{ Err error }
 
-func (e *PermanentError) Error() string { return "permanent: " + e.Err.Error() }
-func (e *PermanentError) Unwrap() error { return e.Err }
+// Texts of the outcome errors that carry no error of their own: given by
+// Permanent(nil) and Cancel(nil), and read from a zero or nil
+// *PermanentError or *CancelError, which a handler may return as well.
+const (
+	permanentFailure   = "permanent failure"
+	cancelledByHandler = "cancelled by handler"
+)
+
+// Error returns "permanent: " and Err's text ("permanent failure" if none).
+func (e *PermanentError) Error() string { return "permanent: " + textOr(e.Unwrap(), permanentFailure) }
+
+// Unwrap returns Err, or nil when e is nil.
+func (e *PermanentError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Permanent wraps err so the job fails without retry.
 func Permanent(err error) error {
 	if err == nil {
-		err = errors.New("permanent failure")
+		err = errors.New(permanentFailure)
 	}
 	return &PermanentError{Err: err}
 }
@@ -25,7 +41,14 @@ func Permanent(err error) error {
 // the attempt to its retry budget.
 type SnoozeError struct{ Delay time.Duration }
 
-func (e *SnoozeError) Error() string { return fmt.Sprintf("snoozed for %v", e.Delay) }
+// Error returns "snoozed for " and Delay (0s when e is nil).
+func (e *SnoozeError) Error() string {
+	var d time.Duration
+	if e != nil {
+		d = e.Delay
+	}
+	return fmt.Sprintf("snoozed for %v", d)
+}
 
 // Snooze returns an error that reschedules the job after d (database
 // clock) without spending its retry budget.
@@ -40,13 +63,21 @@ func Snooze(d time.Duration) error {
 // state and never runs again.
 type CancelError struct{ Err error }
 
-func (e *CancelError) Error() string { return "cancelled: " + e.Err.Error() }
-func (e *CancelError) Unwrap() error { return e.Err }
+// Error returns "cancelled: " and Err's text ("cancelled by handler" if none).
+func (e *CancelError) Error() string { return "cancelled: " + textOr(e.Unwrap(), cancelledByHandler) }
+
+// Unwrap returns Err, or nil when e is nil.
+func (e *CancelError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Cancel returns an error that cancels the job, recording err.
 func Cancel(err error) error {
 	if err == nil {
-		err = errors.New("cancelled by handler")
+		err = errors.New(cancelledByHandler)
 	}
 	return &CancelError{Err: err}
 }
@@ -60,4 +91,20 @@ type PanicError struct {
 	Stack []byte
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack) }
+// Error returns "panic: ", Value, a newline and Stack ("panic: <nil>" if e is nil).
+func (e *PanicError) Error() string {
+	if e == nil {
+		return "panic: <nil>"
+	}
+	return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack)
+}
+
+// textOr returns err's text, or def when err is nil: the outcome errors
+// are exported structs, so a handler may build one without its error, and
+// classify reads the text before it looks at the outcome.
+func textOr(err error, def string) string {
+	if err == nil {
+		return def
+	}
+	return err.Error()
+}

@@ -70,7 +70,8 @@ type PeriodicJob struct {
 }
 
 // PeriodicUniqueKey is the unique key of the job of one slot of a
-// periodic job: "periodic:NAME:SLOT", the slot in RFC 3339 UTC.
+// periodic job: "periodic:NAME:SLOT", the slot in RFC 3339 UTC
+// (time.RFC3339Nano: fractional seconds only when the slot has them).
 func PeriodicUniqueKey(name string, slot time.Time) string {
 	return "periodic:" + name + ":" + slot.UTC().Format(time.RFC3339Nano)
 }

@@ -4,9 +4,13 @@
 // methods. Applications never call it; they pass a driver to
 // leasehold.Config and use the client.
 //
-// Every method takes a context and, where it has inputs, a pointer to a
-// params struct (or a slice of them), so that fields can be added without
-// breaking implementations. The conformance suite in package drivertest
+// Every method takes a context. A method with several inputs takes them,
+// beside the caller's transaction where it has one (tx), in a pointer to
+// a params struct (or a slice of them), so that fields can be added
+// without breaking implementations; one whose only input is a job id, a
+// queue or periodic name, a duration or a callback (GetJob, CancelJob,
+// DeleteJob, ListAttempts, Checkpoints, PauseQueue, ResumeQueue,
+// PeriodicDelete, Throughput, Listen) takes it as a plain argument. The conformance suite in package drivertest
 // checks every rule stated here, each under the name of the invariant it
 // guards (see docs/design.md).
 package driver

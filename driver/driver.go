@@ -152,7 +152,8 @@ type Driver interface {
 	ListAttempts(ctx context.Context, jobID int64) ([]*leasetype.Attempt, error)
 
 	// ListJobs returns jobs matching the filters, ordered by id
-	// (descending when Desc is set).
+	// (descending when Desc is set), at most p.Limit of them, or
+	// DefaultListLimit when p.Limit is 0.
 	ListJobs(ctx context.Context, p *leasetype.ListParams) ([]*leasetype.JobRow, error)
 
 	// RetryJob makes job p.ID, pending, stuck, reconciling, failed,
@@ -513,6 +514,10 @@ type PurgeParams struct {
 	OlderThan time.Duration
 	Limit     int
 }
+
+// DefaultListLimit is ListParams.Limit when it is 0: a ListJobs call
+// with no limit returns at most this many jobs.
+const DefaultListLimit = 100
 
 // DefaultCountLimit is ActiveStatsParams.CountLimit when it is 0.
 const DefaultCountLimit = 10_000

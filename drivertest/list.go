@@ -71,7 +71,7 @@ func testListJobs(c *tc) {
 	if n, err := c.d.InsertBulk(c.ctx, many); err != nil || n != 120 {
 		c.Fatalf("InsertBulk = %d, %v", n, err)
 	}
-	c.eq("ListJobs with Limit 0 (default 100): jobs", len(c.list(&leasehold.ListParams{Queue: "many"})), 100)
+	c.eq("ListJobs with Limit 0 (default 100): jobs", len(c.list(&leasehold.ListParams{Queue: "many"})), driver.DefaultListLimit)
 }
 
 // reversed returns a reversed copy of ids.

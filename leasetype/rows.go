@@ -11,17 +11,25 @@ type InsertResult struct {
 	Duplicate bool
 }
 
-// ListParams filters ListJobs. Zero values match everything.
+// ListParams filters ListJobs. Zero values match everything, except
+// Limit: a zero Limit returns at most 100 jobs (driver.DefaultListLimit).
+// To read every match, page with AfterID (or BeforeID with Desc).
 type ListParams struct {
-	States  []JobState
-	Queue   string
-	Kind    string
-	Owner   string
+	// States selects jobs in any of these states; empty selects all.
+	States []JobState
+	// Queue, Kind and Owner, when not empty, select the jobs of that
+	// queue, of that kind, and whose lease_owner is that worker instance.
+	Queue string
+	Kind  string
+	Owner string
+	// AfterID, when positive, selects jobs with an id above it: the keyset
+	// for paging through ascending results (pass the last id seen).
 	AfterID int64
 	// BeforeID, when positive, selects jobs with an id below it: the
 	// keyset for paging through Desc results (pass the last id seen).
 	BeforeID int64
-	Limit    int
+	// Limit caps the jobs returned; 0 means 100 (driver.DefaultListLimit).
+	Limit int
 	// Expired selects processing jobs whose lease has expired.
 	Expired bool
 	// Desc orders the result by id descending, newest first, so that Limit

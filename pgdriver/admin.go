@@ -10,9 +10,6 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// defaultListLimit is ListJobs' limit when ListParams.Limit is 0.
-const defaultListLimit = 100
-
 // GetJob returns job id, or ErrJobNotFound.
 func (d *Driver) GetJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
 	j, err := d.getJob(ctx, id)
@@ -62,7 +59,7 @@ func (d *Driver) ListAttempts(ctx context.Context, jobID int64) ([]*leasehold.At
 }
 
 // ListJobs returns the jobs matching p, ordered by id (descending with
-// p.Desc), at most p.Limit (default 100).
+// p.Desc), at most p.Limit (driver.DefaultListLimit when 0).
 func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leasehold.JobRow, error) {
 	if p == nil {
 		p = &leasehold.ListParams{}
@@ -177,7 +174,7 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 	}
 	limit := p.Limit
 	if limit <= 0 {
-		limit = defaultListLimit
+		limit = driver.DefaultListLimit
 	}
 	var b strings.Builder
 	b.WriteString("SELECT " + jobColumns + " FROM leasehold_jobs")

@@ -150,7 +150,11 @@ func (d *Driver) beginErr(ctx context.Context, start time.Time, err error) error
 	waited := time.Since(start).Round(time.Millisecond)
 	const after = "so leasehold cannot write meanwhile (heartbeats cannot renew leases)"
 	if s := d.db.Stats(); s.MaxOpenConnections > 0 && s.InUse >= s.MaxOpenConnections {
-		return fmt.Errorf("sqlitedriver: waited %v for the write connection: another transaction (such as an application transaction from DB()) holds it, %s: %w",
+		// The connection may be the client's own, held by a heartbeat or
+		// claim that itself waits for the file's write lock: say both.
+		return fmt.Errorf("sqlitedriver: waited %v for the write connection: a transaction holds it "+
+			"(an application transaction from DB(), or a write of leasehold's own waiting for the file's write lock, "+
+			"which another connection or process holds), %s: %w",
 			waited, after, err)
 	}
 	if errors.Is(err, ctx.Err()) {

@@ -187,7 +187,8 @@ func TestStarvedWriteConnectionSaysSo(t *testing.T) {
 	if !regexp.MustCompile(`waited \d+ms for the write connection`).MatchString(err.Error()) {
 		t.Fatalf("heartbeat while the connection is held = %q; want it to say how long it waited", err)
 	}
-	for _, want := range []string{"for the write connection", "application transaction from DB()", "heartbeats cannot renew leases"} {
+	for _, want := range []string{"for the write connection", "application transaction from DB()",
+		"waiting for the file's write lock, which another connection or process holds", "heartbeats cannot renew leases"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("heartbeat while the connection is held = %q; want it to contain %q", err, want)
 		}

@@ -141,7 +141,7 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	}
 	limit := p.Limit
 	if limit <= 0 {
-		limit = 100
+		limit = driver.DefaultListLimit
 	}
 	query := `SELECT ` + jobCols + ` FROM leasehold_jobs`
 	if len(where) > 0 {

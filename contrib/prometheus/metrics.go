@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sync"
@@ -57,7 +58,9 @@ type Options struct {
 	// DefaultQueueStatsInterval; negative: no queue gauges, no reading.
 	QueueStatsInterval time.Duration
 	// HandlerBuckets are the upper bounds, in seconds, of the handler
-	// duration histogram. Default DefaultHandlerBuckets.
+	// duration histogram, in strictly increasing order (New refuses them
+	// otherwise); the +Inf bucket is implied. Default
+	// DefaultHandlerBuckets.
 	HandlerBuckets []float64
 	// EventBuffer is the capacity of the event subscription. Default
 	// DefaultEventBuffer.
@@ -83,7 +86,9 @@ type Metrics struct {
 }
 
 // New creates the metrics and registers them on opts.Registerer; it fails
-// when one of them is already registered there.
+// when one of them is already registered there, and with an error matching
+// leasehold.ErrInvalidConfig when opts.HandlerBuckets are not in strictly
+// increasing order.
 func New(opts Options) (*Metrics, error) {
 	if opts.Registerer == nil {
 		opts.Registerer = prometheus.DefaultRegisterer
@@ -92,6 +97,9 @@ func New(opts Options) (*Metrics, error) {
 	buckets := opts.HandlerBuckets
 	if len(buckets) == 0 {
 		buckets = DefaultHandlerBuckets
+	}
+	if err := checkBuckets(buckets); err != nil {
+		return nil, fmt.Errorf("leaseholdprom: %w: HandlerBuckets: %w", leasehold.ErrInvalidConfig, err)
 	}
 	interval := cmp.Or(opts.QueueStatsInterval, DefaultQueueStatsInterval)
 	m := &Metrics{
@@ -109,6 +117,24 @@ func New(opts Options) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// checkBuckets refuses histogram bounds that are not in strictly
+// increasing order. Prometheus checks them only when it creates a
+// histogram, which a histogram vector does for each new set of label
+// values: on the first event of a (queue, kind), in the event consumer's
+// goroutine, where its panic would end the process. A NaN is refused too:
+// it passes Prometheus's check but cannot be ordered.
+func checkBuckets(b []float64) error {
+	for i, v := range b {
+		switch {
+		case math.IsNaN(v):
+			return fmt.Errorf("bound %d is NaN", i)
+		case i > 0 && v <= b[i-1]:
+			return fmt.Errorf("bound %d (%v) is not above bound %d (%v): want strictly increasing bounds", i, v, i-1, b[i-1])
+		}
+	}
+	return nil
 }
 
 // InsertMiddleware returns the insert middleware that counts inserted
