@@ -91,6 +91,61 @@ func typedNilErrorIsAFailure(t *testing.T, bad error, lastErr string, panics int
 	}
 }
 
+// TestTypedNilErrorOnLastAttemptFails: an attempt whose error panics when
+// read is charged to the budget like any failure: on the job's last
+// attempt it fails the job, with the panic named, instead of retrying it
+// past MaxAttempts.
+func TestTypedNilErrorOnLastAttemptFails(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		bad  error
+	}{
+		{"Error", (*nilPtrErr)(nil)},
+		{"Unwrap", (*nilUnwrapErr)(nil)},
+	} {
+		t.Run(tt.name, func(t *testing.T) { typedNilErrorOnLastAttemptFails(t, tt.bad) })
+	}
+}
+
+// typedNilErrorOnLastAttemptFails runs TestTypedNilErrorOnLastAttemptFails
+// for the error bad, on a job of one attempt.
+func typedNilErrorOnLastAttemptFails(t *testing.T, bad error) {
+	ws := leasehold.NewWorkers()
+	err := leasehold.AddWorker(ws, leasehold.WorkFunc[lifecycleArgs](
+		func(context.Context, *leasehold.Job[lifecycleArgs]) error { return bad }))
+	if err != nil {
+		t.Fatalf("AddWorker: %v", err)
+	}
+	d, c := lifecycleSetup(t, ws)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	res, err := c.Insert(t.Context(), lifecycleArgs{}, &leasehold.InsertOpts{MaxAttempts: 1})
+	if err != nil {
+		t.Fatalf("Insert: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		row, err := d.GetJob(t.Context(), res.Job.ID)
+		if err != nil {
+			t.Fatalf("GetJob: %v", err)
+		}
+		if row.Attempt >= 1 && row.State != leasehold.StateProcessing {
+			if row.State != leasehold.StateFailed || row.Attempt != 1 {
+				t.Fatalf("job of MaxAttempts 1 after a typed nil error: %s at attempt %d; want failed at attempt 1", row.State, row.Attempt)
+			}
+			if !strings.Contains(row.LastError, "panic while reading the handler's error") {
+				t.Fatalf("last error %q; want the panic named", row.LastError)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job after a typed nil error: %s attempt %d; want failed at attempt 1", row.State, row.Attempt)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestGoexitInHandlerEndsTheAttempt: a handler that ends its goroutine
 // with runtime.Goexit (as t.FailNow does) ends its attempt as a failure
 // naming it, instead of leaving its lease renewed with no handler behind it.

@@ -749,3 +749,114 @@ func TestPeriodicSelfRemoval(t *testing.T) {
 		t.Errorf("Stop: %v", err)
 	}
 }
+
+// TestPeriodicSelfRemovalDetachedContext: a schedule whose Args removes
+// it inserts no job for the slot it was building even when an insert
+// middleware runs the rest of the insert on a context that is never
+// cancelled (context.WithoutCancel): removal cancels the schedule's
+// context, but what refuses the slot's claim is the schedule being marked
+// removed, whatever context the claim runs on.
+func TestPeriodicSelfRemovalDetachedContext(t *testing.T) {
+	var (
+		c     *leasehold.Client
+		calls atomic.Int32
+		errs  = make(chan error, 1)
+	)
+	args := func(slot time.Time) (leasehold.Args, *leasehold.InsertOpts) {
+		if calls.Add(1) == 2 { // the first slot (the first call checks the job when it is added)
+			errs <- c.RemovePeriodic("detached")
+		}
+		return tickArgs{}, nil
+	}
+	mw := leasehold.InsertMiddlewareFunc(func(ctx context.Context, _ any, _ []*leasehold.InsertJob,
+		next func(context.Context) ([]*leasehold.InsertResult, error)) ([]*leasehold.InsertResult, error) {
+		return next(context.WithoutCancel(ctx))
+	})
+	var (
+		logs lockedLog
+		err  error
+	)
+	c, err = leasehold.NewClient(leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.Logger(),
+		InsertMiddleware: []leasehold.InsertMiddleware{mw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddPeriodic(leasehold.PeriodicJob{Name: "detached", Schedule: leasehold.Every(100 * time.Millisecond), Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context()); err != nil { // c is set before the schedule's goroutine reads it
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	select {
+	case err := <-errs:
+		if err != nil {
+			t.Fatalf("removing a schedule from its own Args: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Args not called for a slot, or RemovePeriodic from it did not return; log:\n%s", logs.String())
+	}
+	time.Sleep(300 * time.Millisecond) // three slots, were it still running
+	jobs, err := c.ListJobs(t.Context(), &leasehold.ListParams{Kind: tickArgs{}.Kind()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 0 {
+		t.Errorf("%d jobs of a schedule removed by its own Args while building its first slot, want 0", len(jobs))
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("Args of the removed schedule called %d times, want 2 (the check, the slot that removed it)", n)
+	}
+}
+
+// TestPeriodicUniqueKeyNamesItsSlot: a periodic job whose Args sets no
+// unique key gets the documented one, "periodic:NAME:SLOT" with the slot
+// in RFC 3339 UTC (PeriodicUniqueKey), and it holds the slot: another
+// insert of the slot's job, as a manual enqueue would make, is a
+// duplicate of the job the schedule inserted.
+func TestPeriodicUniqueKeyNamesItsSlot(t *testing.T) {
+	var logs lockedLog
+	c := startedWithPeriodic(t, leasehold.Config{Driver: sqlitetest.Open(t), Logger: logs.Logger()},
+		leasehold.PeriodicJob{Name: "keyed", Schedule: leasehold.Every(time.Second), Args: tick})
+	waitJobs(t, c, &logs, "job of the schedule", func(jobs []*leasehold.JobRow) bool { return len(jobs) > 0 })
+	if err := c.RemovePeriodic("keyed"); err != nil { // no later slot changes the row read below
+		t.Fatal(err)
+	}
+	rows, err := c.ListPeriodic(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].LastSlot.IsZero() || rows[0].LastJobID == 0 {
+		t.Fatalf("schedules %+v, want keyed with its last slot and job", rows)
+	}
+	slot, id := rows[0].LastSlot, rows[0].LastJobID
+	job, err := c.GetJob(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "periodic:keyed:" + slot.UTC().Format(time.RFC3339)
+	if job.UniqueKey != want || leasehold.PeriodicUniqueKey("keyed", slot) != want {
+		t.Fatalf("unique key of the slot's job %q, PeriodicUniqueKey %q; want %q",
+			job.UniqueKey, leasehold.PeriodicUniqueKey("keyed", slot), want)
+	}
+	res, err := c.Insert(t.Context(), tickArgs{}, &leasehold.InsertOpts{UniqueKey: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Duplicate || res.Job.ID != id {
+		t.Fatalf("second insert of slot %v: job %d duplicate %v; want a duplicate of job %d", slot, res.Job.ID, res.Duplicate, id)
+	}
+	jobs, err := c.ListJobs(t.Context(), &leasehold.ListParams{Kind: tickArgs{}.Kind()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ofSlot int
+	for _, j := range jobs {
+		if j.UniqueKey == want {
+			ofSlot++
+		}
+	}
+	if ofSlot != 1 {
+		t.Fatalf("%d jobs of slot %v, want the one the schedule inserted", ofSlot, slot)
+	}
+}

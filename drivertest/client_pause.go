@@ -100,6 +100,41 @@ func testResumedQueueClaimedPromptly(e *clientEnv) {
 	}
 }
 
+// testResumeWakesOwnWorkers: ResumeQueue wakes the resuming client's own
+// idle workers at once, on every driver: their poll interval is an hour
+// and they hear no notifications (PollOnly), so only the client's own
+// wake-up can reach them.
+func testResumeWakesOwnWorkers(e *clientEnv) {
+	picked := make(chan int64, 10)
+	c := e.newClient(e.d, e.workers(func(_ context.Context, job *leasehold.Job[testArgs]) error {
+		picked <- job.ID
+		return nil
+	}), func(c *leasehold.Config) { c.PollInterval, c.PollOnly = time.Hour, true })
+
+	if err := c.PauseQueue(e.ctx, leasehold.DefaultQueue); err != nil {
+		e.Fatalf("PauseQueue: %v", err)
+	}
+	waiting := e.insertOpts(c, nil)
+	time.Sleep(300 * time.Millisecond) // the insert's wake-up claims nothing
+	select {
+	case id := <-picked:
+		e.Fatalf("job %d of a paused queue was claimed", id)
+	default:
+	}
+	if err := c.ResumeQueue(e.ctx, leasehold.DefaultQueue); err != nil {
+		e.Fatalf("ResumeQueue: %v", err)
+	}
+	const bound = 5 * time.Second
+	select {
+	case id := <-picked:
+		if id != waiting {
+			e.Fatalf("picked job %d after resume, want %d", id, waiting)
+		}
+	case <-time.After(bound):
+		e.Fatalf("job not claimed within %v of ResumeQueue by the client that resumed it (poll interval 1h, PollOnly)", bound)
+	}
+}
+
 // waitListening inserts jobs through op until a worker picks one up: a
 // worker whose poll interval is an hour then listens for wake-ups. It
 // drains picked.
