@@ -17,8 +17,12 @@
 // pass applies its queue policies (see New).
 //
 // Security: when Options names a token or basic-auth credentials, every
-// page needs them; without either, the dashboard is read-only. A browser
-// that typed the token stays logged in for Options.SessionLifetime. The
+// page needs them; without either, the dashboard is read-only, and an
+// application that serves it so (on loopback) should refuse requests whose
+// Host header is not a loopback name, as `leasehold serve` does: else a
+// web page whose own name rebinds to 127.0.0.1 (DNS rebinding) reads the
+// dashboard as its own origin. A browser that typed the token stays
+// logged in for Options.SessionLifetime. The
 // token and the password have at least MinSecretLength characters, and an
 // address that fails FailedLoginBurst times is held to one attempt per
 // FailedLoginEvery (answered 429 until then). Every

@@ -61,8 +61,11 @@ var errBadQuery = errors.New("bad query")
 // the caller jumps to the job.
 func parseFilter(q url.Values) (filter, error) {
 	f := filter{Queue: strings.TrimSpace(q.Get("queue")), Kind: strings.TrimSpace(q.Get("kind")),
-		Owner: ownerFilter(q.Get("owner")), Search: q.Get("search"), Oldest: q.Get("order") == "oldest"}
+		Owner: ownerFilter(q.Get("owner")), Search: q.Get("search")}
 	var err error
+	if f.Oldest, err = parseOrder(q.Get("order")); err != nil {
+		return f, err
+	}
 	if f.States, err = parseStates(q); err != nil {
 		return f, err
 	}
@@ -75,7 +78,27 @@ func parseFilter(q url.Values) (filter, error) {
 	if f.Finished, err = optionalPositive(q, "finished", "a finish time in Unix microseconds"); err != nil {
 		return f, err
 	}
+	if f.Finished > 0 && !f.byFinish() {
+		// The pages link to a finish time only on a list ordered by it;
+		// elsewhere it would be dropped, and the page shown would not be
+		// the one the link meant.
+		return f, fmt.Errorf("%w: finished is a cursor of a list ordered by finish time: "+
+			"only finished states selected, and no search", errBadQuery)
+	}
 	return f, nil
+}
+
+// parseOrder reads the order parameter: whether the list is oldest first.
+// An unknown order is refused, as an unknown state is, so that a typo
+// ("asc") is not taken for the default.
+func parseOrder(s string) (oldest bool, err error) {
+	switch strings.TrimSpace(s) {
+	case "", "newest":
+		return false, nil
+	case "oldest":
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: unknown order %q: want newest or oldest", errBadQuery, s)
 }
 
 // ownerFilter is the lease owner filter of the value s: s as it is, for

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -82,10 +84,12 @@ or basic-auth credentials ($` + envWebUser + ` and $` + envWebPassword + `, or
 --basic-user and --basic-password). With neither, every
 page is open to whoever reaches the address, and the dashboard is read-only;
 it is then served only on a loopback address: serve refuses any other address
-without authentication. --read-only refuses changes (retry, cancel, bulk
-actions) even to authenticated operators. Put a TLS-terminating proxy in front
-of it for anything but localhost: credentials travel in every request; and
-give it --secure-cookies then, so that browsers send its cookies over HTTPS
+without authentication, and answers 403 to a request that does not name a
+loopback host (localhost, 127.0.0.1, [::1]), such as a web page's whose name
+was made to resolve to 127.0.0.1 (DNS rebinding). --read-only refuses changes
+(retry, cancel, bulk actions) even to authenticated operators. Put a
+TLS-terminating proxy in front of it for anything but localhost: credentials
+travel in every request; and give it --secure-cookies then, so that browsers send its cookies over HTTPS
 only (it sees the proxy's plain HTTP, and cannot tell by itself). The
 Prometheus metrics at /metrics need no authentication (they hold no job data).
 The dashboard's "run the stuck watcher now" applies --flag-stuck and
@@ -124,7 +128,7 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return cli.Usagef("--log-level %q: want debug, info, warn or error", f.logLevel)
 	}
-	if err := checkListen(f.addr, f.opts.Token != "" || f.opts.BasicUser != ""); err != nil {
+	if err := checkListen(f.addr, authenticated(f.opts)); err != nil {
 		return err
 	}
 	queues, err := f.policy.queues()
@@ -155,9 +159,14 @@ func (a *app) serve(cmd *cobra.Command, f *serveFlags) error {
 		ctx, stop := context.WithCancelCause(cmd.Context())
 		defer stop(nil)
 		go work.WatchFile(ctx, db.Driver, fileCheckEvery, stop)
+		var h http.Handler = mux
+		if !authenticated(f.opts) {
+			h = loopbackHostOnly(h)
+		}
 		// Every answer, not only the dashboard's: the redirect to the
-		// prefix, the 404s outside it and the metrics too.
-		if err := runServer(ctx, ln, web.SecurityHeaders(mux), defaultServeTimeouts()); err != nil {
+		// prefix, the 404s outside it, the metrics and the Host refusals
+		// too.
+		if err := runServer(ctx, ln, web.SecurityHeaders(h), defaultServeTimeouts()); err != nil {
 			return err
 		}
 		if err := context.Cause(ctx); work.Fatal(err) { // its file is gone: every page would answer 500
@@ -248,6 +257,46 @@ func checkListen(addr string, authenticated bool) error {
 		return cli.FlagError("--addr", err)
 	}
 	return nil
+}
+
+// authenticated reports whether o configures authentication: a token or
+// basic-auth credentials.
+func authenticated(o web.Options) bool { return o.Token != "" || o.BasicUser != "" }
+
+// loopbackHostOnly answers 403 to a request whose Host header does not
+// name a loopback host, before next sees it. Without authentication the
+// dashboard's only protection is its loopback address, and that is not
+// enough: a web page the operator visits can make its own name resolve to
+// 127.0.0.1 (DNS rebinding) and read every page as its own origin, but
+// its requests still carry its name in Host. With authentication it is
+// not needed (the credentials and cookies belong to the real host) and
+// not wanted (operators reach it under any name).
+func loopbackHostOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, "the dashboard without authentication answers only requests to localhost or a loopback address "+
+				"(Host "+strconv.Quote(r.Host)+")", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether the Host header hostport, its port removed,
+// is localhost or a loopback IP address (127.0.0.0/8, ::1 in any form
+// net/netip parses, bracketed or not).
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1] // an IPv6 address without a port
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // isLoopback reports whether host names only the loopback interface. An

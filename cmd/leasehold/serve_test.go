@@ -196,7 +196,16 @@ func fetch(t *testing.T, method, url, token string) (int, string) {
 // no redirect, and returns the answer and its body, read and closed.
 func send(t *testing.T, method, url, token string) (*http.Response, string) {
 	t.Helper()
+	return sendHost(t, method, url, "", token)
+}
+
+// sendHost is send with the Host header host (the URL's when empty).
+func sendHost(t *testing.T, method, url, host, token string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if host != "" {
+		req.Host = host
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
