@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,6 +85,12 @@ type Producer struct {
 	// not reach; Stop cancels it once its context is done.
 	claimCtx    context.Context
 	abortClaims context.CancelFunc
+	// claiming counts the claim statements in flight (beginClaim): Stop
+	// abandons claims, and says so, only when one is. claimMu makes the
+	// count and the check of the loops' context one step, so that a claim
+	// refused because Stop has begun is never counted, even for a moment.
+	claimMu  sync.Mutex
+	claiming int
 }
 
 // NewProducer returns a producer. Wake may be called before Start.
@@ -115,17 +122,57 @@ func (p *Producer) Start(context.Context) error {
 }
 
 // Stop ends the loops and waits for a claim in flight until ctx is done;
-// then it abandons that claim (leases it may have taken expire).
+// then it abandons that claim (leases it may have taken expire). With no
+// claim in flight it waits for the loops, which return promptly once
+// cancelled, even when ctx is done already.
 func (p *Producer) Stop(ctx context.Context) error {
-	return p.life.Stop(ctx, func(ctx context.Context) {
-		if !p.life.Wait(ctx) {
-			p.abortClaims()
-			p.cfg.Logger.Warn("leasehold: a claim still in flight at shutdown was abandoned; " +
-				"leases it took, if any, expire and their jobs come back")
-			p.life.Wait(context.Background())
-		}
+	return p.life.Stop(ctx, p.halt)
+}
+
+// halt runs once the loops' context is cancelled. A loop that has not
+// returned yet when ctx is done is not necessarily claiming: with ctx
+// done already (a caller that stops on a signal's context, or a
+// ShutdownTimeout spent by the parts stopped before) the loops have had
+// no time to see the cancel. Only a claim counted in flight is abandoned
+// and warned of; no claim starts after the count is read (beginClaim).
+func (p *Producer) halt(ctx context.Context) {
+	if !p.life.Wait(ctx) && p.claimsInFlight() > 0 {
 		p.abortClaims()
-	})
+		p.cfg.Logger.Warn("leasehold: a claim still in flight at shutdown was abandoned; " +
+			"leases it took, if any, expire and their jobs come back")
+	}
+	p.life.Wait(context.Background())
+	p.abortClaims()
+}
+
+// beginClaim reports whether to send a claim, and counts it in flight if
+// so: not once ctx, the loops' context, is cancelled. Stop cancels ctx
+// before it reads the count, under the same lock, so either the claim
+// sees the cancel and is not sent, or Stop sees it counted. The caller
+// ends the count (endClaim) when the claim returns.
+func (p *Producer) beginClaim(ctx context.Context) bool {
+	p.claimMu.Lock()
+	defer p.claimMu.Unlock()
+	if ctx.Err() != nil {
+		return false
+	}
+	p.claiming++
+	return true
+}
+
+// endClaim ends the count of a claim beginClaim let through.
+func (p *Producer) endClaim() {
+	p.claimMu.Lock()
+	p.claiming--
+	p.claimMu.Unlock()
+}
+
+// claimsInFlight returns how many claims beginClaim let through have not
+// returned yet.
+func (p *Producer) claimsInFlight() int {
+	p.claimMu.Lock()
+	defer p.claimMu.Unlock()
+	return p.claiming
 }
 
 // Wake asks queue's loop, if the producer claims from it, to look for jobs
@@ -261,9 +308,14 @@ func (q *queue) claim(ctx context.Context, n int) int {
 
 // claimWith runs claim params and starts the jobs it leased; it returns
 // how many. The reserved slots, counted in flight already, become the
-// jobs' own.
+// jobs' own. Once ctx is done (the producer is stopping) it sends no
+// claim and frees them.
 func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full bool, reserved int) int {
 	p := q.p
+	if !p.beginClaim(ctx) {
+		q.inFlight.Add(-int64(reserved)) // stopping: the reserved slots lease nothing
+		return 0
+	}
 	cctx, cancel := context.WithTimeout(p.claimCtx, ClaimTimeout)
 	defer cancel()
 	// The leases start no earlier than the claim is sent: their safe
@@ -271,6 +323,7 @@ func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full 
 	// and checked again right before each handler starts.
 	sent := p.cfg.Clock.Now()
 	rows, err := p.cfg.Claimer.Claim(cctx, params)
+	p.endClaim()
 	q.cur.claimed(params, full, rows, sent, p.cfg.Clock.Now())
 	q.inFlight.Add(int64(len(rows) - reserved))
 	q.mark.replied(rows)
