@@ -27,7 +27,8 @@ const (
 	EventClaimedAgain EventKind = "claimed_again"
 	// EventFinished: the outcome of an attempt was written, its fence
 	// matched. Outcome is what was written; Duration is how long the
-	// handler ran (zero for a lease released unrun); Err is the handler's
+	// handler ran (for a handler Stop cut off, until its lease was
+	// released; zero for a lease released unrun); Err is the handler's
 	// error, nil on success.
 	//
 	// A reconciler's resolution of a reconciling job (ResolveReconcile)

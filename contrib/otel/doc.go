@@ -63,7 +63,7 @@
 // leasehold.job.id, leasehold.job.attempt, leasehold.lease.owner and,
 // when the handler returns, leasehold.outcome:
 //
-//   - completed: the handler returned nil
+//   - completed: the handler returned nil (but see released)
 //   - snoozed: Snooze
 //   - failed: Permanent
 //   - cancelled: Cancel, or the job was cancelled by an operator
@@ -72,9 +72,15 @@
 //     nil it returns then is a late completion, which the client's fenced
 //     write does not apply once another worker holds the job
 //   - released: the client stopped and cut the handler off (its
-//     context's cause is leasehold.ErrShuttingDown), and the handler
-//     returned an error of any kind: the job goes back to pending, its
-//     attempt not charged
+//     context's cause is leasehold.ErrShuttingDown), whatever the handler
+//     then returned, nil included: the client has given up on the run and
+//     ignores its result. The job goes back to pending, its attempt not
+//     charged, except in a queue with FlagStuck or Reconcile, where the
+//     client writes nothing (the handler may have been cut off mid-effect)
+//     and leaves the lease to expire: the watcher then flags the job
+//     stuck, or moves it to reconciling with a reconcile job. The
+//     middleware cannot see a queue's policy: released means "cut off at
+//     shutdown", and the job's history tells which of the two followed
 //   - error: any other error; the client retries the job, or fails it
 //     when its budget is spent
 //   - panic: the handler panicked (the client recovers it)

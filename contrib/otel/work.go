@@ -129,18 +129,21 @@ func endWork(span trace.Span, outcome string, err error) {
 // lease, an operator's cancel or a shutdown. A lost lease comes first, whatever the
 // handler returned: a handler that sees its context end and returns nil
 // has not completed the job, whose lease is another worker's (the client's
-// write of that completion is refused).
+// write of that completion is refused). A shutdown comes next, whatever
+// the handler returned too: Stop gave up on the handler and released its
+// lease before cancelling its context, so the client ignores what it
+// returns, a nil included, and the job runs again.
 func outcome(ctx context.Context, err error) string {
 	cause := context.Cause(ctx)
 	switch {
 	case errors.Is(err, leasehold.ErrLeaseLost), errors.Is(cause, leasehold.ErrLeaseLost):
 		return string(leasehold.OutcomeLeaseLost)
+	case errors.Is(cause, leasehold.ErrShuttingDown):
+		return string(leasehold.OutcomeReleased)
 	case err == nil:
 		return string(leasehold.OutcomeCompleted)
 	case errors.Is(cause, leasehold.ErrJobCancelled):
 		return string(leasehold.OutcomeCancelled)
-	case errors.Is(cause, leasehold.ErrShuttingDown):
-		return string(leasehold.OutcomeReleased)
 	case is[*leasehold.SnoozeError](err):
 		return string(leasehold.OutcomeSnoozed)
 	case is[*leasehold.CancelError](err):

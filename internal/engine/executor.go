@@ -167,8 +167,22 @@ func (e *Executor) releaseWith(l *Lease, submit func(*finishItem)) (left bool) {
 	}
 	item := l.finish(e.cfg.Owner, statemachine.Ending{Outcome: leasetype.OutcomeReleased})
 	item.afterTx = l.completedInTx.Load()
+	item.ran = e.ranSoFar(l)
 	submit(item)
 	return false
+}
+
+// ranSoFar returns how long l's handler has run, if it was called: the
+// Duration of the release of a handler Stop cut off, which the executor
+// never times otherwise (ended skips a lease already released). Those
+// are the longest runs; a zero would make them look unrun. A lease
+// released before its handler was called ran for zero.
+func (e *Executor) ranSoFar(l *Lease) time.Duration {
+	start := l.startedAt.Load()
+	if start == 0 {
+		return 0
+	}
+	return time.Duration(e.cfg.Window.Clock.Now() - start)
 }
 
 // releaseRunning cancels the handlers still running and releases their
@@ -248,6 +262,7 @@ func (e *Executor) runClaimed(l *Lease) {
 // handler behind it.
 func (e *Executor) runLease(l *Lease) {
 	start := e.cfg.Window.Clock.Now()
+	l.startedAt.Store(start)
 	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventStarted, Job: l.Row, Duration: time.Duration(start - l.claimSent)})
 	returned := false
 	defer func() {

@@ -66,6 +66,11 @@ type Lease struct {
 	// check ahead of its handler: once it is set, the handler may be
 	// running (see Executor.release).
 	started atomic.Bool
+	// startedAt is the Clock reading at which the handler was called, zero
+	// until then (no reading is zero: the clock starts before any claim).
+	// Stop's release of a handler it cut off reports how long that handler
+	// ran (see Executor.ranSoFar).
+	startedAt atomic.Int64
 	// lostInDB: a heartbeat found the lease gone from the database, or a
 	// CompleteTx was refused.
 	lostInDB atomic.Bool
