@@ -181,7 +181,10 @@ type QueueConfig struct {
 	// for an operator to decide, instead of back to pending, even when the
 	// expired attempt was the job's last (a failure would hide an effect
 	// it may have had). New claims do not take over its expired leases
-	// either.
+	// either. Every client that works the queue, and `leasehold watch`
+	// (`--flag-stuck`) or `leasehold serve` if they run the watcher, must
+	// set it: a client without it takes the expired leases over and runs
+	// their jobs again, the blind retry FlagStuck is for avoiding.
 	FlagStuck bool
 	// Reconcile, when set, makes expired leases in this queue go to the
 	// reconciling state with a reconcile job (see ReconcilePolicy) instead
