@@ -57,7 +57,7 @@ func (d *Driver) Checkpoints(ctx context.Context, jobID int64) ([]*leasehold.Che
 	}
 	out, err := scanAll(rows, scanCheckpoint)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: checkpoints: %w", err)
+		return nil, fmt.Errorf("sqlitedriver: checkpoints: %w", d.wrapErr(err))
 	}
 	return out, nil
 }

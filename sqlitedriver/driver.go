@@ -55,13 +55,19 @@ type Driver struct {
 	// readStmts the statements prepared on them.
 	reader    *sql.DB
 	readStmts stmtCache
+	// pin keeps a connection of Open's on the file while the Driver is
+	// open, so that its -wal file stays the one file checks (walPin); nil
+	// from New.
+	pin *walPin
 }
 
 // Open opens (creating if needed) the SQLite database file at path with the
 // pragmas leasehold needs (WAL, synchronous=FULL, busy_timeout, foreign_keys,
-// mmap_size, BEGIN IMMEDIATE transactions): one connection that writes, and
+// mmap_size, BEGIN IMMEDIATE transactions): one connection that writes,
 // ReaderConns read-only ones for what claims read (see the package
-// documentation). Close closes them. Call Migrate before use.
+// documentation), and one more read-only one that stays open, idle, so
+// that SQLite keeps the file's -wal file while the Driver is open
+// (walPin). Close closes them. Call Migrate before use.
 func Open(path string) (*Driver, error) {
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
@@ -82,7 +88,13 @@ func Open(path string) (*Driver, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Driver{db: db, owned: true, path: path, file: openIdentity(path), reader: reader}, nil
+	pin, err := openPin(ctx, path)
+	if err != nil {
+		_ = reader.Close()
+		_ = closeOwned(db)
+		return nil, err
+	}
+	return &Driver{db: db, owned: true, path: path, file: openIdentity(path), reader: reader, pin: pin}, nil
 }
 
 // DSN returns the modernc.org/sqlite data source name Open uses for path,
@@ -158,6 +170,11 @@ func (d *Driver) Close() error {
 	if err := d.closeStmts(); err != nil {
 		errs = append(errs, fmt.Errorf("sqlitedriver: close statements: %w", err))
 	}
+	// The pinned connection first: the writer's close stays the last, as
+	// it would be without one.
+	if err := d.pin.close(); err != nil {
+		errs = append(errs, fmt.Errorf("sqlitedriver: close the pinned connection: %w", err))
+	}
 	if err := d.closeReader(); err != nil {
 		errs = append(errs, fmt.Errorf("sqlitedriver: close the reader connections: %w", err))
 	}
@@ -230,6 +247,12 @@ func asTx(tx any) (*sql.Tx, error) {
 func (d *Driver) withTx(ctx context.Context, tx *sql.Tx, fn txFunc, queries ...string) error {
 	if tx == nil {
 		return d.inTx(ctx, fn, queries...)
+	}
+	// The caller's transaction runs on a connection to the file Open
+	// opened, as the driver's own do: once that file is no longer at its
+	// path, its commit would land where no one looks (ErrFileReplaced).
+	if err := d.file.check(); err != nil {
+		return err
 	}
 	// A caller's transaction begun DEFERRED takes the write lock at its
 	// first write, after waiting for any other writer: take it before the

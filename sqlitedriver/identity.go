@@ -1,6 +1,8 @@
 package sqlitedriver
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -31,12 +33,12 @@ type fileIdentity struct {
 
 // walIdentity is the -wal file the driver's connections write, recorded
 // the first time it is seen. SQLite removes it only when the last
-// connection to the database closes, and a Driver from Open keeps its
-// writer connection open, so while the driver is open a -wal file removed
-// or replaced is someone else's doing: the connections keep writing to
-// the removed file, which no other process, and no later run, reads, so
-// whatever was not checkpointed into the database file yet is lost at the
-// next crash.
+// connection to the database closes, and a Driver from Open keeps one
+// connection open as long as it is open (walPin), so while the driver is
+// open a -wal file removed or replaced is someone else's doing: the
+// connections keep writing to the removed file, which no other process,
+// and no later run, reads, so whatever was not checkpointed into the
+// database file yet is lost at the next crash.
 type walIdentity struct {
 	mu   sync.Mutex
 	info os.FileInfo
@@ -107,3 +109,60 @@ func (w *walIdentity) check(path string) error {
 // once its file is gone, as `leasehold work` stops at the first call that
 // fails with ErrFileReplaced.
 func (d *Driver) CheckFile() error { return d.file.check() }
+
+// walPin is the connection a Driver from Open keeps open on its file, and
+// the pool it comes from, so that SQLite never removes the -wal file under
+// the driver: it removes it when the last connection to the database
+// closes (after checkpointing everything), and database/sql closes the
+// writer connection, and the readers, of its own accord: after a
+// statement that its context interrupted, modernc.org/sqlite reports the
+// connection unusable. A process with only the writer open (an idle one,
+// or one that only reads outside claims) would then see its -wal file
+// removed and recreated as another, and fail every call with
+// ErrFileReplaced. The pinned connection runs no statement after Open,
+// so nothing interrupts it.
+type walPin struct {
+	db   *sql.DB
+	conn *sql.Conn
+}
+
+// pinSQL reads the schema: a connection in WAL mode keeps its shared lock
+// on the database file, which is what keeps the -wal file, from its first
+// read until it closes.
+const pinSQL = `SELECT count(*) FROM sqlite_schema`
+
+// openPin opens the pinned connection on path, read-only (ReaderDSN).
+func openPin(ctx context.Context, path string) (*walPin, error) {
+	db, err := sql.Open("sqlite", ReaderDSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err == nil {
+		var n int64
+		err = conn.QueryRowContext(ctx, pinSQL).Scan(&n)
+	}
+	if err != nil {
+		if conn != nil {
+			_ = conn.Close()
+		}
+		_ = closeOwned(db)
+		return nil, explainErr(path, fmt.Errorf("sqlitedriver: open %s: keep a connection open: %w", path, err))
+	}
+	return &walPin{db: db, conn: conn}, nil
+}
+
+// close closes the pinned connection and its pool, and returns once the
+// connection is closed (closeOwned). A second close, from a second
+// Driver.Close, finds both closed and is not an error.
+func (p *walPin) close() error {
+	if p == nil {
+		return nil
+	}
+	err := p.conn.Close()
+	if errors.Is(err, sql.ErrConnDone) {
+		err = nil
+	}
+	return errors.Join(err, closeOwned(p.db))
+}

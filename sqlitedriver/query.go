@@ -152,7 +152,12 @@ func (d *Driver) ListJobs(ctx context.Context, p *leasehold.ListParams) ([]*leas
 	if err != nil {
 		return nil, d.wrapErr(fmt.Errorf("sqlitedriver: list jobs: %w", err))
 	}
-	return scanJobs(rows)
+	// A damaged page met after the first rows fails here, not above.
+	jobs, err := scanJobs(rows)
+	if err != nil {
+		return nil, d.wrapErr(err)
+	}
+	return jobs, nil
 }
 
 // listOrder is ListJobs' ORDER BY clause.
