@@ -32,13 +32,19 @@ SELECT pg_notify('` + notifyChannel + `', q) FROM unnest($1::text[]) AS q, async
 // with at most one in flight. Each hint is sent after the commit of the
 // inserts it covers, so no wake-up is lost. Inserts in a caller's
 // transaction still notify inside it: their commit is the caller's.
+//
+// Under mu, whenever pending is not empty a sender is running: request
+// starts one when it adds a queue and none runs, and a sender stops only
+// once it finds nothing pending. Once closed, request adds nothing and
+// starts nothing, so wg.Add is never called after close has begun to
+// wait, and close's wait ends once what was pending has been sent.
 type notifier struct {
 	pool *pgxpool.Pool
 
 	mu      sync.Mutex
 	pending map[string]bool
 	running bool // a goroutine is sending
-	closed  bool
+	closed  bool // close was called: requests are dropped
 	wg      sync.WaitGroup
 }
 
@@ -47,16 +53,20 @@ func newNotifier(pool *pgxpool.Pool) *notifier {
 }
 
 // request asks for a hint on each of queues, sent soon after the call.
+// After close it does nothing.
 func (n *notifier) request(queues []string) {
 	if len(queues) == 0 {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.closed {
+		return
+	}
 	for _, q := range queues {
 		n.pending[q] = true
 	}
-	if n.running || n.closed {
+	if n.running {
 		return
 	}
 	n.running = true
@@ -64,13 +74,14 @@ func (n *notifier) request(queues []string) {
 	go n.send()
 }
 
-// send notifies the pending queues until none is left. Errors are
+// send notifies the pending queues until none is left, closed or not:
+// close relies on it to send what was asked for before. Errors are
 // dropped: hints are never needed for correctness (workers poll).
 func (n *notifier) send() {
 	defer n.wg.Done()
 	for {
 		n.mu.Lock()
-		if len(n.pending) == 0 || n.closed {
+		if len(n.pending) == 0 {
 			n.running = false
 			n.mu.Unlock()
 			return
@@ -84,9 +95,11 @@ func (n *notifier) send() {
 	}
 }
 
-// close sends what is pending, then stops the notifier.
+// close drops the requests made after it, waits until what was requested
+// before has been sent (at most the statement in flight and one more,
+// each bounded by notifyTimeout), then returns. Its single wait is safe:
+// once closed is set, no request calls wg.Add.
 func (n *notifier) close() {
-	n.wg.Wait()
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()
