@@ -262,7 +262,8 @@ func (c *Client) runningLease(job *JobRow) (*engine.Lease, error) {
 // Each batch locks the expired jobs, skipping any another watcher
 // holds, and writes them fenced (by the lease still being expired too) in
 // one transaction, so concurrent watchers are harmless. It returns the
-// jobs moved. Call it only from a client configured with the policy
+// jobs moved; with an error, those its earlier batches moved (each batch
+// commits on its own). Call it only from a client configured with the policy
 // (FlagStuck, Reconcile) of every queue that has one, as `leasehold
 // watch` is with its flags: other queues' expired leases go back to
 // pending, or to failed when their budget is spent.

@@ -119,6 +119,12 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if err != nil && len(moved) > 0 {
+			// The batches before the failure committed: their jobs moved.
+			if err := a.printRescued(moved, false); err != nil {
+				return err
+			}
+		}
 		switch {
 		case err != nil && (f.once || work.Fatal(err)):
 			return err
@@ -144,13 +150,14 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 	}
 }
 
-// rescueBounded runs one pass of c's watcher, given up after bound.
+// rescueBounded runs one pass of c's watcher, given up after bound. With
+// an error it returns the jobs the pass's earlier batches moved.
 func rescueBounded(ctx context.Context, c *leasehold.Client, bound time.Duration) ([]*leasehold.RescuedJob, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, bound, fmt.Errorf("pass timed out after %s", cli.FormatDuration(bound)))
 	defer cancel()
 	moved, err := c.RescueExpired(ctx)
 	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("%w: %w", context.Cause(ctx), err)
+		return moved, fmt.Errorf("%w: %w", context.Cause(ctx), err)
 	}
 	return moved, err
 }

@@ -11,7 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/sqlitedriver"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -156,5 +159,52 @@ func TestWatchPassTimeout(t *testing.T) {
 	}
 	if err := watcher.wait(t); err != nil {
 		t.Fatalf("watch after a pass timed out: %v\n%s", err, watcher.stderr.String())
+	}
+}
+
+// TestWatchPrintsWhatAFailedPassMoved: a pass moves expired leases in
+// batches of 1,000, each committed on its own. When a later batch fails,
+// the jobs of the earlier ones have moved all the same: watch prints
+// them before it reports the failure.
+func TestWatchPrintsWhatAFailedPassMoved(t *testing.T) {
+	path := testdb.SQLitePath(t)
+	db := "sqlite:" + path
+	ok(t, db, "migrate")
+	d, err := sqlitedriver.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jobs = 1001
+	batch := make([]leasehold.InsertManyParams, jobs)
+	for i := range batch {
+		batch[i] = leasehold.InsertManyParams{Args: leasehold.RawArgs{KindName: "leasehold.sleep"},
+			Opts: &leasehold.InsertOpts{Queue: "plain"}}
+	}
+	if _, err := c.InsertBulk(t.Context(), batch); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := d.Claim(t.Context(), &driver.ClaimParams{Queue: "plain", Kinds: []string{"leasehold.sleep"},
+		Owner: "gone", TTL: time.Millisecond, Limit: jobs})
+	if err != nil || len(claimed) != jobs {
+		t.Fatalf("claim = %d jobs, %v; want %d", len(claimed), err, jobs)
+	}
+	time.Sleep(50 * time.Millisecond) // the leases expire
+	// The second batch's first update fails: the first batch moved 1,000.
+	if _, err := d.DB().ExecContext(t.Context(), `CREATE TRIGGER fail_second_batch BEFORE UPDATE ON leasehold_jobs
+		WHEN (SELECT count(*) FROM leasehold_jobs WHERE status = 'pending') >= 1000
+		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	r := lh(t, db, "watch", "--once")
+	if r.code != 1 || !strings.Contains(r.stderr, "injected failure") {
+		t.Fatalf("watch --once, its second batch failing: %s\nwant exit 1 and the error", r)
+	}
+	if n := strings.Count(r.stdout, "-> pending"); n != 1000 {
+		t.Errorf("watch --once printed %d moved jobs, want the first batch's 1000:\n%.500s", n, r.stdout)
 	}
 }
