@@ -103,7 +103,7 @@ var (
 
 	// ErrInvalidConfig reports a Config that cannot work, such as a
 	// heartbeat interval not well below the lease TTL, or options of a
-	// contrib package that cannot (histogram buckets out of order in
+	// contrib package that cannot work (histogram buckets out of order in
 	// contrib/prometheus).
 	ErrInvalidConfig = errors.New("leasehold: invalid config")
 

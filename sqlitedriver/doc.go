@@ -38,7 +38,8 @@
 // and reused by every transaction.
 //
 // A Driver from Open also has ReaderConns read-only connections (PRAGMA
-// query_only), which read while the writer writes (WAL). A claim's
+// query_only), which read while the writer writes (WAL), and one more,
+// idle, that keeps the -wal file while the Driver is open. A claim's
 // transaction returns only each lease's fence (id, attempt); the claimed
 // jobs are read after the commit on a reader connection, and only those
 // whose lease the claimer still holds are returned. The write lock is then
@@ -81,7 +82,7 @@
 // it) while a process has it open: the process's connections keep the file
 // they opened, its writes would land where no other process looks, and its
 // reads would show the old file's jobs. A Driver from Open checks before
-// each of its write transactions, and each read outside one, that its path
+// each write transaction, its own or a caller's, and each read outside one, that its path
 // still names the file it opened, and that its write-ahead log (the -wal
 // file, which SQLite removes only when the last connection closes) is
 // still the one its connections write, and fails the call with

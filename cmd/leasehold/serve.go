@@ -85,7 +85,7 @@ or basic-auth credentials ($` + envWebUser + ` and $` + envWebPassword + `, or
 page is open to whoever reaches the address, and the dashboard is read-only;
 it is then served only on a loopback address: serve refuses any other address
 without authentication, and answers 403 to a request that does not name a
-loopback host (localhost, 127.0.0.1, [::1]), such as a web page's whose name
+loopback host (localhost or a loopback address: 127.0.0.1, [::1], …), such as a web page's whose name
 was made to resolve to 127.0.0.1 (DNS rebinding). --read-only refuses changes
 (retry, cancel, bulk actions) even to authenticated operators. Put a
 TLS-terminating proxy in front of it for anything but localhost: credentials

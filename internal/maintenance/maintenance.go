@@ -13,8 +13,8 @@
 // vanished without resetting its connections (a failover whose old
 // primary was powered off or cut off) leaves a pooled connection on which
 // a statement waits as long as TCP retransmits, a quarter of an hour,
-// since neither the pool's health check nor the statement has a bound of
-// its own. Bounded, such a connection costs one pass (the driver drops a
+// since the statement has no bound of its own, nor pgxpool's health check
+// by default (the pools pgdriver.Open makes bound it to 5 s). Bounded, such a connection costs one pass (the driver drops a
 // connection whose statement was cut off), and the next pass goes on.
 // Each pass's writes are conditional and batched, and a cut-off flush of
 // the Recorder keeps its counts, so a pass cut off loses nothing but its
