@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/sqlitedriver"
 )
 
 // nilPtrErr is an error type whose Error method dereferences its receiver,
@@ -55,23 +56,10 @@ func TestTypedNilErrorIsAFailure(t *testing.T) {
 // bad: the job is retried with lastErr in its last error, and the client
 // counts panics panics.
 func typedNilErrorIsAFailure(t *testing.T, bad error, lastErr string, panics int64) {
-	ws := leasehold.NewWorkers()
-	err := leasehold.AddWorker(ws, leasehold.WorkFunc[lifecycleArgs](
-		func(context.Context, *leasehold.Job[lifecycleArgs]) error { return bad }))
-	if err != nil {
-		t.Fatalf("AddWorker: %v", err)
-	}
-	d, c := lifecycleSetup(t, ws)
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	res, err := c.Insert(t.Context(), lifecycleArgs{}, &leasehold.InsertOpts{MaxAttempts: 2})
-	if err != nil {
-		t.Fatalf("Insert: %v", err)
-	}
+	d, c, id := runReturning(t, bad, 2)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		row, err := d.GetJob(t.Context(), res.Job.ID)
+		row, err := d.GetJob(t.Context(), id)
 		if err != nil {
 			t.Fatalf("GetJob: %v", err)
 		}
@@ -89,6 +77,28 @@ func typedNilErrorIsAFailure(t *testing.T, bad error, lastErr string, panics int
 	if p := c.Stats().Panics; p != panics {
 		t.Fatalf("Stats().Panics = %d, want %d", p, panics)
 	}
+}
+
+// runReturning starts a client whose handler returns bad and inserts a
+// job of maxAttempts attempts; it returns the driver, the client and the
+// job's id.
+func runReturning(t *testing.T, bad error, maxAttempts int) (*sqlitedriver.Driver, *leasehold.Client, int64) {
+	t.Helper()
+	ws := leasehold.NewWorkers()
+	err := leasehold.AddWorker(ws, leasehold.WorkFunc[lifecycleArgs](
+		func(context.Context, *leasehold.Job[lifecycleArgs]) error { return bad }))
+	if err != nil {
+		t.Fatalf("AddWorker: %v", err)
+	}
+	d, c := lifecycleSetup(t, ws)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	res, err := c.Insert(t.Context(), lifecycleArgs{}, &leasehold.InsertOpts{MaxAttempts: maxAttempts})
+	if err != nil {
+		t.Fatalf("Insert: %v", err)
+	}
+	return d, c, res.Job.ID
 }
 
 // TestTypedNilErrorOnLastAttemptFails: an attempt whose error panics when
@@ -110,23 +120,10 @@ func TestTypedNilErrorOnLastAttemptFails(t *testing.T) {
 // typedNilErrorOnLastAttemptFails runs TestTypedNilErrorOnLastAttemptFails
 // for the error bad, on a job of one attempt.
 func typedNilErrorOnLastAttemptFails(t *testing.T, bad error) {
-	ws := leasehold.NewWorkers()
-	err := leasehold.AddWorker(ws, leasehold.WorkFunc[lifecycleArgs](
-		func(context.Context, *leasehold.Job[lifecycleArgs]) error { return bad }))
-	if err != nil {
-		t.Fatalf("AddWorker: %v", err)
-	}
-	d, c := lifecycleSetup(t, ws)
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	res, err := c.Insert(t.Context(), lifecycleArgs{}, &leasehold.InsertOpts{MaxAttempts: 1})
-	if err != nil {
-		t.Fatalf("Insert: %v", err)
-	}
+	d, _, id := runReturning(t, bad, 1)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		row, err := d.GetJob(t.Context(), res.Job.ID)
+		row, err := d.GetJob(t.Context(), id)
 		if err != nil {
 			t.Fatalf("GetJob: %v", err)
 		}

@@ -39,18 +39,7 @@ func TestListenRunsPoolConnectHooks(t *testing.T) {
 		hooked.Store(c.PgConn().PID(), true)
 		return nil
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	d, err := New(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	done := make(chan error, 1)
-	go func() { done <- d.Listen(ctx, func(string) {}) }()
+	pool, done := listenThrough(t, ctx, cfg)
 
 	const find = `SELECT pid FROM pg_stat_activity
 		WHERE application_name = $1 AND query = 'LISTEN ` + notifyChannel + `'`
@@ -103,18 +92,7 @@ func TestListenRetriesFailingBeforeConnect(t *testing.T) {
 		cc.RuntimeParams["application_name"] = app
 		return nil
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	d, err := New(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	done := make(chan error, 1)
-	go func() { done <- d.Listen(ctx, func(string) {}) }()
+	_, done := listenThrough(t, ctx, cfg)
 
 	// Query through a plain connection: the pool's own connects go
 	// through the failing hook too.
@@ -144,4 +122,24 @@ func TestListenRetriesFailingBeforeConnect(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Listen returned %v, want context.Canceled", err)
 	}
+}
+
+// listenThrough starts Listen, until ctx ends, on a driver over a pool
+// made from cfg, both closed when t ends. It returns the pool, and the
+// channel Listen's result arrives on.
+func listenThrough(t *testing.T, ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, <-chan error) {
+	t.Helper()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	d, err := New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	done := make(chan error, 1)
+	go func() { done <- d.Listen(ctx, func(string) {}) }()
+	return pool, done
 }
