@@ -94,6 +94,7 @@ func invariants() []invariant {
 		{"ClaimFilters", testClaimFilters},
 		{"TakeOver", testTakeOver},
 		{"TakeOverRace", testTakeOverRace},
+		{"TakeOverAfterCursor", testTakeOverAfterCursor},
 		{"FencingWrongToken", testFencingWrongToken},
 		{"FencingAfterTakeOver", testFencingAfterTakeOver},
 		{"FencingSameOwner", testFencingSameOwner},

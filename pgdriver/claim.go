@@ -12,26 +12,32 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// claimTail leases the rows of the picked CTE to $1 for $2 microseconds,
-// and ends the attempt of each job in the takeover CTE (id, attempt,
-// lease_owner, claimed_at, heartbeat_at of the expired lease) with the
-// outcome lease_expired, writing its history row (endAttemptsSQL), in the
-// same statement. The new attempts get no history row until they end: the
-// job row holds them. The jobs are found through their primary key (= ANY
-// of an array), whatever the planner guesses about the size of picked.
-const claimTail = `
+// claimUpdate leases the rows of the picked CTE to $1 for $2 microseconds.
+// The new attempts get no history row until they end: the job row holds
+// them. The jobs are found through their primary key (= ANY of an array),
+// whatever the planner guesses about the size of picked.
+const claimUpdate = `
 claimed AS (
 	UPDATE leasehold_jobs
 	SET status = 'processing', attempt = attempt + 1, lease_owner = $1,
 		lease_until = now() + $2::bigint * interval '1 microsecond', heartbeat_at = NULL, claimed_at = now()
 	WHERE id = ANY (ARRAY(SELECT id FROM picked))
 	RETURNING *
-), ended AS (
+)`
+
+// claimReturn returns the leased rows in claim order.
+const claimReturn = `
+SELECT ` + jobColumns + ` FROM claimed ORDER BY priority, run_at, id`
+
+// claimTail is claimUpdate, and the end of the attempt of each job in the
+// takeover CTE (id, attempt, lease_owner, claimed_at, heartbeat_at of the
+// expired lease) with the outcome lease_expired, its history row written
+// (endAttemptsSQL) in the same statement.
+const claimTail = claimUpdate + `, ended AS (
 	SELECT id, attempt, lease_owner AS owner, claimed_at, heartbeat_at, now() AS ended_at,
 		'lease_expired' AS outcome, NULL::text AS error
 	FROM takeover
-)` + endAttemptsSQL + `
-SELECT ` + jobColumns + ` FROM claimed ORDER BY priority, run_at, id`
+)` + endAttemptsSQL + claimReturn
 
 // takeOverCond is the extra condition for claiming a processing job whose
 // lease expired.
@@ -43,28 +49,46 @@ const takeOverCond = `status = 'processing' AND lease_until < now() AND NOT canc
 // on a primary-key lookup), not once per row.
 const notPaused3 = `NOT EXISTS (SELECT 1 FROM leasehold_queues WHERE name = $3 AND paused_at IS NOT NULL)`
 
-// claimSQL: $3 queue, $4 kinds, $5 limit, $6 take over. Expired leases come
-// first, but never the claiming owner's own ($1; driver.ClaimParams
-// TakeOver); each candidate set uses its own partial index. Neither takes
-// a job of a paused queue.
-var claimSQL = claimWith("", "")
+// claimStatements are the statements of one kind of claim: a full claim
+// (full) and a cursor claim, with untouchedCond (after) and without it
+// (afterPlain, for a server that lacks what the condition reads). They
+// take $3 queue, $4 kinds, $5 limit, and a cursor claim the claim key
+// after which it starts ($6, $7, $8).
+type claimStatements struct{ full, after, afterPlain string }
 
-// claimAfterSQL is claimSQL whose pending candidates come after the claim
-// key ($7, $8, $9) in claim order: the index scan starts there instead of
-// at the queue's first entry, past the entries of rows already claimed
+// claimSets are the claim statements a Driver runs, by kind: takeOver
+// also takes over expired leases (driver.ClaimParams TakeOver), which come
+// first, but never the claiming owner's own ($1), each candidate set from
+// its own partial index; pending takes pending jobs only. A pending claim
+// has no takeover, so none of the CTEs that end the taken-over attempts,
+// and PostgreSQL plans it in about half the time, which a claim of a few
+// jobs feels (docs/benchmarks.md). Cursor claims are of that kind (the
+// engine takes over expired leases in its full claims), and so are the
+// claims of a queue that flags expired jobs as stuck.
+type claimSets struct{ takeOver, pending claimStatements }
+
+var defaultClaims = claimSets{takeOver: claimStatementsOf(true), pending: claimStatementsOf(false)}
+
+// claimStatementsOf returns the claims that take over expired leases, or
+// that take only pending jobs. A cursor claim's pending candidates come
+// after the claim key in claim order: the index scan starts there instead
+// of at the queue's first entry, past the entries of rows already claimed
 // that an open transaction keeps vacuum from removing (driver.ClaimParams
-// After; docs/design.md, "Claim cursor"). It also leaves out the rows
-// another transaction has touched since its snapshot (untouchedCond).
-var claimAfterSQL = claimWith(snapCTE, cursorCond+`
-		AND `+untouchedCond)
-
-// claimAfterPlainSQL is claimAfterSQL without untouchedCond, for a server
-// that lacks what it reads (Driver.Claim falls back to it).
-var claimAfterPlainSQL = claimWith("", cursorCond)
+// After; docs/design.md, "Claim cursor"). With untouchedCond, it also
+// leaves out the rows another transaction has touched since its snapshot.
+// No claim takes a job of a paused queue.
+func claimStatementsOf(takeOver bool) claimStatements {
+	return claimStatements{
+		full: claimWith(takeOver, "", ""),
+		after: claimWith(takeOver, snapCTE, cursorCond+`
+		AND `+untouchedCond),
+		afterPlain: claimWith(takeOver, "", cursorCond),
+	}
+}
 
 // cursorCond bounds the pending candidates of a cursor claim.
 const cursorCond = `
-		AND (priority, run_at, id) > ($7::int, $8::timestamptz, $9::bigint)`
+		AND (priority, run_at, id) > ($6::int, $7::timestamptz, $8::bigint)`
 
 // snapCTE holds the statement's snapshot (s) and its xmax as a number
 // (x), for untouchedCond; materialized, so each is read once.
@@ -115,21 +139,30 @@ func xid8Of(xid, ref string) string {
 
 // claimWith is the claim statement with ctes, more CTEs put first, and
 // after, a condition on the pending candidates, added to their WHERE
-// clause.
-func claimWith(ctes, after string) string {
-	return `WITH ` + ctes + `takeover AS (
-	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs
-	WHERE $6::boolean AND ` + takeOverCond + ` AND lease_owner <> $1
-		AND queue = $3 AND kind = ANY($4::text[]) AND ` + notPaused3 + `
-	ORDER BY priority, run_at, id
-	LIMIT $5::int
-	FOR UPDATE SKIP LOCKED
-), pending AS (
+// clause; with takeOver, expired leases are candidates too, ahead of the
+// pending jobs.
+func claimWith(takeOver bool, ctes, after string) string {
+	pending := `pending AS (
 	SELECT id FROM leasehold_jobs
 	WHERE status = 'pending' AND queue = $3 AND kind = ANY($4::text[]) AND run_at <= now()` + after + `
 		AND ` + notPaused3 + `
 	ORDER BY priority, run_at, id
-	LIMIT $5::int - (SELECT count(*) FROM takeover)
+	LIMIT $5::int`
+	if !takeOver {
+		return `WITH ` + ctes + pending + `
+	FOR UPDATE SKIP LOCKED
+), picked AS (
+	SELECT id FROM pending
+),` + claimUpdate + claimReturn
+	}
+	return `WITH ` + ctes + `takeover AS (
+	SELECT id, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs
+	WHERE ` + takeOverCond + ` AND lease_owner <> $1
+		AND queue = $3 AND kind = ANY($4::text[]) AND ` + notPaused3 + `
+	ORDER BY priority, run_at, id
+	LIMIT $5::int
+	FOR UPDATE SKIP LOCKED
+), ` + pending + ` - (SELECT count(*) FROM takeover)
 	FOR UPDATE SKIP LOCKED
 ), picked AS (
 	SELECT id FROM takeover UNION ALL SELECT id FROM pending
@@ -154,16 +187,24 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	query, args := &claimSQL, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit, p.TakeOver}
-	if a := p.After; a != nil {
-		query, args = d.cursorClaim.Load(), append(args, a.Priority, a.RunAt, a.ID)
+	stmts := &d.claims.pending
+	if p.TakeOver {
+		stmts = &d.claims.takeOver
 	}
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, *query, args...)
-	if err != nil && p.After != nil && query != &claimAfterPlainSQL && lacksSnapshotFuncs(err) {
+	query, args := stmts.full, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit}
+	plain := d.plainCursor.Load()
+	if a := p.After; a != nil {
+		query, args = stmts.after, append(args, a.Priority, a.RunAt, a.ID)
+		if plain {
+			query = stmts.afterPlain
+		}
+	}
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, query, args...)
+	if err != nil && p.After != nil && !plain && lacksSnapshotFuncs(err) {
 		// Refused as it was parsed: nothing ran. The cursor claims go on
 		// without the condition once one without it succeeds.
-		if jobs, err = collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, claimAfterPlainSQL, args...); err == nil {
-			d.cursorClaim.Store(&claimAfterPlainSQL)
+		if jobs, err = collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, stmts.afterPlain, args...); err == nil {
+			d.plainCursor.Store(true)
 		}
 	}
 	if err != nil {

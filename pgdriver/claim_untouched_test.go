@@ -37,8 +37,8 @@ func TestCursorClaimLeavesOutRowsClaimedSinceItsSnapshot(t *testing.T) {
 	}
 	key := driver.KeyOf(first)
 	key.ID-- // the cursor just before the first job
-	got, err := collect(ctx, pgxQuerier{rr}, newJobScan(&d.names).scan, claimAfterSQL,
-		"w2", micros(leaseTTL), "q", []string{"k"}, 1, false, key.Priority, key.RunAt, key.ID)
+	got, err := collect(ctx, pgxQuerier{rr}, newJobScan(&d.names).scan, d.claims.pending.after,
+		"w2", micros(leaseTTL), "q", []string{"k"}, 1, key.Priority, key.RunAt, key.ID)
 	if err != nil {
 		t.Fatalf("cursor claim with a snapshot from before the other claim's commit: %v", err)
 	}
@@ -166,21 +166,20 @@ func TestCursorClaimWithoutSnapshotFuncs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rename("free_attempts", "free_attempts_gone")
+	rename("claimed_at", "claimed_at_gone")
 	if _, err := d.Claim(ctx, params); !lacksSnapshotFuncs(err) {
-		t.Fatalf("cursor claim without free_attempts: %v, want an undefined column", err)
+		t.Fatalf("cursor claim without claimed_at: %v, want an undefined column", err)
 	}
-	rename("free_attempts_gone", "free_attempts")
-	if d.cursorClaim.Load() != &claimAfterSQL {
+	rename("claimed_at_gone", "claimed_at")
+	if d.plainCursor.Load() {
 		t.Fatal("a claim refused for a column of the schema switched the cursor claims off the condition")
 	}
-	missing := claimWith(snapCTE, cursorCond+` AND leasehold_no_such_function()`)
-	d.cursorClaim.Store(&missing)
+	d.claims.pending.after = claimWith(false, snapCTE, cursorCond+` AND leasehold_no_such_function()`)
 	got, err := d.Claim(ctx, params)
 	if err != nil || len(got) != len(jobs) {
 		t.Fatalf("cursor claim on a server without the function: %v, %v; want both jobs", ids(got), err)
 	}
-	if d.cursorClaim.Load() != &claimAfterPlainSQL {
+	if !d.plainCursor.Load() {
 		t.Error("the driver's next cursor claims still use the statement the server refused")
 	}
 }

@@ -51,9 +51,11 @@ type Driver struct {
 	names    names         // interned kinds, queues, states and owners
 	heldIdle time.Duration // heldIdleTimeout; shorter in tests
 	migLock  migrationLock // how Migrate waits for a table's lock
-	// cursorClaim is the cursor claim's statement: claimAfterSQL, or
-	// claimAfterPlainSQL once the server refused what the first reads.
-	cursorClaim atomic.Pointer[string]
+	// claims are the claim statements (defaultClaims; tests change them).
+	claims claimSets
+	// plainCursor is set once the server refused what untouchedCond
+	// reads: cursor claims then run without it (claimStatements).
+	plainCursor atomic.Bool
 	closeOnce   sync.Once
 }
 
@@ -101,8 +103,8 @@ func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {
 		return nil, fmt.Errorf("pgdriver: heartbeat pool: %w", err)
 	}
 	d := &Driver{pool: pool, hbPool: hb, ownsPool: owns, notes: newNotifier(pool), heldIdle: heldIdleTimeout,
-		migLock: migrationLock{Timeout: migrationLockTimeout, Pause: migrationLockPause, Tries: migrationLockTries}}
-	d.cursorClaim.Store(&claimAfterSQL)
+		migLock: migrationLock{Timeout: migrationLockTimeout, Pause: migrationLockPause, Tries: migrationLockTries},
+		claims:  defaultClaims}
 	return d, nil
 }
 

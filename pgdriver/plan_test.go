@@ -115,14 +115,22 @@ func TestClaimPlanChecksPauseOnce(t *testing.T) {
 	if _, err := d.pool.Exec(ctx, "ANALYZE leasehold_jobs, leasehold_queues"); err != nil {
 		t.Fatalf("ANALYZE: %v", err)
 	}
-	plan := explain(t, d, claimSQL, "w", int64(1e6), "q", []string{"k"}, 500, true)
-	if !strings.Contains(plan, "leasehold_jobs_ready_idx") || strings.Contains(plan, "Seq Scan on leasehold_jobs") {
-		t.Errorf("claim: want the ready jobs from leasehold_jobs_ready_idx, got plan:\n%s", plan)
-	}
-	// The pause filters read "One-Time Filter: (NOT $n)"; the history's
-	// check for open rows (endAttemptsSQL) is a third, positive one.
-	pauses := regexp.MustCompile(`One-Time Filter: \(NOT \$\d+\)`).FindAllString(plan, -1)
-	if n := len(pauses); n != 2 || strings.Contains(plan, "SubPlan") {
-		t.Errorf("claim: want the pause checked by two one-time filters (takeover, pending) and no per-row subplan, got plan:\n%s", plan)
+	for _, tc := range []struct {
+		name, sql string
+		pauses    int // takeover and pending candidates, or pending alone
+	}{
+		{"take over", d.claims.takeOver.full, 2},
+		{"pending", d.claims.pending.full, 1},
+	} {
+		plan := explain(t, d, tc.sql, "w", int64(1e6), "q", []string{"k"}, 500)
+		if !strings.Contains(plan, "leasehold_jobs_ready_idx") || strings.Contains(plan, "Seq Scan on leasehold_jobs") {
+			t.Errorf("%s claim: want the ready jobs from leasehold_jobs_ready_idx, got plan:\n%s", tc.name, plan)
+		}
+		// The pause filters read "One-Time Filter: (NOT $n)"; the
+		// history's check for open rows (endAttemptsSQL) is a positive one.
+		pauses := regexp.MustCompile(`One-Time Filter: \(NOT \$\d+\)`).FindAllString(plan, -1)
+		if n := len(pauses); n != tc.pauses || strings.Contains(plan, "SubPlan") {
+			t.Errorf("%s claim: want the pause checked by %d one-time filters and no per-row subplan, got plan:\n%s", tc.name, tc.pauses, plan)
+		}
 	}
 }
