@@ -42,8 +42,9 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 // (giving both is an error). The default is UTC rather than time.Local
 // so that processes on machines set to different zones compute the same
 // slots; for the same reason the machine's zone is refused, as
-// time.Local (or any loc whose String is "Local") and as CRON_TZ=Local or
-// TZ=Local: name the zone instead (time.LoadLocation("Europe/Paris"),
+// time.Local (or any loc whose String is "Local"), as CRON_TZ=Local or
+// TZ=Local, and under the names "localtime" and "posixrules" that zone
+// databases link to a zone each machine sets: name the zone instead (time.LoadLocation("Europe/Paris"),
 // CRON_TZ=Europe/Paris), so that every process reads the fields in it
 // and the recorded spec says which it is. In a zone with daylight
 // saving time, a wall-clock slot that does not exist on the day clocks
@@ -127,11 +128,26 @@ func parseCron(expr string) (spec *cron.SpecSchedule, err error) {
 	return spec, nil
 }
 
-// isLocal reports whether loc is the machine's own zone: time.Local, or
-// a location that names itself "Local" as it does (time.LoadLocation
-// returns time.Local for "Local").
+// isLocal reports whether loc is the machine's own zone: time.Local, a
+// location that names itself "Local" as it does (time.LoadLocation
+// returns time.Local for "Local"), or one loaded under a name that the
+// zone database of many systems links to a zone the machine chooses
+// (isMachineZone).
 func isLocal(loc *time.Location) bool {
-	return loc != nil && (loc == time.Local || loc.String() == "Local")
+	return loc != nil && (loc == time.Local || loc.String() == "Local" || isMachineZone(loc.String()))
+}
+
+// isMachineZone reports whether name is one of the zone database's names
+// that stand for a zone each machine sets for itself: Debian's tzdata
+// links localtime to /etc/localtime, and posixrules is the system's
+// choice of rules for POSIX TZ strings. Loaded by name, they read as that
+// machine's zone.
+func isMachineZone(name string) bool {
+	switch name {
+	case "localtime", "posixrules":
+		return true
+	}
+	return false
 }
 
 // parseEvery parses the duration of "@every D".

@@ -115,14 +115,24 @@ func (d *Driver) claimSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicIns
 	return &driver.PeriodicInsertResult{Claimed: true, Job: res[0]}, nil
 }
 
-// slotJob finds the job of a slot another process claimed, by its kind
-// and unique key; nil when it has no key or the job is gone.
+// slotJob finds the job of a slot another process claimed: the job that
+// holds its unique key, found as Insert finds a skipped key's holder
+// (blockersSQL), so a scoped key is looked up in unique_scoped_key, in
+// its scope and current window; nil when it has no key or no job holds
+// the key any more.
 func (d *Driver) slotJob(ctx context.Context, tx pgx.Tx, job *driver.InsertParams) (*leasehold.InsertResult, error) {
 	if job.UniqueKey == "" {
 		return nil, nil
 	}
-	found, err := collect(ctx, pgxQuerier{tx}, newJobScan(&d.names).scan, slotJobSQL,
-		[]string{job.Kind}, []string{job.UniqueKey})
+	scope, window := job.UniqueScope(), int64(0)
+	if scope != "" {
+		window = micros(job.UniqueWindow)
+	}
+	js := newJobScan(&d.names)
+	found, err := collect(ctx, pgxQuerier{tx}, func(r scanner) (*leasehold.JobRow, error) {
+		var ord int64
+		return js.scan(prefixScanner{r, &ord})
+	}, blockersSQL, []string{job.Kind}, []string{job.UniqueKey}, []string{scope}, []int64{window})
 	if err != nil || len(found) == 0 {
 		return nil, err
 	}
@@ -171,8 +181,3 @@ func nullDuration(d time.Duration) pgtype.Int8 {
 func nullTime(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
 }
-
-// slotJobSQL reads the jobs of the plain (forever) unique keys $1, $2
-// (kinds, keys): the job of a slot another process won.
-const slotJobSQL = `SELECT ` + jobColumns + ` FROM leasehold_jobs
-	WHERE (kind, unique_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`

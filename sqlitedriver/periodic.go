@@ -69,7 +69,7 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 		var err error
 		out, err = d.claimSlot(ctx, tx, now, p)
 		return err
-	}, periodicClaimSQL, periodicJobSQL, insertJobSQL, blockerSQL)
+	}, periodicClaimSQL, periodicJobSQL, insertJobSQL, blockerSQL, scopedBlockerSQL)
 	if err != nil {
 		if errors.As(err, new(slotInsertError)) {
 			return nil, fmt.Errorf("%w (periodic schedule %s)", err, p.Name)
@@ -99,7 +99,7 @@ func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver
 		if err != nil {
 			return nil, err
 		}
-		job, err := d.slotJob(ctx, tx, p.Job)
+		job, err := d.slotJob(ctx, tx, p.Job, now)
 		return &driver.PeriodicInsertResult{Job: job}, err
 	}
 	ins, err := d.insertAll(ctx, tx, now, []*driver.InsertParams{p.Job})
@@ -114,13 +114,16 @@ func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver
 	return &driver.PeriodicInsertResult{Claimed: true, Job: ins[0]}, nil
 }
 
-// slotJob finds the job of a slot another process claimed, by its kind
-// and unique key; nil when it has no key or the job is gone.
-func (d *Driver) slotJob(ctx context.Context, tx *sql.Tx, job *driver.InsertParams) (*leasehold.InsertResult, error) {
+// slotJob finds the job of a slot another process claimed: the job that
+// holds its unique key, found as an insert finds a skipped key's holder
+// (blocker), so a scoped key is looked up in unique_scoped_key, in its
+// scope and the window of now; nil when it has no key or no job holds the
+// key any more.
+func (d *Driver) slotJob(ctx context.Context, tx *sql.Tx, job *driver.InsertParams, now int64) (*leasehold.InsertResult, error) {
 	if job.UniqueKey == "" {
 		return nil, nil
 	}
-	found, err := scanJob(d.queryRow(ctx, tx, blockerSQL, job.Kind, job.UniqueKey))
+	found, err := d.blocker(ctx, tx, job, now)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil

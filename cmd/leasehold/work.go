@@ -97,7 +97,7 @@ job at a time.`,
 	fl.Var(cli.NewDurationValue(&f.queueStats, leaseholdprom.DefaultQueueStatsInterval, 0, 24*time.Hour), "queue-stats-interval",
 		"with --metrics-addr: read the queue gauges (leasehold_queue_jobs, leasehold_queue_oldest_due_seconds) from the database at most this often, at scrapes; 0: neither read nor export them. "+
 			"One process reading them is enough (leasehold serve, which reads them, or one worker): give the other workers 0")
-	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:leasehold.sleep' or 'nightly=0 3 * * *:leasehold.sleep' (repeatable; cron in UTC, or CRON_TZ=Europe/Paris before the fields; the machine's own zone, Local, is refused)")
+	fl.StringArrayVar(&f.periodic, "periodic", nil, "enqueue a job on a schedule: NAME=SPEC:KIND, e.g. 'tick=@every 1s:leasehold.sleep' or 'nightly=0 3 * * *:leasehold.sleep' (repeatable; cron in UTC, or CRON_TZ=Europe/Paris before the fields; the machine's own zone, Local or localtime, is refused)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanEvery, 0, 10*time.Millisecond, 24*time.Hour), "scan-every",
 		"with --reconcile-into: scan for payments pending too long this often, one heal job per payment (not set: no scan)")
 	fl.Var(cli.NewDurationValue(&f.o.ScanPendingAfter, time.Minute, time.Millisecond, 30*24*time.Hour), "scan-pending-after",
