@@ -16,6 +16,17 @@ var (
 	// the cause of a handler context cancelled because its lease is gone.
 	ErrLeaseLost = leasetype.ErrLeaseLost
 
+	// ErrLeaseNotRenewed is the cause of a handler context cancelled
+	// because the worker gave its lease up: it could not renew the lease
+	// within its safe window (LeaseTTL - LeaseSafetyMargin since the last
+	// renewal it sent), the database out of its reach for that long. It
+	// wraps ErrLeaseLost, but the database may still hold the lease: an
+	// outcome the handler returns is still written, fenced, and applies
+	// unless another worker took the lease over meanwhile (a nil then
+	// completes the job). A context cancelled because the lease is known
+	// to be gone has ErrLeaseLost itself as its cause.
+	ErrLeaseNotRenewed = leasetype.ErrLeaseNotRenewed
+
 	// ErrJobCancelled is the cause of a handler context cancelled because an
 	// operator cancelled the job while it ran.
 	ErrJobCancelled = leasetype.ErrJobCancelled

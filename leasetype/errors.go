@@ -1,6 +1,9 @@
 package leasetype
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors shared by the client and its drivers. The root package re-exports
 // each under the same name; branch on them with errors.Is.
@@ -11,6 +14,13 @@ var (
 	// already finished. The write was refused and changed nothing. It is also
 	// the cause of a handler context cancelled because its lease is gone.
 	ErrLeaseLost = errors.New("leasehold: lease lost")
+
+	// ErrLeaseNotRenewed is the cause of a handler context cancelled
+	// because the worker gave its lease up: it could not renew the lease
+	// within its safe window. It wraps ErrLeaseLost. The database may still
+	// hold the lease, so an outcome the handler returns is still written,
+	// fenced: it applies unless another worker took the lease over.
+	ErrLeaseNotRenewed = fmt.Errorf("%w: not renewed within its safe window; the worker gave it up", ErrLeaseLost)
 
 	// ErrJobCancelled is the cause of a handler context cancelled because an
 	// operator cancelled the job while it ran.

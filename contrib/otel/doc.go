@@ -63,14 +63,25 @@
 // leasehold.job.id, leasehold.job.attempt, leasehold.lease.owner and,
 // when the handler returns, leasehold.outcome:
 //
-//   - completed: the handler returned nil (but see released)
+//   - completed: the handler returned nil (but see lease_lost and
+//     released)
 //   - snoozed: Snooze
 //   - failed: Permanent
 //   - cancelled: Cancel, or the job was cancelled by an operator
-//   - lease_lost: the lease was lost while the handler ran (its context's
-//     cause is leasehold.ErrLeaseLost), whatever the handler returned: a
-//     nil it returns then is a late completion, which the client's fenced
-//     write does not apply once another worker holds the job
+//   - lease_lost: the lease was found lost while the handler ran (its
+//     context's cause is leasehold.ErrLeaseLost, or the handler returned
+//     an error wrapping it), whatever the handler returned: a nil it
+//     returns then is a late completion, which the client's fenced write
+//     does not apply once another worker holds the job. A lease the
+//     worker gave up because it could not renew it in time (the cause is
+//     leasehold.ErrLeaseNotRenewed) may still be held in the database:
+//     the span reports what the client writes, fenced, which applies
+//     unless another worker took the lease over meanwhile: completed for
+//     a nil, lease_lost for any error (the job is retried, or failed
+//     once its budget is spent; in a queue with FlagStuck or Reconcile
+//     the client writes nothing and the watcher decides). Such a span has
+//     leasehold.lease.given_up set to true (LeaseGivenUpKey), and the
+//     job's history tells whether the write applied
 //   - released: the client stopped and cut the handler off (its
 //     context's cause is leasehold.ErrShuttingDown), whatever the handler
 //     then returned, nil included: the client has given up on the run and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	leaseholdotel "github.com/leasehold/leasehold/contrib/otel"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/sqlitedriver"
 	"github.com/leasehold/leasehold/sqlitedriver/sqlitetest"
 	"go.opentelemetry.io/otel/codes"
@@ -75,6 +76,13 @@ func lostLeaseClient(t *testing.T, drv *sqlitedriver.Driver, tr *leaseholdotel.T
 		}
 		return nil
 	})))
+	return startTraced(t, drv, workers, tr)
+}
+
+// startTraced returns a started client on drv running workers, traced by
+// tr: leases of 600 ms, one job at a time, no watcher.
+func startTraced(t *testing.T, drv driver.Driver, workers *leasehold.Workers, tr *leaseholdotel.Tracer) *leasehold.Client {
+	t.Helper()
 	c, err := leasehold.NewClient(leasehold.Config{Driver: drv, Workers: workers, LeaseTTL: 600 * time.Millisecond,
 		PollInterval: 20 * time.Millisecond, DisableWatcher: true,
 		Queues:           map[string]leasehold.QueueConfig{"default": {MaxWorkers: 1}},

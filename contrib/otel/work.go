@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/leasehold/leasehold"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -36,9 +37,19 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 	err := next(spanCtx)
 	returned = true
 	o := outcome(ctx, err)
+	if span.IsRecording() && errors.Is(context.Cause(ctx), leasehold.ErrLeaseNotRenewed) {
+		span.SetAttributes(LeaseGivenUpKey.Bool(true))
+	}
 	endWork(span, o, recorded(ctx, o, err))
 	return err
 }
+
+// LeaseGivenUpKey is set, true, on the work span of a run whose lease the
+// worker gave up because it could not renew it in time (its context's
+// cause is leasehold.ErrLeaseNotRenewed): the outcome the span reports is
+// the one the client writes, fenced, which applies unless another worker
+// took the lease over meanwhile; the job's history tells which.
+const LeaseGivenUpKey = attribute.Key("leasehold.lease.given_up")
 
 // recorded returns the error the span of a run that ended with outcome o
 // records: the handler's, err, or when it returned nil without completing
@@ -126,16 +137,30 @@ func endWork(span trace.Span, outcome string, err error) {
 // outcome names how a handler run that returned err ended, as far as the
 // work middleware can tell, in the order the client decides it; ctx is
 // the handler's context as the client gave it, whose cause tells a lost
-// lease, an operator's cancel or a shutdown. A lost lease comes first, whatever the
-// handler returned: a handler that sees its context end and returns nil
-// has not completed the job, whose lease is another worker's (the client's
-// write of that completion is refused). A shutdown comes next, whatever
-// the handler returned too: Stop gave up on the handler and released its
-// lease before cancelling its context, so the client ignores what it
-// returns, a nil included, and the job runs again.
+// lease, an operator's cancel or a shutdown.
+//
+// A lease the worker gave up because it could not renew it in time
+// (cause leasehold.ErrLeaseNotRenewed) may still be held in the database:
+// the client writes what the handler returned, fenced, as completed for
+// a nil, which applies unless another worker took the lease over; for an
+// error, whatever it is, the ending of a lease given up (lease_lost, the
+// attempt retried, or failed once its budget is spent). Otherwise a lease
+// known to be lost (cause leasehold.ErrLeaseLost, or an error wrapping
+// it) comes first, whatever the handler returned: a handler that sees its context
+// end and returns nil has not completed the job, whose lease is another
+// worker's (the client's write of that completion is refused). A
+// shutdown comes next, whatever the handler returned too: Stop gave up on
+// the handler and released its lease before cancelling its context, so
+// the client ignores what it returns, a nil included, and the job runs
+// again.
 func outcome(ctx context.Context, err error) string {
 	cause := context.Cause(ctx)
 	switch {
+	case errors.Is(cause, leasehold.ErrLeaseNotRenewed):
+		if err == nil {
+			return string(leasehold.OutcomeCompleted)
+		}
+		return string(leasehold.OutcomeLeaseLost)
 	case errors.Is(err, leasehold.ErrLeaseLost), errors.Is(cause, leasehold.ErrLeaseLost):
 		return string(leasehold.OutcomeLeaseLost)
 	case errors.Is(cause, leasehold.ErrShuttingDown):

@@ -182,7 +182,7 @@ func (h *Heartbeater) expireOverdue() {
 			h.cfg.Emit(leasetype.Event{Kind: leasetype.EventLeaseLost, Job: l.Row, Err: errNotRenewed})
 			h.cfg.Logger.Warn("leasehold: lease not renewed in time; cancelling handler",
 				"job", l.Row.ID, "attempt", l.Row.Attempt)
-			l.cancel(leasetype.ErrLeaseLost)
+			l.cancel(errNotRenewed)
 		}
 	}
 }

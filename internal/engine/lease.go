@@ -247,5 +247,7 @@ func (s *Leases) Len() int {
 }
 
 // errNotRenewed is the Err of the EventLeaseLost of a lease the watchdog
-// gave up.
-var errNotRenewed = fmt.Errorf("%w: not renewed within its safe window; the worker gave it up", leasetype.ErrLeaseLost)
+// gave up, and the cause of its handler's context: ErrLeaseNotRenewed,
+// which tells the handler (and its middleware) that the database may
+// still hold the lease, so that what the handler returns may yet apply.
+var errNotRenewed = leasetype.ErrLeaseNotRenewed
