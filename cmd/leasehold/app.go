@@ -170,7 +170,11 @@ func (a *app) withClient(cmd *cobra.Command, fn func(ctx context.Context, c *lea
 // withOperator runs query with an operator client, then reads the database
 // clock and passes it to the printer query returned. The clock is read after
 // the query, never before: a lease renewed while the query ran then never
-// shows more time left than its TTL.
+// shows more time left than its TTL. The clock only serves the display, and
+// query may have committed a write (an enqueue, a retry, a cancel): a failed
+// read of it must not fail the command, or a script retrying the command
+// would repeat the write (a second job). The printer then gets the local
+// clock, and a warning on stderr says so.
 func (a *app) withOperator(cmd *cobra.Command, query func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error)) error {
 	return a.withDB(cmd, func(db *cli.DB, c *leasehold.Client) error {
 		ctx := cmd.Context()
@@ -180,7 +184,10 @@ func (a *app) withOperator(cmd *cobra.Command, query func(ctx context.Context, c
 		}
 		now, err := db.Driver.Now(ctx)
 		if err != nil {
-			return fmt.Errorf("read database clock: %w", err)
+			now = time.Now()
+			if _, werr := fmt.Fprintf(a.stderr, "leasehold: warning: read database clock: %v; times below are by this machine's clock\n", err); werr != nil {
+				return fmt.Errorf("write: %w", werr)
+			}
 		}
 		return show(now)
 	})

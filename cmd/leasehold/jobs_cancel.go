@@ -41,15 +41,28 @@ cancelled where a retry would run it again). A finished job is left alone
 				}
 				return func(now time.Time) error {
 					return a.print(view.NewJobView(row, now), func(w io.Writer) error {
-						msg := fmt.Sprintf("job %d cancelled", row.ID)
-						if row.State == leasehold.StateProcessing {
-							msg = fmt.Sprintf("job %d is processing: cancellation requested, its handler stops at the next heartbeat", row.ID)
-						}
-						_, err := fmt.Fprintln(w, msg)
+						_, err := fmt.Fprintln(w, cancelMessage(row, now))
 						return err
 					})
 				}, nil
 			})
 		}),
+	}
+}
+
+// cancelMessage says what cancelling job row did, by the database clock
+// now. A processing job whose lease has expired has no worker left to see
+// the request at a heartbeat: the watcher ends it when it next moves
+// expired leases (a reconciling queue's reconciler first decides whether
+// the work was done).
+func cancelMessage(row *leasehold.JobRow, now time.Time) string {
+	switch {
+	case row.State != leasehold.StateProcessing:
+		return fmt.Sprintf("job %d cancelled", row.ID)
+	case row.LeaseUntil.Before(now):
+		return fmt.Sprintf("job %d is processing but its lease expired: cancellation requested, the stuck watcher "+
+			"ends the job at its next pass (in a queue that reconciles, its reconciler decides first)", row.ID)
+	default:
+		return fmt.Sprintf("job %d is processing: cancellation requested, its handler stops at the next heartbeat", row.ID)
 	}
 }

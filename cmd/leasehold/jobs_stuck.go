@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
+	"github.com/leasehold/leasehold/driver"
 )
 
 func (a *app) jobsStuckCommand() *cobra.Command {
@@ -43,7 +44,9 @@ With --json only the jobs are printed, and --unclaimed-after is refused:
 				}
 				var qs []*leasehold.QueueStats
 				if !a.jsonOut {
-					if qs, err = c.QueueStats(ctx); err != nil {
+					// Only NeverClaimed is read: ActiveQueueStats samples
+					// it, at a cost the finished jobs do not grow.
+					if qs, err = c.ActiveQueueStats(ctx, driver.DefaultUnclaimedSample); err != nil {
 						return nil, err
 					}
 				}

@@ -62,7 +62,8 @@ checks the pause, so from its next claim on no worker claims the queue's jobs.
 Jobs already running finish normally. The pause is
 recorded in the database, so it holds for workers started later, until
 ` + "`leasehold queues resume NAME`" + `. Pausing a paused queue, or a queue with no jobs
-yet, is allowed.`,
+yet, is allowed. With --json it prints the queue as ` + "`leasehold queues --json`" + ` does,
+counting its unfinished jobs only.`,
 		Args: argNames("NAME"),
 	}
 	if !pause {
@@ -71,42 +72,81 @@ yet, is allowed.`,
 		cmd.Long = `Resume a paused queue: workers claim its jobs again, at once on PostgreSQL
 (the resume sends the queue's wake-up notification) and within one poll
 interval on SQLite or with poll-only workers (Config.PollOnly). Resuming a queue that is not
-paused is allowed.`
+paused is allowed. With --json it prints the queue as ` + "`leasehold queues --json`" + ` does,
+counting its unfinished jobs only.`
 	}
 	cmd.RunE = a.runE(func(cmd *cobra.Command, args []string) error {
-		name := args[0]
 		return a.withClient(cmd, func(ctx context.Context, c *leasehold.Client) error {
-			set, verb := c.ResumeQueue, "resumed: workers claim its jobs again"
-			if pause {
-				set, verb = c.PauseQueue, "paused: workers claim none of its jobs; running jobs finish"
-			}
-			if err := set(ctx, name); err != nil {
-				return err // an invalid name exits with the usage code
-			}
-			v, err := queueView(ctx, c, name)
-			if err != nil {
-				return err
-			}
-			return a.print(v, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "queue %s %s\n", cli.Truncate(name, 80), verb)
-				return err
-			})
+			return a.setQueuePaused(ctx, c, args[0], pause, c.ActiveQueueStats)
 		})
 	})
 	return cmd
 }
 
-// queueView returns the view of queue's statistics, empty when it has no
-// jobs and is not paused.
-func queueView(ctx context.Context, c *leasehold.Client, queue string) (view.QueueView, error) {
-	qs, err := c.QueueStats(ctx)
-	if err != nil {
-		return view.QueueView{}, err
+// activeStatsFunc reads the unfinished jobs' statistics of every queue, as
+// Client.ActiveQueueStats does.
+type activeStatsFunc func(ctx context.Context, countLimit int) ([]*leasehold.QueueStats, error)
+
+// setQueuePaused pauses (or resumes) queue name, then prints the queue as
+// stats reports it. Once the change has committed, the statistics are only
+// displayed: a failure to read them (a Ctrl-C, a dropped connection) is a
+// warning on stderr, and the command still says what it did and succeeds,
+// so that a script does not take a committed pause for a failed one.
+func (a *app) setQueuePaused(ctx context.Context, c *leasehold.Client, name string, pause bool, stats activeStatsFunc) error {
+	set, verb := c.ResumeQueue, "resumed: workers claim its jobs again"
+	if pause {
+		set, verb = c.PauseQueue, "paused: workers claim none of its jobs; running jobs finish"
 	}
-	for _, q := range qs {
-		if q.Queue == queue {
-			return view.NewQueueView(q, defaultUnclaimedAfter), nil
+	if err := set(ctx, name); err != nil {
+		return err // an invalid name exits with the usage code
+	}
+	v, err := queueView(ctx, stats, name)
+	if err != nil {
+		// The view then holds only what the command knows: the queue and
+		// its pause; no counts.
+		v = view.QueueView{Queue: name, Paused: pause, Counts: map[string]int64{}, NeverClaimed: []view.KindBacklogView{}}
+		if _, werr := fmt.Fprintf(a.stderr, "leasehold: warning: queue %s %s, but its statistics could not be read: %v\n",
+			cli.Truncate(name, 80), pausedWord(pause), err); werr != nil {
+			return fmt.Errorf("write: %w", werr)
 		}
 	}
-	return view.NewQueueView(&leasehold.QueueStats{Queue: queue}, defaultUnclaimedAfter), nil
+	return a.print(v, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "queue %s %s\n", cli.Truncate(name, 80), verb)
+		return err
+	})
+}
+
+// pausedWord is what setQueuePaused did: "paused" or "resumed".
+func pausedWord(pause bool) string {
+	if pause {
+		return "paused"
+	}
+	return "resumed"
+}
+
+// queueView returns the view of queue's unfinished jobs, read with stats
+// (ActiveQueueStats: its cost grows with neither the finished jobs nor,
+// beyond its count limit, the backlog), empty when it has none and is not
+// paused. The finished states are left out of its counts, which
+// ActiveQueueStats does not read: a zero there would claim the queue has
+// no finished jobs.
+func queueView(ctx context.Context, stats activeStatsFunc, queue string) (view.QueueView, error) {
+	qs, err := stats(ctx, 0)
+	if err != nil {
+		return view.QueueView{}, fmt.Errorf("queue statistics: %w", err)
+	}
+	q := &leasehold.QueueStats{Queue: queue}
+	for _, s := range qs {
+		if s.Queue == queue {
+			q = s
+			break
+		}
+	}
+	v := view.NewQueueView(q, defaultUnclaimedAfter)
+	for _, s := range leasehold.AllStates {
+		if s.Finished() {
+			delete(v.Counts, string(s))
+		}
+	}
+	return v, nil
 }
