@@ -15,6 +15,7 @@ type EventKind = leasetype.EventKind
 
 // The kinds of Event, in the order a job meets them.
 const (
+	EventTakenOver       = leasetype.EventTakenOver       // a fetcher's claim took over an expired lease, ending its attempt lease_expired
 	EventClaimed         = leasetype.EventClaimed         // a fetcher leased the job
 	EventStarted         = leasetype.EventStarted         // its handler is about to run
 	EventNotStarted      = leasetype.EventNotStarted      // claimed, but past its safe window: released unrun
@@ -89,15 +90,17 @@ func (b *eventBus) emit(ev Event) {
 }
 
 // tally counts the attempts that ended, by queue and outcome: every
-// written outcome, and every expired lease the watcher ended. A
-// reconciler's resolution ends no attempt: the watcher counted the
-// expired one.
+// written outcome, and every expired lease the watcher ended or a claim
+// took over (ending its attempt in the same statement). A reconciler's
+// resolution ends no attempt: the watcher counted the expired one.
 func (b *eventBus) tally(ev *Event) {
 	switch {
 	case ev.Kind == EventFinished && ev.Job != nil && ev.ResolvedBy == nil:
 		b.throughput.Add(ev.Job.Queue, ev.Outcome)
 	case ev.Kind == EventRescued && ev.Rescued != nil:
 		b.throughput.Add(ev.Rescued.Queue, OutcomeLeaseExpired)
+	case ev.Kind == EventTakenOver && ev.Job != nil:
+		b.throughput.Add(ev.Job.Queue, OutcomeLeaseExpired)
 	}
 }
 

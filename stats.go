@@ -41,6 +41,11 @@ type Stats struct {
 	// (EventOutcomeDropped).
 	OutcomesDropped int64
 	Rescued         int64 // expired leases moved by this client's watcher (EventRescued)
+	// TakenOver counts expired leases this client's fetchers took over in
+	// their claims, each ending the expired attempt as lease_expired
+	// (EventTakenOver). With Rescued (of every client's watcher) it counts
+	// the attempts whose lease expired.
+	TakenOver int64
 	// Panics counts the panics the client recovered: in a handler or a
 	// work middleware (the attempt fails with a *PanicError), while
 	// reading a handler's error or its retry policy, and in a periodic
@@ -71,7 +76,7 @@ type stats struct {
 	claimed, completed, retried, failed, snoozed, cancelled, released atomic.Int64
 	leaseLost, finishRefused, heartbeatErrors, finishErrors, dropped  atomic.Int64
 	rescued, panics, skippedLate, eventsDropped, claimedAgain         atomic.Int64
-	claimErrors, flagged                                              atomic.Int64
+	claimErrors, flagged, takenOver                                   atomic.Int64
 }
 
 // Stats returns a snapshot of the client's counters.
@@ -82,7 +87,7 @@ func (c *Client) Stats() Stats {
 		Failed: s.failed.Load(), Snoozed: s.snoozed.Load(), Cancelled: s.cancelled.Load(), Flagged: s.flagged.Load(),
 		Released: s.released.Load(), LeaseLost: s.leaseLost.Load(), FinishRefused: s.finishRefused.Load(),
 		HeartbeatErrors: s.heartbeatErrors.Load(), FinishErrors: s.finishErrors.Load(), ClaimErrors: s.claimErrors.Load(),
-		OutcomesDropped: s.dropped.Load(), Rescued: s.rescued.Load(), Panics: s.panics.Load(),
+		OutcomesDropped: s.dropped.Load(), Rescued: s.rescued.Load(), TakenOver: s.takenOver.Load(), Panics: s.panics.Load(),
 		SkippedLate: s.skippedLate.Load(), EventsDropped: s.eventsDropped.Load(), ClaimedAgain: s.claimedAgain.Load(),
 	}
 	c.mu.Lock()
@@ -118,6 +123,8 @@ func (s *stats) observe(ev *Event) {
 		s.claimErrors.Add(1)
 	case EventRescued:
 		s.rescued.Add(1)
+	case EventTakenOver:
+		s.takenOver.Add(1)
 	}
 }
 

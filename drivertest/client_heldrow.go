@@ -19,7 +19,11 @@ func testHeldRowHoldsBackOnlyItsLease(e *clientEnv) {
 	if !e.h.RowLocks || len(e.h.TxKinds) == 0 {
 		e.Skip("the harness's caller transactions do not lock single rows")
 	}
-	const ttl = time.Second
+	// Two seconds rather than one: the other lease must be renewed at
+	// every heartbeat for the whole run, and on a loaded machine a
+	// heartbeat statement can take longer than a one-second lease's
+	// safe window allows.
+	const ttl = 2 * time.Second
 	held := make(chan error, 1)
 	c := e.newClient(e.d, e.workers(func(ctx context.Context, job *leasehold.Job[testArgs]) error {
 		if job.Args.N == 2 || job.Attempt > 1 {

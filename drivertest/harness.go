@@ -95,6 +95,7 @@ func invariants() []invariant {
 		{"TakeOver", testTakeOver},
 		{"TakeOverRace", testTakeOverRace},
 		{"TakeOverAfterCursor", testTakeOverAfterCursor},
+		{"TakeOverFlagged", testTakeOverFlagged},
 		{"FencingWrongToken", testFencingWrongToken},
 		{"FencingAfterTakeOver", testFencingAfterTakeOver},
 		{"FencingSameOwner", testFencingSameOwner},
@@ -162,6 +163,7 @@ func invariants() []invariant {
 		{"PeriodicEarlierSlotRefused", testPeriodicEarlierSlotRefused},
 		{"PeriodicRegister", testPeriodicRegister},
 		{"PeriodicInsertFailure", testPeriodicInsertFailure},
+		{"PeriodicScopedSlotKey", testPeriodicScopedSlotKey},
 		{"Migrate", testMigrate},
 		{"SchemaTooNewRefused", testSchemaTooNewRefused},
 	}

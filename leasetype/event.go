@@ -7,6 +7,13 @@ type EventKind string
 
 // The events a client emits, in the order a job meets them.
 const (
+	// EventTakenOver: a fetcher's claim took the job over from an expired
+	// lease (Job holds the claimed row, TakenOver set), and the same
+	// statement ended the expired attempt, Job.Attempt-1, as
+	// lease_expired. It comes once per such row, before the row's
+	// EventClaimed. The stuck watcher's EventRescued reports the other
+	// expired leases: each expired attempt is reported by one of the two.
+	EventTakenOver EventKind = "taken_over"
 	// EventClaimed: a fetcher leased the job (Job holds the claimed row).
 	EventClaimed EventKind = "claimed"
 	// EventStarted: the job's handler is about to run. Duration is how
@@ -53,11 +60,14 @@ const (
 	// EventLeaseLost: the handler's context was cancelled because its lease
 	// is gone: a heartbeat found it taken over (Err wraps ErrLeaseLost), or
 	// it could not be renewed within its safe window and the worker gave it
-	// up.
+	// up (Err wraps ErrLeaseNotRenewed).
 	EventLeaseLost EventKind = "lease_lost"
 	// EventHeartbeat: a heartbeat statement renewed leases; Leases is how
-	// many it tried to renew, Duration its round trip. Leases it did not
-	// renew each get an EventLeaseLost.
+	// many it tried to renew, Duration its round trip. Each lease the
+	// database no longer holds for this client gets an EventLeaseLost; a
+	// lease left unrenewed because another transaction holds its row (a
+	// handler's business transaction) gets none, and is given up by the
+	// watchdog only if that lasts past its safe window.
 	EventHeartbeat EventKind = "heartbeat"
 	// EventHeartbeatFailed: a heartbeat statement failed; Leases is how
 	// many leases it tried to renew, Err why. The watchdog gives up the

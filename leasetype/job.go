@@ -95,6 +95,13 @@ type JobRow struct {
 	// CancelRequested is set when an operator cancelled a processing job;
 	// its handler is cancelled at the next heartbeat.
 	CancelRequested bool
+	// TakenOver is set on a row returned by a claim (Claim or ClaimByID)
+	// that took the job over from an expired lease: the same statement
+	// ended that lease's attempt, Attempt-1, as lease_expired in the
+	// history. Its handler may find that attempt's work done partway. It
+	// is false on any other row: a claimed pending job, and every row read
+	// any other way.
+	TakenOver bool
 }
 
 // ChargedAttempts is the number of attempts charged to the retry budget.

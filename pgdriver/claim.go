@@ -29,15 +29,24 @@ claimed AS (
 const claimReturn = `
 SELECT ` + jobColumns + ` FROM claimed ORDER BY priority, run_at, id`
 
+// claimReturnTakenOver is claimReturn with one more column, whether the
+// row was taken over from an expired lease (JobRow.TakenOver), read by
+// newClaimScan's scan. The taken-over ids travel as an array, built once
+// per statement, as in claimUpdate: "IN (SELECT ...)" would be a subplan
+// that rescans the takeover CTE for every claimed row.
+const claimReturnTakenOver = `
+SELECT ` + jobColumns + `, id = ANY (ARRAY(SELECT id FROM takeover)) FROM claimed ORDER BY priority, run_at, id`
+
 // claimTail is claimUpdate, and the end of the attempt of each job in the
 // takeover CTE (id, attempt, lease_owner, claimed_at, heartbeat_at of the
 // expired lease) with the outcome lease_expired, its history row written
-// (endAttemptsSQL) in the same statement.
+// (endAttemptsSQL) in the same statement. It returns the rows with
+// claimReturnTakenOver.
 const claimTail = claimUpdate + `, ended AS (
 	SELECT id, attempt, lease_owner AS owner, claimed_at, heartbeat_at, now() AS ended_at,
 		'lease_expired' AS outcome, NULL::text AS error
 	FROM takeover
-)` + endAttemptsSQL + claimReturn
+)` + endAttemptsSQL + claimReturnTakenOver
 
 // takeOverCond is the extra condition for claiming a processing job whose
 // lease expired.
@@ -64,7 +73,7 @@ type claimStatements struct{ full, after, afterPlain string }
 // and PostgreSQL plans it in about half the time, which a claim of a few
 // jobs feels (docs/benchmarks.md). Cursor claims are of that kind (the
 // engine takes over expired leases in its full claims), and so are the
-// claims of a queue that flags expired jobs as stuck.
+// claims of a queue that flags expired jobs as stuck or reconciles them.
 type claimSets struct{ takeOver, pending claimStatements }
 
 var defaultClaims = claimSets{takeOver: claimStatementsOf(true), pending: claimStatementsOf(false)}
@@ -187,9 +196,9 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 	if p.Limit <= 0 || len(p.Kinds) == 0 {
 		return nil, nil
 	}
-	stmts := &d.claims.pending
+	stmts, scan := &d.claims.pending, newJobScan(&d.names).scan
 	if p.TakeOver {
-		stmts = &d.claims.takeOver
+		stmts, scan = &d.claims.takeOver, newClaimScan(&d.names).scan
 	}
 	query, args := stmts.full, []any{p.Owner, micros(p.TTL), p.Queue, p.Kinds, p.Limit}
 	plain := d.plainCursor.Load()
@@ -199,11 +208,11 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 			query = stmts.afterPlain
 		}
 	}
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, query, args...)
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, scan, query, args...)
 	if err != nil && p.After != nil && !plain && lacksSnapshotFuncs(err) {
 		// Refused as it was parsed: nothing ran. The cursor claims go on
 		// without the condition once one without it succeeds.
-		if jobs, err = collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, stmts.afterPlain, args...); err == nil {
+		if jobs, err = collect(ctx, pgxQuerier{d.pool}, scan, stmts.afterPlain, args...); err == nil {
 			d.plainCursor.Store(true)
 		}
 	}
@@ -226,7 +235,7 @@ func lacksSnapshotFuncs(err error) bool {
 // ClaimByID leases job p.ID if it is claimable. It returns (nil, nil) when
 // the job is not claimable and ErrJobNotFound when it does not exist.
 func (d *Driver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*leasehold.JobRow, error) {
-	jobs, err := collect(ctx, pgxQuerier{d.pool}, newJobScan(&d.names).scan, claimByIDSQL,
+	jobs, err := collect(ctx, pgxQuerier{d.pool}, newClaimScan(&d.names).scan, claimByIDSQL,
 		p.Owner, micros(p.TTL), p.ID, p.TakeOver)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: claim %d: %w", p.ID, err)

@@ -38,6 +38,15 @@ func newJobScan(tab *names) *jobScan {
 	return s
 }
 
+// newClaimScan returns the jobScan of a claim that may take over expired
+// leases: its rows have one more column, claimReturnTakenOver's, read
+// into JobRow.TakenOver (which scan resets for every row).
+func newClaimScan(tab *names) *jobScan {
+	s := newJobScan(tab)
+	s.dest = append(s.dest, &s.row.TakenOver)
+	return s
+}
+
 // scan reads the current row into a new JobRow.
 func (s *jobScan) scan(r scanner) (*leasehold.JobRow, error) {
 	s.row, s.args, s.meta = leasehold.JobRow{}, nil, nil

@@ -112,25 +112,27 @@ func (d *Driver) Claim(ctx context.Context, p *driver.ClaimParams) ([]*leasehold
 
 // runClaim runs the claim of p in tx: the pending form, or the takeover
 // form when claimQuery finds an expired lease to take over, after ending
-// the attempts it takes over.
+// the attempts it takes over. It returns the claim's rows, and the ids of
+// the jobs it takes over (for JobRow.TakenOver).
 func (d *Driver) runClaim(ctx context.Context, tx *sql.Tx, p *driver.ClaimParams, kinds string, now int64,
-	pending, takeOver string) (*sql.Rows, error) {
+	pending, takeOver string) (*sql.Rows, takenOver, error) {
 	args := []any{now, micros(p.TTL), p.Owner, p.Queue, kinds, p.Limit}
 	query, err := d.claimQuery(ctx, tx, p.TakeOver, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var taken takenOver
 	if query == claimSQLTakeOver {
-		if _, err := d.exec(ctx, tx, endTakenOverSQL, args...); err != nil {
-			return nil, fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
+		if taken, err = d.endTakenOver(ctx, tx, args); err != nil {
+			return nil, nil, err
 		}
 		pending = takeOver
 	}
 	rows, err := d.query(ctx, tx, pending, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitedriver: claim: %w", err)
+		return nil, nil, fmt.Errorf("sqlitedriver: claim: %w", err)
 	}
-	return rows, nil
+	return rows, taken, nil
 }
 
 // claimInOne claims, and reads the claimed jobs, in one transaction on the
@@ -138,7 +140,7 @@ func (d *Driver) runClaim(ctx context.Context, tx *sql.Tx, p *driver.ClaimParams
 func (d *Driver) claimInOne(ctx context.Context, p *driver.ClaimParams, kinds string) ([]*leasehold.JobRow, error) {
 	var jobs []*leasehold.JobRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		rows, err := d.runClaim(ctx, tx, p, kinds, now, claimSQLPending, claimSQLTakeOver)
+		rows, taken, err := d.runClaim(ctx, tx, p, kinds, now, claimSQLPending, claimSQLTakeOver)
 		if err != nil {
 			return err
 		}
@@ -146,8 +148,9 @@ func (d *Driver) claimInOne(ctx context.Context, p *driver.ClaimParams, kinds st
 		if jobs, err = scanClaimed(rows, c); err != nil {
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
+		taken.mark(jobs)
 		return nil
-	}, anyExpiredSQL, claimSQLPending, claimSQLTakeOver, endTakenOverSQL)
+	}, anyExpiredSQL, claimSQLPending, claimSQLTakeOver, endTakenOverReturningSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +165,10 @@ func (d *Driver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*lea
 	var job *leasehold.JobRow
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		args := []any{now, micros(p.TTL), p.Owner, p.ID, p.TakeOver}
-		if p.TakeOver {
-			if _, err := d.exec(ctx, tx, endTakenOverByIDSQL, args...); err != nil {
-				return fmt.Errorf("sqlitedriver: end taken-over attempt of job %d: %w", p.ID, err)
-			}
+		taken, err := d.endTakenOverByID(ctx, tx, p, args)
+		if err != nil {
+			return err
 		}
-		var err error
 		job, err = scanJob(d.queryRow(ctx, tx, claimByIDSQL, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			job = nil
@@ -176,12 +177,32 @@ func (d *Driver) ClaimByID(ctx context.Context, p *driver.ClaimByIDParams) (*lea
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: claim job %d: %w", p.ID, err)
 		}
+		job.TakenOver = taken
 		return nil
-	}, claimByIDSQL, endTakenOverByIDSQL)
+	}, claimByIDSQL, endTakenOverByIDReturningSQL)
 	if err != nil {
 		return nil, err
 	}
 	return job, nil
+}
+
+// endTakenOverByID ends, in tx, the attempt ClaimByID p (with args)
+// takes over, if it allows takeover and the job's lease has expired; it
+// reports whether it ended one, and so whether the claim takes the job
+// over.
+func (d *Driver) endTakenOverByID(ctx context.Context, tx *sql.Tx, p *driver.ClaimByIDParams, args []any) (bool, error) {
+	if !p.TakeOver {
+		return false, nil
+	}
+	var id int64
+	err := d.queryRow(ctx, tx, endTakenOverByIDReturningSQL, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlitedriver: end taken-over attempt of job %d: %w", p.ID, err)
+	}
+	return true, nil
 }
 
 // checkExists returns ErrJobNotFound unless job id exists.

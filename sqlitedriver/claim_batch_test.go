@@ -13,7 +13,7 @@ import (
 // TestClaimReturnsStoredRows checks that every job a batch claim returns,
 // fresh or taken over, with its fields filled in from the claim, is the
 // row the database holds: the claim reads only the columns it does not
-// set.
+// set. TakenOver, which only a claim sets, marks the job taken over.
 func TestClaimReturnsStoredRows(t *testing.T) {
 	d := openTest(t)
 	ps := []*driver.InsertParams{job(`{"n":0}`), job(`{"n":1}`), job(`{"n":2}`)}
@@ -35,7 +35,12 @@ func TestClaimReturnsStoredRows(t *testing.T) {
 		t.Fatalf("claimed %v, want the expired job first, then the two others", ids(got))
 	}
 	for _, j := range got {
-		if stored := mustGet(t, d, j.ID); !reflect.DeepEqual(j, stored) {
+		if j.TakenOver != (j.ID == expired[0].ID) {
+			t.Errorf("job %d: TakenOver = %v, want it set on the expired job only", j.ID, j.TakenOver)
+		}
+		row := *j
+		row.TakenOver = false
+		if stored := mustGet(t, d, j.ID); !reflect.DeepEqual(&row, stored) {
 			t.Errorf("claim returned\n%+v\nthe database holds\n%+v", j, stored)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/leasehold/leasehold"
 )
 
 // anyExpiredSQL reports whether any lease, of any queue, expired before
@@ -31,4 +33,57 @@ func (d *Driver) claimQuery(ctx context.Context, tx *sql.Tx, takeOver bool, now 
 		return claimSQLTakeOver, nil
 	}
 	return claimSQLPending, nil
+}
+
+// endTakenOverReturningSQL and endTakenOverByIDReturningSQL are
+// endTakenOverSQL and endTakenOverByIDSQL returning the id of each job
+// whose attempt they end: the jobs the claim that follows takes over,
+// since it runs in the same write transaction at the same now, over the
+// same candidates. The upsert's RETURNING returns a row it updated (an
+// open history row from before migration 008) as well as one it
+// inserted.
+const (
+	endTakenOverReturningSQL = endTakenOverSQL + `
+RETURNING job_id`
+	endTakenOverByIDReturningSQL = endTakenOverByIDSQL + `
+RETURNING job_id`
+)
+
+// takenOver holds the ids of the jobs whose expired leases a claim takes
+// over; nil when it takes over none.
+type takenOver map[int64]struct{}
+
+// endTakenOver ends, in tx, the attempts the takeover claim of args (the
+// claim's parameters) takes over, and returns their jobs' ids.
+func (d *Driver) endTakenOver(ctx context.Context, tx *sql.Tx, args []any) (takenOver, error) {
+	rows, err := d.query(ctx, tx, endTakenOverReturningSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
+	}
+	ids, err := scanAll(rows, func(s scanner) (int64, error) {
+		var id int64
+		err := s.Scan(&id)
+		return id, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlitedriver: end taken-over attempts: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	t := make(takenOver, len(ids))
+	for _, id := range ids {
+		t[id] = struct{}{}
+	}
+	return t, nil
+}
+
+// mark sets JobRow.TakenOver on the jobs of t.
+func (t takenOver) mark(jobs []*leasehold.JobRow) {
+	if len(t) == 0 {
+		return
+	}
+	for _, j := range jobs {
+		_, j.TakenOver = t[j.ID]
+	}
 }

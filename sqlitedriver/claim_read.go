@@ -46,19 +46,21 @@ func (d *Driver) claimThenRead(ctx context.Context, p *driver.ClaimParams, kinds
 	var (
 		leases [][2]int64
 		until  int64
+		taken  takenOver
 	)
 	err := d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		rows, err := d.runClaim(ctx, tx, p, kinds, now, claimRefsPending, claimRefsTakeOver)
+		rows, t, err := d.runClaim(ctx, tx, p, kinds, now, claimRefsPending, claimRefsTakeOver)
 		if err != nil {
 			return err
 		}
+		taken = t
 		leases, err = scanRefs(rows, leases[:0])
 		if err != nil {
 			return fmt.Errorf("sqlitedriver: claim: %w", err)
 		}
 		until = now + micros(p.TTL)
 		return nil
-	}, anyExpiredSQL, claimRefsPending, claimRefsTakeOver, endTakenOverSQL)
+	}, anyExpiredSQL, claimRefsPending, claimRefsTakeOver, endTakenOverReturningSQL)
 	if err != nil || len(leases) == 0 {
 		return nil, err
 	}
@@ -67,6 +69,7 @@ func (d *Driver) claimThenRead(ctx context.Context, p *driver.ClaimParams, kinds
 	if err != nil {
 		return nil, errors.Join(err, d.releaseUnread(ctx, p.Owner, leases))
 	}
+	taken.mark(jobs)
 	sortClaimOrder(jobs)
 	return jobs, nil
 }

@@ -28,6 +28,7 @@
 //	leasehold_jobs_claimed_again_total{queue,kind}      claims of a lease held already (a database lost the claim): the running handler kept it
 //	leasehold_jobs_finished_total{queue,kind,outcome}   outcomes written, fence matched, and reconcilers' resolutions committed (of the reconciled job's queue and kind)
 //	leasehold_jobs_rescued_total{queue,kind,state}      expired leases the stuck watcher moved, by new state
+//	leasehold_leases_taken_over_total{queue,kind}       expired leases the client's claims took over, ending the attempt lease_expired
 //	leasehold_leases_lost_total{queue,kind}             handlers cancelled: lease taken over or not renewed
 //	leasehold_fenced_writes_refused_total{queue,kind}   late outcomes the database refused (the lease was another's)
 //	leasehold_outcomes_dropped_total{queue,kind}        outcomes given up unwritten
@@ -35,7 +36,7 @@
 //	leasehold_finish_failures_total                     outcome statements that failed and were retried
 //	leasehold_claim_failures_total                      claims, and probes for queues with work, that failed
 //	leasehold_events_dropped_total                      events the client's subscribers missed (full channels)
-//	leasehold_handler_duration_seconds{queue,kind}      histogram: how long handlers ran
+//	leasehold_handler_duration_seconds{queue,kind}      histogram: how long handlers ran (runs whose outcome was written, refused or dropped)
 //	leasehold_claim_to_start_seconds{queue}             histogram: from sending the claim to starting the handler
 //	leasehold_heartbeat_duration_seconds                histogram: round trip of a heartbeat statement
 //	leasehold_jobs_running                              gauge: handlers running now, or claimed and about to run
@@ -52,7 +53,7 @@
 // (ResolveReconcile; Event.ResolvedBy set), counted under the outcome it
 // gave the reconciled job, with that job's queue and kind, though no
 // attempt of it ended so (its expired attempt is counted by
-// leasehold_jobs_rescued_total): where reconcilers resolve jobs, the sum
+// leasehold_jobs_rescued_total; a claim never takes over such a lease): where reconcilers resolve jobs, the sum
 // is more than the attempts that finished. flagged is a reconcile job
 // that gave up (its budget spent, a permanent error, a cancel its handler
 // returned) and was flagged stuck for an operator: counted, as in

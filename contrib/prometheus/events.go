@@ -24,7 +24,7 @@ const outcomeFlagged leasehold.Outcome = "flagged"
 // consumer goroutine calls observe.
 type eventMetrics struct {
 	claimed, notStarted, finished, rescued *prometheus.CounterVec
-	claimedAgain                           *prometheus.CounterVec
+	claimedAgain, takenOver                *prometheus.CounterVec
 	leaseLost, refused, dropped            *prometheus.CounterVec
 	handler, claimToStart                  *prometheus.HistogramVec
 	heartbeat                              prometheus.Histogram
@@ -40,7 +40,7 @@ type seriesKey struct{ queue, kind string }
 // series are the children of one (queue, kind), resolved once.
 type series struct {
 	claimed, notStarted, leaseLost, refused, dropped prometheus.Counter
-	claimedAgain                                     prometheus.Counter
+	claimedAgain, takenOver                          prometheus.Counter
 	finished                                         map[leasehold.Outcome]prometheus.Counter
 	handler, claimToStart                            prometheus.Observer
 }
@@ -58,6 +58,7 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 			"queue", "kind", "outcome"),
 		rescued: counter("jobs_rescued_total", "Expired leases the stuck watcher moved, by the job's new state.",
 			"queue", "kind", "state"),
+		takenOver: counter("leases_taken_over_total", "Expired leases the client's claims took over, each ending the expired attempt as lease_expired.", qk...),
 		leaseLost: counter("leases_lost_total", "Handlers cancelled because their lease was taken over or could not be renewed in time.", qk...),
 		refused:   counter("fenced_writes_refused_total", "Outcomes the database refused because the lease was no longer the client's.", qk...),
 		dropped:   counter("outcomes_dropped_total", "Outcomes given up unwritten; their leases expire and the jobs come back.", qk...),
@@ -78,7 +79,7 @@ func newEventMetrics(ns string, handlerBuckets []float64) *eventMetrics {
 }
 
 func (e *eventMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{e.claimed, e.notStarted, e.claimedAgain, e.finished, e.rescued,
+	return []prometheus.Collector{e.claimed, e.notStarted, e.claimedAgain, e.finished, e.rescued, e.takenOver,
 		e.leaseLost, e.refused, e.dropped, e.handler, e.claimToStart, e.heartbeat, e.heartbeatFailures,
 		e.finishFailures, e.claimFailures}
 }
@@ -117,6 +118,8 @@ func (e *eventMetrics) observe(ev *leasehold.Event) {
 		s.notStarted.Inc()
 	case leasehold.EventClaimedAgain:
 		s.claimedAgain.Inc()
+	case leasehold.EventTakenOver:
+		s.takenOver.Inc()
 	case leasehold.EventFinished:
 		e.finish(s, ev)
 	case leasehold.EventFenceRefused:
@@ -169,6 +172,7 @@ func (e *eventMetrics) of(queue, kind string) *series {
 		claimed:      e.claimed.WithLabelValues(queue, kind),
 		notStarted:   e.notStarted.WithLabelValues(queue, kind),
 		claimedAgain: e.claimedAgain.WithLabelValues(queue, kind),
+		takenOver:    e.takenOver.WithLabelValues(queue, kind),
 		leaseLost:    e.leaseLost.WithLabelValues(queue, kind),
 		refused:      e.refused.WithLabelValues(queue, kind),
 		dropped:      e.dropped.WithLabelValues(queue, kind),

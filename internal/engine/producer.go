@@ -63,7 +63,8 @@ type ProducerConfig struct {
 	// Orphans, when non-nil, releases the leases a claim whose reply was
 	// lost left in the database (producer_orphans.go).
 	Orphans OrphanReleaser
-	// Emit receives EventClaimFailed.
+	// Emit receives EventClaimFailed, and EventTakenOver for each claimed
+	// row taken over from an expired lease.
 	Emit   Emit
 	Logger *slog.Logger
 }
@@ -337,6 +338,11 @@ func (q *queue) claimWith(ctx context.Context, params *driver.ClaimParams, full 
 		return 0
 	}
 	for _, row := range rows {
+		if row.TakenOver {
+			// The claim ended the expired attempt: this is its only
+			// report, as no watcher will see that lease.
+			p.cfg.Emit(leasetype.Event{Kind: leasetype.EventTakenOver, Job: row})
+		}
 		l := p.cfg.Executor.hold(q, row, sent)
 		if l == nil {
 			q.done() // held already: its slot is the running lease's
