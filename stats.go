@@ -43,7 +43,7 @@ type Stats struct {
 	Rescued         int64 // expired leases moved by this client's watcher (EventRescued)
 	// TakenOver counts expired leases this client's fetchers took over in
 	// their claims, each ending the expired attempt as lease_expired
-	// (EventTakenOver). With Rescued (of every client's watcher) it counts
+	// (EventTakenOver). Summed over every client, with Rescued, it counts
 	// the attempts whose lease expired.
 	TakenOver int64
 	// Panics counts the panics the client recovered: in a handler or a
