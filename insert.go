@@ -94,7 +94,9 @@ type InsertManyParams struct {
 // found 191 of 1,453 inserts that failed on a short deadline in the
 // database. To retry such an error safely, insert with a UniqueKey: the
 // retry then returns the job the first attempt inserted, if it did. The
-// same holds for InsertMany and InsertBulk.
+// same holds for InsertMany and InsertBulk. A scoped key (UniqueScope
+// UniqueWhileUnfinished, or a UniqueWindow) holds only while its job is
+// unfinished or its window lasts: a retry after that inserts a second job.
 func (c *Client) Insert(ctx context.Context, args Args, opts *InsertOpts) (*InsertResult, error) {
 	res, err := c.insert(ctx, nil, []InsertManyParams{{Args: args, Opts: opts}}, false)
 	if err != nil {

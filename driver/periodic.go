@@ -44,6 +44,9 @@ type PeriodicInsertResult struct {
 	Claimed bool
 	// Job is the inserted job when Claimed (Duplicate when its unique key
 	// existed, as for Insert). When not Claimed it is the slot's job as
-	// found by its kind and unique key, nil when there is none.
+	// found by its kind and unique key, as an insert finds a key's holder
+	// (a scoped key within its scope and window); nil when there is none,
+	// or when a scoped key's job has left its scope (it finished, or its
+	// window passed).
 	Job *leasetype.InsertResult
 }
