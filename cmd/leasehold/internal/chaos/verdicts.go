@@ -129,17 +129,19 @@ func (h *harness) undelivered(r *Report) []string {
 	return missing
 }
 
-// lateWriteWindow is how long a thawed worker is given to try its late
-// write: a freeze whose worker was killed, or whose database restarted,
-// failed over or ended the worker's sessions, before that had passed
-// tests nothing of the fence (its late CompleteTx never reached the
-// database).
-const lateWriteWindow = time.Second
+// lateWriteWindow is how soon after its thaw a frozen worker sends its
+// late CompleteTx (it wakes mid-charge, and the write follows the charge
+// at once): a freeze whose worker was killed before that had passed, or
+// whose database was down then (a restart or failover that began up to
+// restartDown before the thaw), tested nothing of the fence, since that
+// write never reached the database.
+const (
+	lateWriteWindow = 250 * time.Millisecond
+	restartDown     = time.Second
+)
 
 // testedFreezes counts the freezes that lasted (effectiveFreezes) and
-// whose worker then had lateWriteWindow to write late: no kill of it,
-// and no restart, failover or termination of its sessions from the
-// freeze to the end of that window.
+// whose worker then lived to write late (cutShort).
 func testedFreezes(f FaultFigures) int {
 	n := 0
 	for _, fr := range f.Freezes {
@@ -151,18 +153,19 @@ func testedFreezes(f FaultFigures) int {
 }
 
 // cutShort reports whether a fault in f kept the worker of fr from
-// writing late after its thaw.
+// sending its late write: a kill of it from the freeze to
+// lateWriteWindow after its thaw, or a restart or failover of the
+// database that began within restartDown before the thaw or
+// lateWriteWindow after it.
 func cutShort(fr *freezeEvent, f FaultFigures) bool {
-	end := fr.At + fr.For + lateWriteWindow
-	within := func(at time.Duration) bool { return at >= fr.At && at <= end }
+	thaw := fr.At + fr.For
 	for _, k := range f.Kills {
-		if k.Worker == fr.Worker && within(k.At) {
+		if k.Worker == fr.Worker && k.At >= fr.At && k.At <= thaw+lateWriteWindow {
 			return true
 		}
 	}
 	for _, o := range f.Outages {
-		dbWide := o.Kind == outageRestart || o.Kind == outageFailover
-		if (dbWide || (o.Kind == outageTerminate && o.Worker == fr.Worker)) && within(o.At) {
+		if (o.Kind == outageRestart || o.Kind == outageFailover) && o.At >= thaw-restartDown && o.At <= thaw+lateWriteWindow {
 			return true
 		}
 	}
