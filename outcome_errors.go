@@ -38,16 +38,21 @@ func Permanent(err error) error {
 }
 
 // SnoozeError asks for the job to run again after Delay without charging
-// the attempt to its retry budget.
+// the attempt to its retry budget. A negative Delay, or a nil
+// *SnoozeError, snoozes for 0, as Snooze does.
 type SnoozeError struct{ Delay time.Duration }
 
-// Error returns "snoozed for " and Delay (0s when e is nil).
-func (e *SnoozeError) Error() string {
-	var d time.Duration
-	if e != nil {
-		d = e.Delay
+// Error returns "snoozed for " and the delay the job is snoozed for.
+func (e *SnoozeError) Error() string { return fmt.Sprintf("snoozed for %v", e.delay()) }
+
+// delay is Delay, or 0 when e is nil or Delay negative: a handler may
+// build the error itself, and a negative delay would put the job back
+// ahead of jobs that were due before it.
+func (e *SnoozeError) delay() time.Duration {
+	if e == nil || e.Delay < 0 {
+		return 0
 	}
-	return fmt.Sprintf("snoozed for %v", d)
+	return e.Delay
 }
 
 // Snooze returns an error that reschedules the job after d (database

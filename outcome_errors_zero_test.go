@@ -30,21 +30,8 @@ var zeroOutcomes = map[string]error{
 // text does not panic, so the attempt is not a retried panic.
 func TestZeroOutcomeErrorsEndTheJob(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d driver.Driver) {
-		ws := leasehold.NewWorkers()
-		err := leasehold.AddWorker(ws, leasehold.WorkFunc[zeroOutcomeArgs](
+		c := startOutcomeClient(t, d, leasehold.WorkFunc[zeroOutcomeArgs](
 			func(_ context.Context, j *leasehold.Job[zeroOutcomeArgs]) error { return zeroOutcomes[j.Args.Outcome] }))
-		if err != nil {
-			t.Fatalf("AddWorker: %v", err)
-		}
-		c, err := leasehold.NewClient(leasehold.Config{Driver: d, Workers: ws,
-			PollInterval: 10 * time.Millisecond, ShutdownTimeout: 5 * time.Second})
-		if err != nil {
-			t.Fatalf("NewClient: %v", err)
-		}
-		if err := c.Start(t.Context()); err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-		t.Cleanup(func() { _ = c.Stop(context.Background()) })
 		for _, tt := range []struct {
 			outcome string
 			state   leasehold.JobState
@@ -113,4 +100,74 @@ func TestOutcomeErrorTextsWithoutError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// snoozeOutcomeArgs names the *SnoozeError its handler returns on its first
+// attempt; later attempts succeed.
+type snoozeOutcomeArgs struct {
+	Outcome string `json:"outcome"`
+}
+
+func (snoozeOutcomeArgs) Kind() string { return "snooze_outcome" }
+
+// oddSnoozes are *SnoozeError values a handler may build itself, by
+// snoozeOutcomeArgs.Outcome.
+var oddSnoozes = map[string]error{
+	"nil":      (*leasehold.SnoozeError)(nil),
+	"negative": &leasehold.SnoozeError{Delay: -time.Hour},
+}
+
+// TestOddSnoozeErrorsSnooze: a handler that returns a nil *SnoozeError,
+// or one with a negative Delay, snoozes its job at once, as Snooze(0) and
+// Snooze(-time.Hour) do, instead of the attempt being recorded as a
+// panic (reading a nil pointer's Delay) or the job put back an hour in the
+// past.
+func TestOddSnoozeErrorsSnooze(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d driver.Driver) {
+		c := startOutcomeClient(t, d, leasehold.WorkFunc[snoozeOutcomeArgs](
+			func(_ context.Context, j *leasehold.Job[snoozeOutcomeArgs]) error {
+				if j.Attempt == 1 {
+					return oddSnoozes[j.Args.Outcome]
+				}
+				return nil
+			}))
+		for outcome := range oddSnoozes {
+			res, err := c.Insert(t.Context(), snoozeOutcomeArgs{Outcome: outcome}, &leasehold.InsertOpts{MaxAttempts: 1})
+			if err != nil {
+				t.Fatalf("Insert: %v", err)
+			}
+			info := waitFinished(t.Context(), c, res.Job.ID)
+			if info.State != leasehold.StateCompleted || len(info.Attempts) != 2 ||
+				info.Attempts[0].Outcome != leasehold.OutcomeSnoozed {
+				t.Errorf("%s: job %s with %d attempts, first %+v; want completed after a snoozed attempt",
+					outcome, info.State, len(info.Attempts), info.Attempts[0])
+			}
+			if info.RunAt.Before(info.Attempts[0].EndedAt) {
+				t.Errorf("%s: run_at %v before the snoozed attempt ended (%v)", outcome, info.RunAt, info.Attempts[0].EndedAt)
+			}
+		}
+		if p := c.Stats().Panics; p != 0 {
+			t.Errorf("Stats().Panics = %d, want 0", p)
+		}
+	})
+}
+
+// startOutcomeClient starts a client on d working T's jobs with w, polling
+// every 10 ms, and stops it when the test ends.
+func startOutcomeClient[T leasehold.Args](t *testing.T, d driver.Driver, w leasehold.Worker[T]) *leasehold.Client {
+	t.Helper()
+	ws := leasehold.NewWorkers()
+	if err := leasehold.AddWorker(ws, w); err != nil {
+		t.Fatalf("AddWorker: %v", err)
+	}
+	c, err := leasehold.NewClient(leasehold.Config{Driver: d, Workers: ws,
+		PollInterval: 10 * time.Millisecond, ShutdownTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	return c
 }

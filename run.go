@@ -105,7 +105,7 @@ func (c *Client) classify(row *JobRow, err error) (end statemachine.Ending) {
 	res := statemachine.Ending{Error: errorText(err)}
 	switch {
 	case errors.As(err, &snooze):
-		res = statemachine.Ending{Outcome: OutcomeSnoozed, Delay: snooze.Delay}
+		res = statemachine.Ending{Outcome: OutcomeSnoozed, Delay: snooze.delay()}
 	case errors.As(err, &cancel):
 		res.Outcome = OutcomeCancelled
 	case errors.As(err, &perm):
