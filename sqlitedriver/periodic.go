@@ -79,13 +79,14 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 	return out, nil
 }
 
-// slotInsertError is the failed insert of a claimed slot's job. The
-// insert's error already names the driver and the insert, so
-// PeriodicInsert adds only the schedule's name to it (also once the
-// transaction explained it, as a file error on SQLite).
+// slotInsertError is the failed insert of a claimed slot's job, or the
+// failed lookup of the job of a slot another process claimed. Their
+// errors already name the driver and what failed, so PeriodicInsert adds
+// only the schedule's name to them (also once the transaction explained
+// them, as a file error on SQLite).
 type slotInsertError struct{ error }
 
-// Unwrap returns the insert's error.
+// Unwrap returns the insert's or the lookup's error.
 func (e slotInsertError) Unwrap() error { return e.error }
 
 // claimSlot is PeriodicInsert inside its transaction.
@@ -128,7 +129,7 @@ func (d *Driver) slotJob(ctx context.Context, tx *sql.Tx, job *driver.InsertPara
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
 	case err != nil:
-		return nil, err
+		return nil, slotInsertError{err}
 	}
 	return &leasehold.InsertResult{Job: found, Duplicate: true}, nil
 }
