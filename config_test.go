@@ -173,6 +173,33 @@ func TestExponentialBackoff(t *testing.T) {
 	}
 }
 
+// TestExponentialBackoffNoWrap: once Base * 2^(n-1) passes Max the delay
+// is Max at every later attempt, also where the doubling passes 2^63 and
+// would wrap to a value below Max (a Base of 33.286 s wraps to 16h29m at
+// the 35th charged attempt).
+func TestExponentialBackoffNoWrap(t *testing.T) {
+	for _, b := range []*ExponentialBackoff{
+		{Base: 33286 * time.Millisecond, Max: 24 * time.Hour},
+		{Base: 3531 * time.Second, Max: 168 * time.Hour},
+		{Base: 1, Max: time.Duration(1<<63 - 1)},
+	} {
+		over := false
+		for n := 1; n <= 100; n++ {
+			d := b.NextRetry(&JobRow{Attempt: n, MaxAttempts: 100}, nil)
+			if over && d != b.Max {
+				t.Errorf("%+v: charged attempt %d waits %v after earlier ones waited Max", *b, n, d)
+			}
+			over = over || d == b.Max
+			if d < 0 || d > b.Max {
+				t.Errorf("%+v: charged attempt %d waits %v, outside [0, Max]", *b, n, d)
+			}
+		}
+		if !over {
+			t.Errorf("%+v: never reached Max in 100 attempts", *b)
+		}
+	}
+}
+
 // TestClientQueues: Queues names the configured queues, sorted, and the
 // default one when the config names none.
 func TestClientQueues(t *testing.T) {

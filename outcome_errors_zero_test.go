@@ -2,6 +2,7 @@ package leasehold_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -153,15 +154,19 @@ func TestOddSnoozeErrorsSnooze(t *testing.T) {
 }
 
 // startOutcomeClient starts a client on d working T's jobs with w, polling
-// every 10 ms, and stops it when the test ends.
-func startOutcomeClient[T leasehold.Args](t *testing.T, d driver.Driver, w leasehold.Worker[T]) *leasehold.Client {
+// every 10 ms, with the config changed by each of opts, and stops it when
+// the test ends.
+func startOutcomeClient[T leasehold.Args](t *testing.T, d driver.Driver, w leasehold.Worker[T], opts ...func(*leasehold.Config)) *leasehold.Client {
 	t.Helper()
 	ws := leasehold.NewWorkers()
 	if err := leasehold.AddWorker(ws, w); err != nil {
 		t.Fatalf("AddWorker: %v", err)
 	}
-	c, err := leasehold.NewClient(leasehold.Config{Driver: d, Workers: ws,
-		PollInterval: 10 * time.Millisecond, ShutdownTimeout: 5 * time.Second})
+	cfg := leasehold.Config{Driver: d, Workers: ws, PollInterval: 10 * time.Millisecond, ShutdownTimeout: 5 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := leasehold.NewClient(cfg)
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
@@ -170,4 +175,35 @@ func startOutcomeClient[T leasehold.Args](t *testing.T, d driver.Driver, w lease
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
 	return c
+}
+
+// pastRetries is a RetryPolicy that asks for a negative delay.
+type pastRetries struct{}
+
+func (pastRetries) NextRetry(*leasehold.JobRow, error) time.Duration { return -time.Hour }
+
+// TestNegativeRetryDelayRetriesNow: a RetryPolicy that returns a negative
+// delay retries the job at once, as a delay of 0 does, instead of putting
+// its run_at in the past, ahead of the jobs due before it.
+func TestNegativeRetryDelayRetriesNow(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d driver.Driver) {
+		c := startOutcomeClient(t, d, leasehold.WorkFunc[snoozeOutcomeArgs](
+			func(_ context.Context, j *leasehold.Job[snoozeOutcomeArgs]) error {
+				if j.Attempt == 1 {
+					return errors.New("try again")
+				}
+				return nil
+			}), func(cfg *leasehold.Config) { cfg.RetryPolicy = pastRetries{} })
+		res, err := c.Insert(t.Context(), snoozeOutcomeArgs{}, &leasehold.InsertOpts{MaxAttempts: 2})
+		if err != nil {
+			t.Fatalf("Insert: %v", err)
+		}
+		info := waitFinished(t.Context(), c, res.Job.ID)
+		if info.State != leasehold.StateCompleted || len(info.Attempts) != 2 || info.Attempts[0].Outcome != leasehold.OutcomeRetried {
+			t.Fatalf("job %s with %d attempts; want completed after a retried attempt", info.State, len(info.Attempts))
+		}
+		if info.RunAt.Before(info.Attempts[0].EndedAt) {
+			t.Errorf("run_at %v is %v before the retried attempt ended", info.RunAt, info.Attempts[0].EndedAt.Sub(info.RunAt))
+		}
+	})
 }

@@ -7,7 +7,8 @@ import (
 
 // RetryPolicy chooses how long a job that failed with a retryable error
 // waits before it runs again. It is called only while the job has retry
-// budget left.
+// budget left. A negative delay counts as 0: the job runs again at once,
+// behind the jobs already due.
 type RetryPolicy interface {
 	NextRetry(job *JobRow, err error) time.Duration
 }
@@ -42,11 +43,11 @@ func (b *ExponentialBackoff) NextRetry(job *JobRow, _ error) time.Duration {
 	if n < 1 {
 		n = 1
 	}
+	// Base * 2^(n-1) when it is at most Max, tested before the shift,
+	// which would wrap past 2^63 (and could wrap to less than Max).
 	d := b.Max
-	if n <= 62 {
-		if exp := b.Base << (n - 1); exp > 0 && exp < b.Max {
-			d = exp
-		}
+	if k := n - 1; b.Base > 0 && b.Base <= b.Max>>k {
+		d = b.Base << k
 	}
 	if j := min(b.Jitter, 1); j > 0 {
 		d = time.Duration(float64(d) * (1 - j*rand.Float64()))

@@ -113,7 +113,7 @@ func (c *Client) classify(row *JobRow, err error) (end statemachine.Ending) {
 	case row.ChargedAttempts() >= row.MaxAttempts:
 		res.Outcome = OutcomeFailed
 	default:
-		res.Outcome, res.Delay = OutcomeRetried, c.retryPolicy(row).NextRetry(row, err)
+		res.Outcome, res.Delay = OutcomeRetried, max(c.retryPolicy(row).NextRetry(row, err), 0)
 	}
 	return c.reconcilerEnding(row, res)
 }
