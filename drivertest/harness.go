@@ -148,6 +148,7 @@ func invariants() []invariant {
 		{"ListJobs", testListJobs},
 		{"ListJobsSearch", testListJobsSearch},
 		{"QueueStatsNeverClaimed", testQueueStatsNeverClaimed},
+		{"QueueStatsAncientRunAt", testQueueStatsAncientRunAt},
 		{"OperatorErrorText", testOperatorErrorText},
 		{"Purge", testPurge},
 		{"DeleteJob", testDeleteJob},

@@ -72,7 +72,8 @@ type QueueStats struct {
 	// when it is not paused.
 	PausedAt time.Time
 	// OldestPending is the age, by the database clock, of the oldest
-	// pending job whose run_at has passed; zero when none.
+	// pending job whose run_at has passed; zero when none. An age past
+	// the largest Duration (about 292 years) reads as that Duration.
 	OldestPending time.Duration
 	// LiveLeases counts processing jobs whose lease has not expired.
 	LiveLeases int64
@@ -98,7 +99,7 @@ type KindBacklog struct {
 	// whose attempt is 0.
 	Due int64
 	// OldestDue is how long, by the database clock, the oldest of them
-	// has been due.
+	// has been due, at most the largest Duration (about 292 years).
 	OldestDue time.Duration
 	// LiveLeases counts the kind's processing jobs whose lease has not
 	// expired: a worker for the kind is running when it is positive.

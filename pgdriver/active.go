@@ -203,7 +203,7 @@ func (a *activeStats) scanPending(rs pgx.Rows) error {
 		}
 		q := a.queue(name)
 		q.Counts[leasehold.StatePending] = n
-		q.OldestPending = time.Duration(oldest) * time.Microsecond
+		q.OldestPending = driver.Micros(oldest)
 		if reachedLimit {
 			a.capped = append(a.capped, q)
 		}
@@ -253,7 +253,7 @@ func (a *activeStats) scanUnclaimed(rs pgx.Rows) error {
 		if err := rs.Scan(&name, &b.Kind, &b.Due, &age); err != nil {
 			return err
 		}
-		b.OldestDue = time.Duration(age) * time.Microsecond
+		b.OldestDue = driver.Micros(age)
 		b.LiveLeases = a.kindLeases[[2]string{name, b.Kind}]
 		q := a.queue(name)
 		q.NeverClaimed = append(q.NeverClaimed, &b)

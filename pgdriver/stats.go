@@ -3,7 +3,6 @@ package pgdriver
 import (
 	"context"
 	"fmt"
-	"time"
 
 	leasehold "github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
@@ -81,7 +80,7 @@ func (d *Driver) QueueStats(ctx context.Context) ([]*leasehold.QueueStats, error
 		}
 		s := out[len(out)-1]
 		s.Counts[leasehold.JobState(status)] = count
-		s.OldestPending = max(s.OldestPending, time.Duration(oldest)*time.Microsecond)
+		s.OldestPending = max(s.OldestPending, driver.Micros(oldest))
 		s.LiveLeases += live
 		s.ExpiredLeases += expired
 	}
@@ -132,7 +131,7 @@ func (d *Driver) neverClaimed(ctx context.Context, qs []*leasehold.QueueStats) e
 		if err := rs.Scan(&queue, &b.Kind, &b.Due, &age, &b.LiveLeases); err != nil {
 			return fmt.Errorf("pgdriver: queue stats: %w", err)
 		}
-		b.OldestDue = time.Duration(age) * time.Microsecond
+		b.OldestDue = driver.Micros(age)
 		if q := byQueue[queue]; q != nil { // a queue created since the first statement is left out
 			q.NeverClaimed = append(q.NeverClaimed, &b)
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
@@ -232,7 +231,7 @@ func (d *Driver) queueStats(ctx context.Context, now int64, statsSQL, unclaimedS
 			s.Counts[leasehold.JobState(status.String)] = count
 		}
 		if oldest.Valid {
-			s.OldestPending = time.Duration(now-oldest.Int64) * time.Microsecond
+			s.OldestPending = driver.Micros(now - oldest.Int64)
 		}
 		s.LiveLeases += live
 		s.ExpiredLeases += expired
@@ -284,7 +283,7 @@ func (d *Driver) neverClaimed(ctx context.Context, byQueue map[string]*leasehold
 		if err := rows.Scan(&queue, &b.Kind, &b.Due, &oldest, &b.LiveLeases); err != nil {
 			return d.wrapErr(fmt.Errorf("sqlitedriver: queue stats: %w", err))
 		}
-		b.OldestDue = time.Duration(now-oldest) * time.Microsecond
+		b.OldestDue = driver.Micros(now - oldest)
 		if q := byQueue[queue]; q != nil {
 			q.NeverClaimed = append(q.NeverClaimed, &b)
 		}
