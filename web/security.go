@@ -210,10 +210,14 @@ func (h *handler) validSession(value string, now time.Time) bool {
 // authenticate lets a request through when authentication is off, for the
 // login page and the stylesheet, or when the request carries a session
 // cookie, the token (bearer header) or the basic-auth credentials.
-// Otherwise a page is answered 401 with the way to log in. Wrong
-// credentials in the Authorization header count against the address's
-// allowance of failed attempts, and once it is used up they are answered
-// 429 unchecked; a session cookie still lets its browser in.
+// Otherwise a GET that sent no Authorization header, to a dashboard with
+// a token and no basic auth, is redirected to the login page; every other
+// request is answered 401 (with a Basic challenge when basic auth is
+// configured): a client that sent credentials learns they were wrong
+// rather than being shown a form. Wrong credentials in the Authorization
+// header count against the address's allowance of failed attempts, and
+// once it is used up they are answered 429 unchecked; a session cookie
+// still lets its browser in.
 func (h *handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.authConfigured() || r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/") ||
@@ -235,7 +239,7 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 		if h.opts.BasicUser != "" {
 			w.Header().Set("WWW-Authenticate", `Basic realm="leasehold", charset="UTF-8"`)
 		}
-		if r.Method == http.MethodGet && h.opts.Token != "" && h.opts.BasicUser == "" {
+		if !presented && r.Method == http.MethodGet && h.opts.Token != "" && h.opts.BasicUser == "" {
 			http.Redirect(w, r, h.path("/login"), http.StatusSeeOther)
 			return
 		}
@@ -262,13 +266,31 @@ func (h *handler) credentialsValid(r *http.Request) bool {
 // token, which a browser never sends by itself: such a request cannot be
 // forged cross-site and needs no CSRF token.
 func (h *handler) bearer(r *http.Request) bool {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	tok, ok := bearerToken(r.Header.Get("Authorization"))
 	return h.opts.Token != "" && ok && equal(tok, h.opts.Token)
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. The scheme's name is matched in any case (RFC 7235, as
+// r.BasicAuth does for Basic), and spaces before the token are skipped.
+func bearerToken(header string) (string, bool) {
+	scheme, tok, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(tok, " "), true
 }
 
 // csrfToken returns the CSRF token of r's browser, setting its cookie on
 // w when it has none yet: the token is an HMAC of the cookie under the
 // handler's secret, so a page of another site can neither read nor make it.
+// A browser that holds the cookie sends it on every request of the
+// dashboard's site and on top-level navigations from other sites (it is
+// SameSite=Lax, see cookie), so a new cookie, which would void the tokens
+// of the forms open in its other tabs, is set only for a browser that
+// had none. A cookieless request from another site's page (an image, a
+// fetch) gets one too, but a browser does not store a SameSite cookie
+// from such an answer.
 func (h *handler) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 64 {
 		return mac(h.secret, c.Value)
@@ -290,12 +312,21 @@ func (h *handler) csrfValid(r *http.Request) bool {
 }
 
 // cookie returns a cookie scoped to the dashboard's path, HttpOnly and
-// SameSite=Strict, Secure over TLS or when Options.SecureCookies says the
+// SameSite=Lax, Secure over TLS or when Options.SecureCookies says the
 // dashboard is served over HTTPS by a proxy.
+//
+// Lax, not Strict: under Strict a link to the dashboard followed from
+// another site (an alert mail, a chat) arrives with neither cookie, so a
+// logged-in operator is sent to the login page, and that page's new CSRF
+// cookie voids every form open in other tabs. Lax sends the cookies on
+// such top-level GETs only, and that is safe here: a GET changes nothing,
+// and every change is a POST that needs the HMAC CSRF token (or the
+// bearer header) and passes http.CrossOriginProtection, and Lax cookies
+// are not sent on another site's POSTs, frames or fetches.
 func (h *handler) cookie(r *http.Request, name, value string) *http.Cookie {
 	return &http.Cookie{
 		Name: name, Value: value, Path: h.path("/"), HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || h.opts.SecureCookies,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil || h.opts.SecureCookies,
 	}
 }
 
