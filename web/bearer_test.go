@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/leasehold/leasehold/driver"
@@ -45,17 +46,25 @@ func TestWrongCredentialsAnswered401(t *testing.T) {
 		if status, _ := e.get("/jobs"); status != http.StatusSeeOther {
 			t.Errorf("GET without credentials = %d, want 303 to the login page", status)
 		}
-
 		b := newEnv(t, d, web.Options{Token: testToken, BasicUser: "ops", BasicPassword: testPassword})
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, b.base+"/jobs", nil)
-		req.Header.Set("Authorization", "Bearer wrong")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
-			t.Errorf("basic auth, wrong bearer: %d %q, want 401 with a challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		for _, tc := range []struct {
+			name string
+			e    *env
+			want []string
+		}{
+			{"token only", e, []string{`Bearer realm="leasehold"`}},
+			{"token and basic auth", b, []string{`Basic realm="leasehold", charset="UTF-8"`, `Bearer realm="leasehold"`}},
+		} {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, tc.e.base+"/jobs", nil)
+			req.Header.Set("Authorization", "Bearer wrong")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Values("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !slices.Equal(got, tc.want) {
+				t.Errorf("%s, wrong bearer: %d %q, want 401 with the challenges %q", tc.name, resp.StatusCode, got, tc.want)
+			}
 		}
 	})
 }

@@ -213,8 +213,9 @@ func (h *handler) validSession(value string, now time.Time) bool {
 // Otherwise a GET that sent no Authorization header, to a dashboard with
 // a token and no basic auth, is redirected to the login page; every other
 // request is answered 401 (with a Basic challenge when basic auth is
-// configured): a client that sent credentials learns they were wrong
-// rather than being shown a form. Wrong credentials in the Authorization
+// configured, and a Bearer one when a token is): a client that sent
+// credentials learns they were wrong rather than being shown a form.
+// Wrong credentials in the Authorization
 // header count against the address's allowance of failed attempts, and
 // once it is used up they are answered 429 unchecked; a session cookie
 // still lets its browser in.
@@ -237,7 +238,10 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 			h.throttle.failed(r)
 		}
 		if h.opts.BasicUser != "" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="leasehold", charset="UTF-8"`)
+			w.Header().Add("WWW-Authenticate", `Basic realm="leasehold", charset="UTF-8"`)
+		}
+		if h.opts.Token != "" {
+			w.Header().Add("WWW-Authenticate", `Bearer realm="leasehold"`)
 		}
 		if !presented && r.Method == http.MethodGet && h.opts.Token != "" && h.opts.BasicUser == "" {
 			http.Redirect(w, r, h.path("/login"), http.StatusSeeOther)
