@@ -92,8 +92,8 @@ TLS-terminating proxy in front of it for anything but localhost: credentials
 travel in every request; and give it --secure-cookies then, so that browsers send its cookies over HTTPS
 only (it sees the proxy's plain HTTP, and cannot tell by itself). The
 Prometheus metrics at /metrics need no authentication (they hold no job data).
-The dashboard's "run the stuck watcher now" applies --flag-stuck and
---reconcile, as ` + "`leasehold watch`" + ` does: give serve the workers' queue
+The dashboard's "run the stuck watcher now" applies --flag-stuck, --reconcile
+and the --reconcile-* flags, as ` + "`leasehold watch`" + ` does: give serve the workers' queue
 policies, or expired leases of a queue that flags or reconciles are requeued.`,
 		Example: `  leasehold serve --db postgres://localhost/app
   LEASEHOLD_WEB_TOKEN=$(openssl rand -hex 16) leasehold serve --addr :8080

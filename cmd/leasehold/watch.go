@@ -51,7 +51,10 @@ func (a *app) watchCommand() *cobra.Command {
 		Long: `Run the stuck watcher on its own, until interrupted (or once with --once):
 processing jobs whose lease expired go back to pending, to stuck in the queues
 named by --flag-stuck, to reconciling (with a reconcile job) in the queues
-named by --reconcile, to failed when their retry budget is spent (elsewhere), or to
+named by --reconcile (its reconcile jobs of the kind, budget and priority
+given by --reconcile-kind, --reconcile-max-attempts and --reconcile-priority:
+the workers' ReconcilePolicy), to failed when their retry budget is spent
+(elsewhere), or to
 cancelled when an operator asked for it (outside the --reconcile queues, where
 the reconciler decides first). Each moved job is printed (one JSON
 object per line with --json). It says when it starts and, every
