@@ -309,9 +309,11 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 	svcs := []service.Service{c.enqueuer}
 	if !cfg.DisableWatcher {
 		svcs = append(svcs, c.rescuer)
-		if cfg.FinishedRetention > 0 {
-			svcs = append(svcs, maintenance.NewRetainer(c.driver, cfg.FinishedRetention, cfg.WatcherInterval, log))
-		}
+	}
+	// Retention runs apart from the watcher: `leasehold watch`, which
+	// DisableWatcher defers to, deletes no finished jobs.
+	if cfg.FinishedRetention > 0 {
+		svcs = append(svcs, maintenance.NewRetainer(c.driver, cfg.FinishedRetention, cfg.WatcherInterval, log))
 	}
 	if len(kinds) > 0 {
 		p := engine.NewProducer(c.producerConfig(kinds))

@@ -49,6 +49,14 @@ const (
 	// more, and a TTL of seconds (the default 30 s) rides out a slow
 	// database.
 	MinLeaseTTL = 100 * time.Millisecond
+	// MinLeaseSafetyMargin is the shortest LeaseSafetyMargin a Config may
+	// set. The watchdog wakes when a lease's safe window ends, but the Go
+	// runtime wakes a sleeping goroutine on a grid of about a millisecond,
+	// later on a loaded machine, and the handler needs time to see its
+	// context end: a margin shorter than that cancels the handler after
+	// another worker may have taken the job over. It is a floor, not
+	// advice (the default, LeaseTTL/6, is 5 s for the default TTL).
+	MinLeaseSafetyMargin = 10 * time.Millisecond
 )
 
 // ThroughputInterval is how often a client adds the attempts it ended to
@@ -83,8 +91,11 @@ type Config struct {
 	// LeaseTTL - LeaseSafetyMargin (its own monotonic clock, measured from
 	// when the last successful claim or renewal was sent) cancels the
 	// handler with ErrLeaseLost before anyone else can take the job over.
-	// Default LeaseTTL/6; it must leave HeartbeatInterval below
-	// LeaseTTL - LeaseSafetyMargin.
+	// The margin must cover how late the worker's watchdog may wake (the
+	// runtime's timer grid of about a millisecond, plus scheduling delay
+	// and pauses on a busy machine) and the handler's time to see its
+	// context end. Default LeaseTTL/6; at least MinLeaseSafetyMargin; it
+	// must leave HeartbeatInterval below LeaseTTL - LeaseSafetyMargin.
 	LeaseSafetyMargin time.Duration
 
 	// WatcherInterval is how often the stuck watcher returns expired
@@ -101,16 +112,20 @@ type Config struct {
 	// example when `leasehold watch` runs it elsewhere). Every queue's
 	// expired leases need a watcher with that queue's policy: a client
 	// working the queue, or `leasehold watch` with its policy flags.
+	// It leaves FinishedRetention on: `leasehold watch` deletes no
+	// finished jobs.
 	DisableWatcher bool
 
-	// FinishedRetention, when positive, makes the watcher delete
+	// FinishedRetention, when positive, makes the client delete
 	// completed, failed and cancelled jobs (and their history) that
-	// finished longer ago than this, in batches, keeping the table small.
-	// Default 0: keep every job until PurgeFinished is called. A deleted
-	// job no longer holds its unique key: a plain key (the default scope)
-	// is free again once its job is purged, so an insert with that key
-	// adds a new job; keep finished jobs as long as their keys must hold
-	// (docs/unique.md).
+	// finished longer ago than this, in batches, every WatcherInterval,
+	// keeping the table small; with or without DisableWatcher. Every
+	// client that sets it deletes, which is safe: each batch is one
+	// delete of finished jobs. Default 0: keep every job until
+	// PurgeFinished is called. A deleted job no longer holds its unique
+	// key: a plain key (the default scope) is free again once its job is
+	// purged, so an insert with that key adds a new job; keep finished
+	// jobs as long as their keys must hold (docs/unique.md).
 	FinishedRetention time.Duration
 
 	// PollInterval is how often the client asks the database which of its
@@ -280,11 +295,17 @@ func (c Config) validate() error {
 // validateDurations checks the lease and loop durations: positive, a
 // lease long enough for its renewals, loops no shorter than MinInterval.
 func (c Config) validateDurations() error {
+	// LeaseTTL first: HeartbeatInterval and LeaseSafetyMargin default to
+	// fractions of it, which a TTL in nanoseconds (LeaseTTL: 5, meant as
+	// seconds) makes zero, and the error must name the field that was set.
+	if err := c.validateLeaseTTL(); err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{
-		{"LeaseTTL", c.LeaseTTL}, {"HeartbeatInterval", c.HeartbeatInterval},
+		{"HeartbeatInterval", c.HeartbeatInterval},
 		{"LeaseSafetyMargin", c.LeaseSafetyMargin}, {"WatcherInterval", c.WatcherInterval},
 		{"PollInterval", c.PollInterval}, {"ShutdownTimeout", c.ShutdownTimeout},
 	} {
@@ -292,9 +313,9 @@ func (c Config) validateDurations() error {
 			return fmt.Errorf("%w: %s must be positive, got %v", ErrInvalidConfig, f.name, f.d)
 		}
 	}
-	if c.LeaseTTL < MinLeaseTTL {
-		return fmt.Errorf("%w: LeaseTTL %v is below MinLeaseTTL %v: heartbeats every TTL/3 and a safety margin of TTL/6 leave no time for a database round trip",
-			ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL)
+	if c.LeaseSafetyMargin < MinLeaseSafetyMargin {
+		return fmt.Errorf("%w: LeaseSafetyMargin %v is below MinLeaseSafetyMargin %v: the watchdog could cancel a handler after its lease expired",
+			ErrInvalidConfig, c.LeaseSafetyMargin, MinLeaseSafetyMargin)
 	}
 	for _, f := range []struct {
 		name string
@@ -312,6 +333,19 @@ func (c Config) validateDurations() error {
 	if c.HeartbeatInterval >= c.LeaseTTL-c.LeaseSafetyMargin {
 		return fmt.Errorf("%w: HeartbeatInterval %v must be below LeaseTTL - LeaseSafetyMargin (%v - %v)",
 			ErrInvalidConfig, c.HeartbeatInterval, c.LeaseTTL, c.LeaseSafetyMargin)
+	}
+	return nil
+}
+
+// validateLeaseTTL checks that LeaseTTL is positive and at least
+// MinLeaseTTL.
+func (c Config) validateLeaseTTL() error {
+	if c.LeaseTTL <= 0 {
+		return fmt.Errorf("%w: LeaseTTL must be positive, got %v", ErrInvalidConfig, c.LeaseTTL)
+	}
+	if c.LeaseTTL < MinLeaseTTL {
+		return fmt.Errorf("%w: LeaseTTL %v is below MinLeaseTTL %v: heartbeats every TTL/3 and a safety margin of TTL/6 leave no time for a database round trip",
+			ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL)
 	}
 	return nil
 }

@@ -159,9 +159,18 @@ func (h *Heartbeater) lost(l *Lease) {
 // watchdogLoop cancels handlers whose lease was not renewed within its
 // safe window of the last successful renewal, measured on the local
 // monotonic clock from when that renewal was sent (which is no later than
-// the database's lease start).
+// the database's lease start). It wakes when the earliest safe window of
+// the running leases ends, not on a fixed tick, so that none of the
+// margin is spent waiting for a tick: what is left of it covers the
+// runtime's wake-up latency (timers fire on a millisecond grid when the
+// process is idle, later on a busy machine) and the handler's reaction.
+// A lease claimed while it sleeps is not announced to it, so it also
+// wakes every watchdogPoll to see new leases; a claim comes back long
+// before its safe window ends, so the poll finds them in time (and the
+// executor starts no handler on a claim that came back later).
 func (h *Heartbeater) watchdogLoop(ctx context.Context) {
-	t := time.NewTicker(max(h.cfg.Window.Margin/4, time.Millisecond))
+	poll := watchdogPoll(h.cfg.Window.Margin)
+	t := time.NewTimer(poll)
 	defer t.Stop()
 	for {
 		select {
@@ -169,20 +178,39 @@ func (h *Heartbeater) watchdogLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		h.expireOverdue()
+		wait := poll
+		if next, ok := h.expireOverdue(); ok {
+			wait = min(wait, time.Duration(next-h.cfg.Window.Clock.Now()))
+		}
+		t.Reset(max(wait, 0))
 	}
 }
 
-// expireOverdue gives up every running lease past its safe window.
-func (h *Heartbeater) expireOverdue() {
+// watchdogPoll is how often the watchdog looks for leases claimed since
+// it last looked: a quarter of the margin, at least a millisecond.
+func watchdogPoll(margin time.Duration) time.Duration { return max(margin/4, time.Millisecond) }
+
+// expireOverdue gives up every running lease past its safe window, and
+// returns the Clock reading at which the earliest safe window of the
+// running leases left ends (ok false when none is running).
+func (h *Heartbeater) expireOverdue() (next int64, ok bool) {
 	now := h.cfg.Window.Clock.Now()
 	for _, l := range h.cfg.Leases.Snapshot() {
-		if late := h.cfg.Window.Overdue(l, now); late >= 0 && l.ctx.Err() == nil {
-			l.expiredLocally.Store(true)
-			h.cfg.Emit(leasetype.Event{Kind: leasetype.EventLeaseLost, Job: l.Row, Err: errNotRenewed})
-			h.cfg.Logger.Warn("leasehold: lease not renewed in time; cancelling handler",
-				"job", l.Row.ID, "attempt", l.Row.Attempt)
-			l.cancel(errNotRenewed)
+		if l.ctx.Err() != nil {
+			continue // finished or cancelled: nothing left to stop
 		}
+		late := h.cfg.Window.Overdue(l, now)
+		if late < 0 {
+			if end := now - int64(late); !ok || end < next {
+				next, ok = end, true
+			}
+			continue
+		}
+		l.expiredLocally.Store(true)
+		h.cfg.Emit(leasetype.Event{Kind: leasetype.EventLeaseLost, Job: l.Row, Err: errNotRenewed})
+		h.cfg.Logger.Warn("leasehold: lease not renewed in time; cancelling handler",
+			"job", l.Row.ID, "attempt", l.Row.Attempt)
+		l.cancel(errNotRenewed)
 	}
+	return next, ok
 }

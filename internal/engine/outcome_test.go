@@ -102,7 +102,7 @@ func waitThen(ret func(ctx context.Context) error) func(ctx context.Context, row
 
 // pollUsable is a handler that checks its lease every millisecond, as
 // CheckLease before each step, and returns the check's error: it sees the
-// safe window pass before the watchdog, which looks every Margin/4.
+// safe window pass before the watchdog, which wakes when the window ends.
 func pollUsable(ctx context.Context, _ *leasetype.JobRow) error {
 	for {
 		if err := FromContext(ctx).Usable(); err != nil {
