@@ -74,7 +74,9 @@
 // file at once, for example worker subprocesses: their transactions are
 // serialized by SQLite's write lock, so each claim is still atomic and each
 // job is leased by exactly one of them. The file must be on a local file
-// system (WAL needs shared memory; not NFS). There is no cross-process
+// system (WAL needs shared memory; not NFS): Open refuses, with ErrNotWAL,
+// a file SQLite did not put in WAL mode, and an empty path or ":memory:",
+// which give each connection a database of its own. There is no cross-process
 // wake-up (the driver does not implement driver.Notifier): a client
 // signals its own inserts in-process and other processes poll.
 //

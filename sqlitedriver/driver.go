@@ -68,7 +68,16 @@ type Driver struct {
 // documentation), and one more read-only one that stays open, idle, so
 // that SQLite keeps the file's -wal file while the Driver is open
 // (walPin). Close closes them. Call Migrate before use.
+//
+// Those connections must share the file, in WAL mode: an empty path or
+// ":memory:" (no file, and a database of each connection's own) is
+// refused before anything is opened, and a file whose journal_mode is
+// not wal once opened (on a file system without shared memory, say) is
+// refused and closed; both errors match ErrNotWAL.
 func Open(path string) (*Driver, error) {
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedriver: open %s: %w", path, err)
@@ -83,6 +92,10 @@ func Open(path string) (*Driver, error) {
 		_ = db.Close()
 		return nil, explainErr(path, fmt.Errorf("sqlitedriver: open %s: %w", path, err))
 	}
+	if err := checkWAL(ctx, db, path); err != nil {
+		_ = closeOwned(db)
+		return nil, err
+	}
 	reader, err := openReader(path)
 	if err != nil {
 		_ = db.Close()
@@ -95,6 +108,45 @@ func Open(path string) (*Driver, error) {
 		return nil, err
 	}
 	return &Driver{db: db, owned: true, path: path, file: openIdentity(path), reader: reader, pin: pin}, nil
+}
+
+// checkPath refuses the paths that name no file: SQLite gives each
+// connection on them a database of its own, so Open's readers would never
+// see what its writer wrote.
+func checkPath(path string) error {
+	switch path {
+	case "":
+		return fmt.Errorf("%w: an empty path opens a private temporary database on each connection; "+
+			"the driver needs a database file its connections share", ErrNotWAL)
+	case ":memory:":
+		return fmt.Errorf("%w: %q opens a private in-memory database on each connection; "+
+			"the driver needs a database file its connections share", ErrNotWAL, path)
+	}
+	return nil
+}
+
+// checkWAL returns an error matching ErrNotWAL unless db's main database
+// is a file in WAL mode. DSN asks for WAL, but SQLite keeps the old
+// journal mode, without an error, where WAL cannot be used; the readers
+// then would wait on the writer (or, with no file, see another database).
+func checkWAL(ctx context.Context, db *sql.DB, path string) error {
+	file, err := mainFile(ctx, db)
+	if err != nil {
+		return explainErr(path, fmt.Errorf("sqlitedriver: open %s: %w", path, err))
+	}
+	if file == "" {
+		return fmt.Errorf("%w: %q opened a private in-memory or temporary database, not a file the driver's connections share",
+			ErrNotWAL, path)
+	}
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return explainErr(path, fmt.Errorf("sqlitedriver: open %s: read journal_mode: %w", path, err))
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("%w: %s stayed in journal_mode %s: the driver needs WAL, on a local file system with shared memory (not NFS)",
+			ErrNotWAL, path, mode)
+	}
+	return nil
 }
 
 // DSN returns the modernc.org/sqlite data source name Open uses for path,

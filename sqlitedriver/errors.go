@@ -31,6 +31,15 @@ var ErrDiskIO = errors.New("sqlitedriver: disk I/O error")
 // backup (`leasehold work` stops on it).
 var ErrCorrupt = errors.New("sqlitedriver: the database file is corrupt")
 
+// ErrNotWAL reports that Open was given no database file (an empty path,
+// which SQLite takes for a private temporary database, or ":memory:"), or
+// a file that SQLite did not put in WAL mode (a file system without the
+// shared memory WAL needs, say). Open's writer, reader and pinned
+// connections must share one file in WAL mode: on a database of each
+// connection's own, the jobs the writer inserts are not where the readers
+// look, and every claim fails.
+var ErrNotWAL = errors.New("sqlitedriver: the database is not a file in WAL mode")
+
 // fileError explains an SQLite error about the database file: what it means
 // and which file, with the original error kept for errors.As.
 type fileError struct {

@@ -67,11 +67,11 @@ func (d *Driver) closeReader() error {
 func sameFile(ctx context.Context, db, reader *sql.DB) error {
 	a, err := mainFile(ctx, db)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlitedriver: NewWithReader: %w", err)
 	}
 	b, err := mainFile(ctx, reader)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlitedriver: NewWithReader: %w", err)
 	}
 	if a == "" || a != b {
 		return fmt.Errorf("%w: the reader's database file %q is not the writer's %q (an in-memory database has no file to share)",
@@ -84,12 +84,13 @@ func sameFile(ctx context.Context, db, reader *sql.DB) error {
 // open on the writer's database file.
 var ErrReaderNotSameFile = errors.New("sqlitedriver: NewWithReader: reader and writer on different files")
 
-// mainFile returns the file of db's main database ("" in memory).
+// mainFile returns the file of db's main database ("" in memory, or for
+// a temporary database).
 func mainFile(ctx context.Context, db *sql.DB) (string, error) {
 	var file string
 	err := db.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file)
 	if err != nil {
-		return "", fmt.Errorf("sqlitedriver: NewWithReader: read the database file: %w", err)
+		return "", fmt.Errorf("read the database file's name: %w", err)
 	}
 	return file, nil
 }
