@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -347,10 +348,14 @@ func serveMetrics(c *leasehold.Client) (*dashMetrics, error) {
 func (d *dashMetrics) close() { d.m.Close() }
 
 // runServer serves h on ln, bounded by to, until ctx is done, then lets
-// requests in flight finish for serveShutdownTimeout.
+// requests in flight finish for serveShutdownTimeout. Connections that
+// have sent no request yet are closed as the shutdown begins (see
+// unusedConns).
 func runServer(ctx context.Context, ln net.Listener, h http.Handler, to serveTimeouts) error {
+	var unused unusedConns
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: to.header, ReadTimeout: to.read,
-		WriteTimeout: to.write, IdleTimeout: to.idle}
+		WriteTimeout: to.write, IdleTimeout: to.idle, ConnState: unused.track}
+	srv.RegisterOnShutdown(unused.close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -367,4 +372,41 @@ func runServer(ctx context.Context, ln net.Listener, h http.Handler, to serveTim
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// unusedConns are the server's connections that have sent no request yet.
+// Browsers open such connections ahead of the requests they may make, and
+// net/http's Shutdown waits for each up to 5 s after it was opened, as
+// long as serve's whole budget, before it takes it for idle: one opened
+// just before the shutdown made serve exit 1 with nothing in flight. They
+// are closed as the shutdown begins (after the listener, so no new one
+// comes): a request that was on its way on one gets a closed connection,
+// as on any server that stops, and nothing of it was done.
+type unusedConns struct {
+	mu sync.Mutex
+	m  map[net.Conn]struct{}
+}
+
+// track is the server's ConnState hook.
+func (u *unusedConns) track(c net.Conn, state http.ConnState) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if state != http.StateNew {
+		delete(u.m, c)
+		return
+	}
+	if u.m == nil {
+		u.m = map[net.Conn]struct{}{}
+	}
+	u.m[c] = struct{}{}
+}
+
+// close closes every connection that has sent no request yet.
+func (u *unusedConns) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for c := range u.m {
+		_ = c.Close()
+		delete(u.m, c)
+	}
 }
