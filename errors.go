@@ -104,8 +104,8 @@ var (
 	// error wrapping it names the refused input.
 	ErrInvalidArgs = errors.New("leasehold: invalid arguments")
 
-	// ErrPayloadTooLarge reports encoded job arguments larger than
-	// Config.MaxPayloadBytes.
+	// ErrPayloadTooLarge reports encoded job arguments, or job metadata,
+	// larger than Config.MaxPayloadBytes.
 	ErrPayloadTooLarge = errors.New("leasehold: job payload too large")
 
 	// ErrUnknownKind reports a job kind for which no worker is registered

@@ -109,7 +109,7 @@ func (c *Client) Insert(ctx context.Context, args Args, opts *InsertOpts) (*Inse
 // tx commits. tx is a transaction type the driver accepts (pgx.Tx or
 // *sql.Tx for pgdriver, *sql.Tx for sqlitedriver).
 func (c *Client) InsertTx(ctx context.Context, tx any, args Args, opts *InsertOpts) (*InsertResult, error) {
-	if err := checkCallerTx(tx); err != nil {
+	if err := c.checkTx(tx); err != nil {
 		return nil, err
 	}
 	res, err := c.insert(ctx, tx, []InsertManyParams{{Args: args, Opts: opts}}, false)
@@ -127,7 +127,7 @@ func (c *Client) InsertTx(ctx context.Context, tx any, args Args, opts *InsertOp
 // does) and the *InvalidInputError's Index says which job was refused.
 func (c *Client) InsertMany(ctx context.Context, tx any, jobs []InsertManyParams) ([]*InsertResult, error) {
 	if tx != nil {
-		if err := checkCallerTx(tx); err != nil {
+		if err := c.checkTx(tx); err != nil {
 			return nil, err
 		}
 	}
@@ -271,15 +271,7 @@ func validateOpts(o *InsertOpts, limit int) error {
 	if field, p := uniqueProblem(o); p != "" {
 		return invalid(ErrInvalidArgs, field, "%s", p)
 	}
-	if len(o.Metadata) > limit {
-		return invalid(ErrPayloadTooLarge, "metadata", "%d bytes, limit %d", len(o.Metadata), limit)
-	}
-	if len(o.Metadata) > 0 {
-		if p := jsonObjectProblem(o.Metadata); p != "" {
-			return invalid(ErrInvalidArgs, "metadata", "%s", p)
-		}
-	}
-	return nil
+	return checkMetadata(o.Metadata, limit)
 }
 
 // storableYear reports whether t falls in the years 1 to 9999 UTC. The

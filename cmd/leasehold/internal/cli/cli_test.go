@@ -338,3 +338,23 @@ func TestWriteJSONBounded(t *testing.T) {
 		t.Errorf("WriteJSON of %d bytes nested 990 deep wrote %d bytes (valid JSON: %v)", len(deep), got.Len(), json.Valid(got.Bytes()))
 	}
 }
+
+// TestParseJSONObject: --args and --metadata take any JSON object the
+// library takes, numbers past float64's range included (the library
+// checks their range itself), and refuse what is not JSON or not an
+// object.
+func TestParseJSONObject(t *testing.T) {
+	for _, s := range []string{`{}`, `{"n":1e400}`, `{"n":-1e-400,"m":[1e308, 12345678901234567890123]}`, " {\"a\":1} "} {
+		if got, err := ParseJSONObject("--args", s); err != nil || string(got) != s {
+			t.Errorf("ParseJSONObject(%q) = %q, %v; want it back", s, got, err)
+		}
+	}
+	for s, want := range map[string]string{
+		`{"a":`: "--args is not valid JSON", `[1]`: "must be a JSON object", `1e400`: "must be a JSON object",
+		`null`: "must be a JSON object", `{"a":1} {}`: "is not valid JSON", ``: "is not valid JSON",
+	} {
+		if _, err := ParseJSONObject("--args", s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseJSONObject(%q) = %v, want an error saying %q", s, err, want)
+		}
+	}
+}

@@ -156,10 +156,22 @@ func pathReason(err error) error {
 }
 
 // ParseJSONObject checks that s is a JSON object and returns it. what
-// names the flag in the error.
+// names the flag in the error. Numbers are kept as written: one past
+// float64's range is valid JSON, and the library judges its range.
 func ParseJSONObject(what, s string) (json.RawMessage, error) {
 	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	err := dec.Decode(&v)
+	if errors.Is(err, io.EOF) {
+		err = errors.New("no JSON value")
+	}
+	if err == nil {
+		if _, next := dec.Token(); !errors.Is(next, io.EOF) {
+			err = errors.New("more after the JSON value")
+		}
+	}
+	if err != nil {
 		return nil, Usagef("%s is not valid JSON: %v", what, err)
 	}
 	if _, ok := v.(map[string]any); !ok {
