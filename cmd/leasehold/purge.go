@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -48,9 +49,15 @@ func (a *app) purgeCommand() *cobra.Command {
 
 // purgeError returns err, the failure of a purge, saying how many
 // finished jobs the batches committed before it had deleted: those stay
-// deleted.
+// deleted. A purge cut off (Ctrl-C, a timeout) may also have deleted the
+// batch it was waiting on: the database may have committed it before the
+// cancel reached it, and the reply was not read.
 func purgeError(n int64, err error) error {
-	if n == 0 {
+	cut := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	switch {
+	case cut:
+		return fmt.Errorf("purged at least %d finished jobs (the batch being deleted when the purge was cut off may be deleted too), then: %w", n, err)
+	case n == 0:
 		return err
 	}
 	return fmt.Errorf("purged %d finished jobs, then: %w", n, err)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -45,5 +47,26 @@ func TestPurgeFailingPartwaySaysWhatItDeleted(t *testing.T) {
 	var left int
 	if err := sqlDB.QueryRowContext(t.Context(), `SELECT count(*) FROM leasehold_jobs`).Scan(&left); err != nil || left != 1 {
 		t.Errorf("%d jobs left (%v), want the one refused", left, err)
+	}
+}
+
+// TestPurgeErrorCutOff: a purge cut off by an interrupt or a timeout says
+// its count is a lower bound, since the batch it was waiting on may have
+// committed; one that failed otherwise gives its exact count.
+func TestPurgeErrorCutOff(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		err  error
+		want string
+	}{
+		{20000, context.Canceled, "purged at least 20000 finished jobs (the batch being deleted when the purge was cut off may be deleted too), then: context canceled"},
+		{0, fmt.Errorf("purge: %w", context.DeadlineExceeded), "purged at least 0 finished jobs"},
+		{10000, errors.New("disk full"), "purged 10000 finished jobs, then: disk full"},
+		{0, errors.New("disk full"), "disk full"},
+	} {
+		got := purgeError(tc.n, tc.err)
+		if !strings.HasPrefix(got.Error(), tc.want) || !errors.Is(got, tc.err) {
+			t.Errorf("purgeError(%d, %v) = %q, want it to start %q and wrap the error", tc.n, tc.err, got, tc.want)
+		}
 	}
 }
