@@ -29,9 +29,79 @@ type migration struct {
 	sql     string
 }
 
+// ErrSchemaElsewhere reports that leasehold's tables, as the connection's
+// search_path finds them, are in another schema than the first one on that
+// path (current_schema()), where migrations create tables. The driver's
+// statements would use those tables, but a migration would create a
+// second, empty set in the first schema and every later connection would
+// use that one, leaving the jobs behind; so Migrate and SchemaVersion
+// refuse, with a *SchemaElsewhereError, before anything is created. The
+// fix is to put the schema holding the tables first on search_path.
+var ErrSchemaElsewhere = errors.New("pgdriver: leasehold's tables are in another schema than the first on search_path")
+
+// SchemaElsewhereError is the error of ErrSchemaElsewhere, naming both
+// schemas.
+type SchemaElsewhereError struct {
+	// Tables is the schema holding leasehold_migrations, found through
+	// search_path.
+	Tables string
+	// Current is current_schema(): where CREATE TABLE puts new tables
+	// ("" when no schema on search_path exists).
+	Current string
+}
+
+// Error names both schemas and how to put the tables' schema first.
+func (e *SchemaElsewhereError) Error() string {
+	return fmt.Sprintf("pgdriver: leasehold's tables are in schema %q, but search_path puts schema %q before it, "+
+		"where migrations would create a second, empty set of tables: put %q first on search_path "+
+		"(in the connection URL, search_path=%s or options=-csearch_path=%s)",
+		e.Tables, e.Current, e.Tables, e.Tables, e.Tables)
+}
+
+// Unwrap makes errors.Is match ErrSchemaElsewhere.
+func (e *SchemaElsewhereError) Unwrap() error { return ErrSchemaElsewhere }
+
+// tablesSchemaQuery finds the schema of leasehold_migrations as unqualified
+// names resolve it (along the whole search_path; NULL when there is none),
+// and current_schema(), where CREATE TABLE IF NOT EXISTS looks and creates.
+const tablesSchemaQuery = `SELECT (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.oid = to_regclass('leasehold_migrations')),
+	coalesce(current_schema(), '')`
+
+// rowQuerier is what checkTablesSchema reads through: the pool or a
+// pgx.Tx.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// checkTablesSchema reports whether leasehold_migrations exists where the
+// search_path finds it, and refuses (*SchemaElsewhereError) when that is
+// not current_schema(). The driver's statements resolve names along the
+// whole path, but CREATE TABLE IF NOT EXISTS and the migrations' advisory
+// lock use only the first schema: one rule, the tables live in
+// current_schema(), keeps them in one place.
+func checkTablesSchema(ctx context.Context, q rowQuerier) (exists bool, err error) {
+	var (
+		tables  *string
+		current string
+	)
+	if err := q.QueryRow(ctx, tablesSchemaQuery).Scan(&tables, &current); err != nil {
+		return false, err
+	}
+	if tables == nil {
+		return false, nil
+	}
+	if *tables != current {
+		return true, &SchemaElsewhereError{Tables: *tables, Current: current}
+	}
+	return true, nil
+}
+
 // migrateLockKey namespaces the advisory lock that serialises migrations;
 // the second key is a hash of the current schema, so separate schemas of one
-// database migrate independently.
+// database migrate independently. Since tables in another schema than the
+// current one are refused, every process that migrates a set of tables
+// takes the same lock, whatever the rest of its search_path.
 const migrateLockKey = 0x1ea5e
 
 const createMigrationsTable = `CREATE TABLE IF NOT EXISTS leasehold_migrations (
@@ -68,7 +138,11 @@ const (
 // Migrate applies the embedded migrations that are not applied yet, in
 // order, each in its own transaction under pg_advisory_xact_lock, and
 // reports the versions before and after. It is idempotent and safe when
-// several processes run it at once. A database with a migration newer than
+// several processes run it at once. Tables found through search_path in
+// another schema than the first on it are refused before anything is
+// created, with a *SchemaElsewhereError matching ErrSchemaElsewhere
+// (checked again under the lock of each migration, since another process
+// may create tables in between). A database with a migration newer than
 // the embedded ones is refused before anything is applied, with a
 // *leasehold.SchemaVersionError matching leasehold.ErrSchemaTooNew. A
 // migration waits at most 2 s for a table's lock, so that jobs' writes do
@@ -81,7 +155,11 @@ func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 		return nil, err
 	}
 	known := latestVersion(ms)
-	if v, err := d.SchemaVersion(ctx); err == nil && v.Database >= known {
+	v, err := d.SchemaVersion(ctx)
+	if errors.Is(err, ErrSchemaElsewhere) {
+		return nil, err
+	}
+	if err == nil && v.Database >= known {
 		// Up to date, or newer: nothing to apply, and no DDL, so that a
 		// role that may only read and write the tables can run it.
 		if v.Database > known {
@@ -125,6 +203,12 @@ func applyMigration(ctx context.Context, tx pgx.Tx, m migration, known int, lock
 	if _, err := tx.Exec(ctx, lock, int32(migrateLockKey)); err != nil {
 		return 0, false, err
 	}
+	// Under the lock: another process may have created the tables, in a
+	// schema this connection's search_path puts behind the first, since
+	// Migrate looked.
+	if _, err := checkTablesSchema(ctx, tx); err != nil {
+		return 0, false, err
+	}
 	if _, err := tx.Exec(ctx, createMigrationsTable); err != nil {
 		return 0, false, err
 	}
@@ -157,16 +241,23 @@ func applyMigration(ctx context.Context, tx pgx.Tx, m migration, known int, lock
 }
 
 // SchemaVersion returns the highest migration applied to the database in
-// the current schema (0 when leasehold_migrations does not exist) and the
-// highest one this driver embeds.
+// the current schema (0 when search_path finds no leasehold_migrations)
+// and the highest one this driver embeds. Tables that search_path finds in
+// another schema than the first are refused, as Migrate refuses them, with
+// a *SchemaElsewhereError matching ErrSchemaElsewhere: their version is
+// not the one a migration would see.
 func (d *Driver) SchemaVersion(ctx context.Context) (*driver.SchemaVersion, error) {
 	ms, err := loadMigrations()
 	if err != nil {
 		return nil, err
 	}
 	v := &driver.SchemaVersion{Known: latestVersion(ms)}
-	var exists bool
-	if err := d.pool.QueryRow(ctx, "SELECT to_regclass('leasehold_migrations') IS NOT NULL").Scan(&exists); err != nil {
+	exists, err := checkTablesSchema(ctx, d.pool)
+	var elsewhere *SchemaElsewhereError
+	if errors.As(err, &elsewhere) {
+		return nil, err
+	}
+	if err != nil {
 		return nil, fmt.Errorf("pgdriver: schema version: %w", err)
 	}
 	if !exists {

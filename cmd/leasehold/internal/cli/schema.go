@@ -12,8 +12,9 @@ import (
 // writes it: a database never migrated (often --db, or a PostgreSQL URL's
 // search_path, naming another place than the one the workers use), one
 // an older leasehold left behind, or one a newer leasehold migrated,
-// whose rows this tool could write wrongly. The error says which, and
-// what to run.
+// whose rows this tool could write wrongly; on PostgreSQL, also tables
+// that search_path finds behind another schema (pgdriver's
+// ErrSchemaElsewhere). The error says which, and what to run.
 func (db *DB) CheckSchema(ctx context.Context) error {
 	v, err := db.Driver.SchemaVersion(ctx)
 	if err != nil {
