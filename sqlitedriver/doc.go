@@ -104,6 +104,15 @@
 // transaction with its type checked at compile time, finding the running
 // client in the handler's context.
 //
+// In a caller's transaction a call's statements run inside a savepoint: a
+// call that fails leaves the transaction as it was before the call, and
+// usable. One exception: a context that ends while a write statement runs
+// interrupts it, and SQLite then rolls back the caller's whole
+// transaction, its earlier writes included; database/sql does not know,
+// so later statements on that *sql.Tx would run outside any transaction.
+// After a call fails with the context's error, roll the transaction back
+// and begin again.
+//
 // A transaction on d.DB() holds the driver's one connection until commit
 // or rollback: every other call on the Driver (including those of the
 // client's workers) waits meanwhile, and a call made with a nil tx from the

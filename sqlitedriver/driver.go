@@ -294,8 +294,8 @@ func asTx(tx any) (*sql.Tx, error) {
 
 // withTx runs fn in the caller's transaction when tx is non-nil, with its
 // statements unprepared (tx may come from another *sql.DB on the file,
-// stmtCache.own), and in the driver's own transaction otherwise, with
-// queries prepared.
+// stmtCache.own) and inside a savepoint (inSavepoint), and in the
+// driver's own transaction otherwise, with queries prepared.
 func (d *Driver) withTx(ctx context.Context, tx *sql.Tx, fn txFunc, queries ...string) error {
 	if tx == nil {
 		return d.inTx(ctx, fn, queries...)
@@ -317,7 +317,47 @@ func (d *Driver) withTx(ctx context.Context, tx *sql.Tx, fn txFunc, queries ...s
 	if err != nil {
 		return d.wrapErr(err)
 	}
-	return d.wrapErr(fn(ctx, tx, now))
+	return d.wrapErr(inSavepoint(ctx, tx, now, fn))
+}
+
+// The savepoint withTx runs fn in, in a caller's transaction. SQLite does
+// not abort a transaction when one of its statements fails: without it,
+// the statements of fn that ran before the failure (the first jobs of a
+// batch, the history row of a completion) would stay in the caller's
+// transaction and commit with it, though the call reported failure.
+//
+// A caller's savepoint of the same name does no harm, nor would a call
+// nested in fn: SQLite resolves a name to the innermost savepoint that
+// bears it, and each call releases its own before returning.
+const (
+	savepointSQL        = `SAVEPOINT leasehold_call`
+	releaseSavepointSQL = `RELEASE leasehold_call`
+	// undoSavepointSQL undoes the writes since the savepoint, then drops
+	// it, leaving the caller's transaction as it was before the call.
+	undoSavepointSQL = `ROLLBACK TO leasehold_call; RELEASE leasehold_call`
+)
+
+// inSavepoint runs fn in tx inside a savepoint, so that fn's writes all
+// stay in tx or none do, and tx stays usable after fn fails.
+func inSavepoint(ctx context.Context, tx *sql.Tx, now int64, fn txFunc) error {
+	if _, err := tx.ExecContext(ctx, savepointSQL); err != nil {
+		return fmt.Errorf("sqlitedriver: open a savepoint in the caller's transaction: %w", err)
+	}
+	// fn fails most often because ctx ended, and database/sql refuses any
+	// statement under an ended context: close the savepoint regardless.
+	end := context.WithoutCancel(ctx)
+	err := fn(ctx, tx, now)
+	if err == nil {
+		_, err = tx.ExecContext(end, releaseSavepointSQL)
+		if err == nil {
+			return nil
+		}
+		err = fmt.Errorf("sqlitedriver: release the savepoint in the caller's transaction: %w", err)
+	}
+	if _, undoErr := tx.ExecContext(end, undoSavepointSQL); undoErr != nil {
+		return fmt.Errorf("%w (and undoing the call's writes in the caller's transaction failed: roll it back: %w)", err, undoErr)
+	}
+	return err
 }
 
 // writeLockSQL writes nothing, but takes the database's write lock for
