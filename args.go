@@ -127,13 +127,38 @@ func encodeArgs(args Args, limit int) (kind string, data []byte, err error) {
 }
 
 // checkArgs checks encoded arguments: a JSON object every driver can
-// store, at most limit bytes.
+// store, at most limit bytes both as encoded and as stored (see
+// checkPayload).
 func checkArgs(kind string, data []byte, limit int) error {
-	if len(data) > limit {
-		return invalid(ErrPayloadTooLarge, "args", "kind %s: %d bytes, limit %d", kind, len(data), limit)
+	return checkPayload("args", "kind "+kind+": ", data, limit)
+}
+
+// checkMetadata checks a job's metadata, when set, as checkArgs checks
+// its arguments.
+func checkMetadata(data []byte, limit int) error {
+	if len(data) == 0 {
+		return nil
 	}
-	if p := jsonObjectProblem(data); p != "" {
-		return invalid(ErrInvalidArgs, "args", "kind %s: %s", kind, p)
+	return checkPayload("metadata", "", data, limit)
+}
+
+// checkPayload checks the JSON object data of field (prefix starts the
+// reason): ErrInvalidArgs unless every driver can store it, and
+// ErrPayloadTooLarge when it is longer than limit bytes, either as
+// encoded or with its numbers written out as PostgreSQL's jsonb stores and
+// returns them (see jsonSize), so that the limit bounds what every driver
+// hands back and both drivers refuse the same payloads.
+func checkPayload(field, prefix string, data []byte, limit int) error {
+	if len(data) > limit {
+		return invalid(ErrPayloadTooLarge, field, "%s%d bytes, limit %d", prefix, len(data), limit)
+	}
+	stored, p := jsonObjectSize(data)
+	if p != "" {
+		return invalid(ErrInvalidArgs, field, "%s%s", prefix, p)
+	}
+	if stored > int64(limit) {
+		return invalid(ErrPayloadTooLarge, field, "%s%d bytes, %d with its numbers written out in full as stored, limit %d",
+			prefix, len(data), stored, limit)
 	}
 	return nil
 }

@@ -154,3 +154,78 @@ func TestJSONProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberWrittenLen: the length of a number as PostgreSQL's jsonb
+// gives it back (numeric output: no exponent, no sign on zero, the
+// literal's scale kept), as PostgreSQL 15 writes each of these out.
+func TestNumberWrittenLen(t *testing.T) {
+	cases := []struct {
+		in, out string
+	}{
+		{"0", "0"},
+		{"-0", "0"},
+		{"-0.0", "0.0"},
+		{"0.000e2", "0.0"},
+		{"0.0e-3", "0.0000"},
+		{"0e5", "0"},
+		{"-1", "-1"},
+		{"100", "100"},
+		{"1e0", "1"},
+		{"1E+2", "100"},
+		{"1.5e3", "1500"},
+		{"1.0e5", "100000"},
+		{"1e-3", "0.001"},
+		{"5e-1", "0.5"},
+		{"12e-1", "1.2"},
+		{"0.001e3", "1"},
+		{"0.0001e4", "1"},
+		{"1.50", "1.50"},
+		{"1.50e1", "15.0"},
+		{"-1.5e-1", "-0.15"},
+		{"123.45e-10", "0.000000012345"},
+		{"-123.45e-10", "-0.000000012345"},
+		{"1e20", "1" + strings.Repeat("0", 20)},
+		{"1e131071", "1" + strings.Repeat("0", 131071)},
+		{"-9.9e131071", "-99" + strings.Repeat("0", 131070)},
+		{"1e-16383", "0." + strings.Repeat("0", 16382) + "1"},
+	}
+	for _, tc := range cases {
+		n := parseNumber([]byte(tc.in))
+		if p := n.problem(); p != "" {
+			t.Errorf("%s: %s", tc.in, p)
+		}
+		if got := n.writtenLen(); got != int64(len(tc.out)) {
+			t.Errorf("%s: written out in %d bytes, want %d (%.20s)", tc.in, got, len(tc.out), tc.out)
+		}
+	}
+}
+
+// TestPayloadWrittenOut: the payload limit applies to arguments and
+// metadata with their numbers written out as stored, so a few bytes of
+// exponents cannot stand for megabytes of digits.
+func TestPayloadWrittenOut(t *testing.T) {
+	const limit = 1000
+	fits := []byte(`{"a":1e900,"b":-2.5e-10,"c":0e100000}`) // 901 digits, and 0
+	over := []byte(`{"a":1e500,"b":1e500}`)                 // 21 bytes, 1,012 written out
+	if err := checkArgs("k", fits, limit); err != nil {
+		t.Errorf("args that fit written out: %v", err)
+	}
+	if err := checkMetadata(fits, limit); err != nil {
+		t.Errorf("metadata that fits written out: %v", err)
+	}
+	checks := map[string]error{"args": checkArgs("k", over, limit), "metadata": checkMetadata(over, limit)}
+	for field, err := range checks {
+		var bad *InvalidInputError
+		if !errors.Is(err, ErrPayloadTooLarge) || !errors.As(err, &bad) || bad.Field != field {
+			t.Errorf("%s written out past the limit: %v, want ErrPayloadTooLarge for %s", field, err, field)
+		} else if !strings.Contains(bad.Reason, "21 bytes, 1013 with its numbers written out") {
+			t.Errorf("%s: reason %q", field, bad.Reason)
+		}
+	}
+	// Only 1e3 grows (to 1000); 1.5E+3 and 1E+0001 shrink, and count as
+	// written.
+	in := `{"a":1e3,"b":1.5E+3,"c":100,"d":1E+0001}`
+	if stored, p := jsonObjectSize([]byte(in)); p != "" || stored != int64(len(in)+1) {
+		t.Errorf("stored size of %s: %d (%s), want %d", in, stored, p, len(in)+1)
+	}
+}

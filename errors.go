@@ -105,7 +105,9 @@ var (
 	ErrInvalidArgs = errors.New("leasehold: invalid arguments")
 
 	// ErrPayloadTooLarge reports encoded job arguments, or job metadata,
-	// larger than Config.MaxPayloadBytes.
+	// larger than Config.MaxPayloadBytes, each number counted at its length
+	// written out in full (PostgreSQL's jsonb returns 1e1000 as 1,001
+	// digits).
 	ErrPayloadTooLarge = errors.New("leasehold: job payload too large")
 
 	// ErrUnknownKind reports a job kind for which no worker is registered
@@ -148,9 +150,10 @@ var (
 	// from a running handler.
 	ErrNotInHandler = errors.New("leasehold: job is not running in this client")
 
-	// ErrAlreadyCompleted reports a second CompleteTx for the same lease in
-	// the same transaction: the first one already completed the job there.
-	// The lease is not lost and nothing was written.
+	// ErrAlreadyCompleted reports a second CompleteTx for the same lease:
+	// in the same transaction, where the first one already completed the
+	// job, or in another after the first one's transaction committed. The
+	// lease is not lost and nothing was written.
 	ErrAlreadyCompleted = errors.New("leasehold: job already completed in this transaction")
 
 	// ErrMiddlewareResults reports an insert middleware that returned

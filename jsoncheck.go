@@ -22,13 +22,20 @@ const maxJSONDepth = 1000
 // jsonObjectProblem says why data is not a JSON object that every driver
 // stores, or returns "".
 func jsonObjectProblem(data []byte) string {
+	_, p := jsonObjectSize(data)
+	return p
+}
+
+// jsonObjectSize checks data as jsonObjectProblem does and also returns
+// its stored size (see jsonSize).
+func jsonObjectSize(data []byte) (stored int64, problem string) {
 	if !json.Valid(data) {
-		return "not valid JSON"
+		return 0, "not valid JSON"
 	}
 	if data[0] != '{' {
-		return "must be a JSON object"
+		return 0, "must be a JSON object"
 	}
-	return jsonProblem(data)
+	return jsonSize(data)
 }
 
 // jsonProblem says why valid JSON data cannot be stored as PostgreSQL
@@ -41,12 +48,25 @@ func jsonObjectProblem(data []byte) string {
 // refuses. Every driver refuses them all, so that a job accepted on one
 // database would be accepted on the other too.
 func jsonProblem(data []byte) string {
+	_, p := jsonSize(data)
+	return p
+}
+
+// jsonSize checks valid JSON data as jsonProblem does and returns its
+// stored size: its length with every number counted as PostgreSQL's
+// jsonb gives it back, written out in full (see jsonNumber.writtenLen),
+// where that is longer than the literal. A payload limit applied to this
+// size bounds what every driver stores and returns: 1e131071 is 8 bytes
+// of JSON but 131,072 digits in jsonb, and a few thousand such numbers
+// make a job PostgreSQL cannot even read back.
+func jsonSize(data []byte) (stored int64, problem string) {
+	stored = int64(len(data))
 	depth := 0
 	for i := 0; i < len(data); {
 		switch c := data[i]; {
 		case c == '{' || c == '[':
 			if depth++; depth > maxJSONDepth {
-				return fmt.Sprintf("nested deeper than %d arrays and objects at byte %d", maxJSONDepth, i)
+				return 0, fmt.Sprintf("nested deeper than %d arrays and objects at byte %d", maxJSONDepth, i)
 			}
 			i++
 		case c == '}' || c == ']':
@@ -55,7 +75,7 @@ func jsonProblem(data []byte) string {
 		case c == '"':
 			end, p := jsonStringProblem(data, i)
 			if p != "" {
-				return p
+				return 0, p
 			}
 			i = end
 		case c == '-' || c >= '0' && c <= '9':
@@ -63,15 +83,17 @@ func jsonProblem(data []byte) string {
 			for end < len(data) && isNumberByte(data[end]) {
 				end++
 			}
-			if p := numberProblem(data[i:end]); p != "" {
-				return fmt.Sprintf("number at byte %d %s", i, p)
+			n := parseNumber(data[i:end])
+			if p := n.problem(); p != "" {
+				return 0, fmt.Sprintf("number at byte %d %s", i, p)
 			}
+			stored += max(n.writtenLen()-int64(end-i), 0)
 			i = end
 		default:
 			i++
 		}
 	}
-	return ""
+	return stored, ""
 }
 
 func isNumberByte(b byte) bool {
@@ -138,47 +160,93 @@ func hex4(b []byte) int {
 	return int(v)
 }
 
-// numberProblem checks that the valid JSON number num fits PostgreSQL's
-// numeric type: at most pgMaxIntDigits significant digits before the
-// decimal point and pgMaxFracDigits after it, exponent applied.
-func numberProblem(num []byte) string {
+// jsonNumber is a valid JSON number literal taken apart.
+type jsonNumber struct {
+	neg     bool  // a minus sign
+	sig     int   // digits of the mantissa, without leading zeros: 0 for zero
+	fracLen int   // digits after the literal's decimal point
+	exp     int64 // the exponent, 0 when none
+	badExp  bool  // an exponent beyond ±1e9, far outside numeric's range
+}
+
+// parseNumber takes the valid JSON number num apart.
+func parseNumber(num []byte) jsonNumber {
+	var n jsonNumber
 	i := 0
 	if num[i] == '-' {
+		n.neg = true
 		i++
 	}
 	intStart := i
 	for i < len(num) && num[i] >= '0' && num[i] <= '9' {
 		i++
 	}
-	intLen := i - intStart
 	mantissa := string(num[intStart:i])
-	fracLen := 0
 	if i < len(num) && num[i] == '.' {
 		i++
 		fracStart := i
 		for i < len(num) && num[i] >= '0' && num[i] <= '9' {
 			i++
 		}
-		fracLen = i - fracStart
+		n.fracLen = i - fracStart
 		mantissa += string(num[fracStart:i])
-	}
-	exp := int64(0)
-	if i < len(num) { // e or E
-		e, err := strconv.ParseInt(string(num[i+1:]), 10, 32)
-		if err != nil || e > 1e9 || e < -1e9 {
-			return "has an exponent out of range"
-		}
-		exp = e
-	}
-	if int64(fracLen)-exp > pgMaxFracDigits {
-		return fmt.Sprintf("has more than %d digits after the decimal point", pgMaxFracDigits)
 	}
 	lead := 0
 	for lead < len(mantissa) && mantissa[lead] == '0' {
 		lead++
 	}
-	if lead < len(mantissa) && int64(intLen-lead)+exp > pgMaxIntDigits {
+	n.sig = len(mantissa) - lead
+	if i < len(num) { // e or E
+		e, err := strconv.ParseInt(string(num[i+1:]), 10, 32)
+		n.exp, n.badExp = e, err != nil || e > 1e9 || e < -1e9
+	}
+	return n
+}
+
+// intDigits returns the number of digits before the decimal point, the
+// exponent applied: 0 for a number below 1 in magnitude.
+func (n jsonNumber) intDigits() int64 {
+	if n.sig == 0 {
+		return 0
+	}
+	return max(int64(n.sig)+n.exp-int64(n.fracLen), 0)
+}
+
+// scale returns the number of digits after the decimal point that
+// PostgreSQL's numeric keeps (its display scale): the literal's, less the
+// exponent, trailing zeros included.
+func (n jsonNumber) scale() int64 {
+	return max(int64(n.fracLen)-n.exp, 0)
+}
+
+// problem says why n does not fit PostgreSQL's numeric type, or returns
+// "": at most pgMaxIntDigits digits before the decimal point and
+// pgMaxFracDigits after it, exponent applied.
+func (n jsonNumber) problem() string {
+	switch {
+	case n.badExp:
+		return "has an exponent out of range"
+	case n.scale() > pgMaxFracDigits:
+		return fmt.Sprintf("has more than %d digits after the decimal point", pgMaxFracDigits)
+	case n.intDigits() > pgMaxIntDigits:
 		return fmt.Sprintf("has more than %d digits before the decimal point", pgMaxIntDigits)
 	}
 	return ""
+}
+
+// writtenLen returns the length of n as PostgreSQL's numeric output
+// writes it, which is how jsonb gives numbers back: without an exponent,
+// a minus sign unless n is zero, at least one digit before the point, and
+// the point followed by scale digits when scale is positive. 1.5e3 is
+// "1500", 123.45e-10 is "0.000000012345", 1.50 stays "1.50", -0.0 is
+// "0.0" and 1e131071 is a 1 and 131,071 zeros. n must fit numeric.
+func (n jsonNumber) writtenLen() int64 {
+	size := max(n.intDigits(), 1)
+	if n.neg && n.sig > 0 {
+		size++
+	}
+	if s := n.scale(); s > 0 {
+		size += 1 + s
+	}
+	return size
 }

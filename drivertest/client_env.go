@@ -79,6 +79,7 @@ var clientTests = []struct {
 	{"GetJobShowsOneLease", testGetJobShowsOneLease},
 	{"RefusedOutcomeAloneGivenUp", testRefusedOutcomeAlone},
 	{"BadInputRefusedBeforeSQL", testBadInputRefused},
+	{"PayloadLimitCountsNumbersWrittenOut", testPayloadWrittenOut},
 	{"InsertMiddlewareInInsertingTx", testInsertMiddlewareInTx},
 	{"WorkMiddlewareWrapsHandler", testWorkMiddlewareWrapsHandler},
 	{"EventStreamAndStats", testEventStream},
