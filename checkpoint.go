@@ -19,6 +19,9 @@ import (
 // The write is fenced like every lease write, and by the lease not having
 // expired by the database clock: a checkpoint written by a lost lease is
 // refused with an error wrapping ErrLeaseLost, and nothing is recorded.
+// Once ctx is done, nothing reaches the database and the error wraps
+// context.Cause(ctx): ErrLeaseLost (or ErrLeaseNotRenewed, which wraps it)
+// for a lease the client found lost or gave up.
 // It returns ErrNotInHandler when ctx does not come from a running
 // handler, and ErrInvalidArgs for a bad name or data that is not storable
 // JSON.
@@ -61,6 +64,9 @@ func checkpoint(ctx context.Context, tx any, name string, data any) (*Checkpoint
 	b, err := checkpointData(name, data)
 	if err != nil {
 		return nil, Permanent(err) // the same call is refused again: see Checkpoint
+	}
+	if err := leaseGone(ctx, l); err != nil {
+		return nil, fmt.Errorf("leasehold: checkpoint %s: %w", name, err)
 	}
 	row, err := c.driver.Checkpoint(ctx, tx, &driver.CheckpointParams{Lease: *c.fenceOf(l), Name: name, Data: b})
 	if err != nil {

@@ -19,7 +19,10 @@ import (
 // lease is held, and a worker that took the job over sees them.
 //
 // It returns an error wrapping ErrLeaseLost when the lease was taken
-// over, finished or has expired: roll tx back then. It returns
+// over, finished or has expired: roll tx back then. Once ctx is done it
+// reaches no database and returns an error wrapping context.Cause(ctx):
+// ErrLeaseLost (or ErrLeaseNotRenewed, which wraps it) for a lease the
+// client found lost or gave up. It returns
 // ErrUnsupportedTx for a nil tx or one the driver does not accept (the
 // same types as CompleteTx), and ErrNotInHandler when ctx does not come
 // from a running handler. A nil tx is reported first; whether the driver
@@ -40,9 +43,32 @@ func FenceTx(ctx context.Context, tx any) error {
 	if err != nil {
 		return err
 	}
+	if err := leaseGone(ctx, l); err != nil {
+		return fmt.Errorf("leasehold: fence: %w", err)
+	}
 	err = c.driver.FenceTx(ctx, tx, c.fenceOf(l))
 	if err != nil {
 		return fmt.Errorf("leasehold: fence job %d attempt %d: %w", l.Row.ID, l.Row.Attempt, err)
+	}
+	return nil
+}
+
+// leaseGone returns why a fenced call for lease l must not reach the
+// database, or nil: an error wrapping ErrLeaseLost when the database
+// already said the lease is no longer this client's, or one wrapping
+// context.Cause(ctx) when ctx is done. The cause is what the caller needs:
+// a handler's context ends with ErrLeaseLost when the heartbeat finds the
+// lease taken over, ErrLeaseNotRenewed when the watchdog gives it up, and
+// Stop's cause when the client releases it, which a driver's "context
+// canceled" would hide; a caller's own cancel stays context.Canceled. A
+// lease whose safe window merely passed on the client's clock is not
+// refused here: the database's fence decides that one.
+func leaseGone(ctx context.Context, l *engine.Lease) error {
+	if l.LostInDB() {
+		return fmt.Errorf("%w: job %d attempt %d: taken over", ErrLeaseLost, l.Row.ID, l.Row.Attempt)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("job %d attempt %d: %w", l.Row.ID, l.Row.Attempt, context.Cause(ctx))
 	}
 	return nil
 }

@@ -202,7 +202,10 @@ func (c *Client) Throughput(ctx context.Context, since time.Duration) ([]*Throug
 // nil transaction (a nil *sql.Tx or pgx.Tx included) or one the driver
 // does not accept (checked first, in or outside a handler), ErrNotInHandler
 // when job is not a lease this client is running, and ErrAlreadyCompleted
-// when this lease was already completed in the same transaction.
+// when this lease was already completed in the same transaction, or by an
+// earlier CompleteTx whose transaction committed (the lease is not lost:
+// roll tx back and return). Once ctx is done it reaches no database and
+// returns an error wrapping context.Cause(ctx), as FenceTx does.
 //
 // If tx rolls back after a successful CompleteTx and the handler returns
 // nil, the attempt counts as failed: it is charged to the retry budget and
@@ -221,6 +224,9 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	if l.CompletedIn(tx) {
 		return fmt.Errorf("%w: job %d attempt %d", ErrAlreadyCompleted, job.ID, job.Attempt)
 	}
+	if err := leaseGone(ctx, l); err != nil {
+		return fmt.Errorf("leasehold: complete job %d in tx: %w", job.ID, err)
+	}
 	ids, err := c.driver.Finish(ctx, tx, []*driver.FinishParams{{
 		ID: job.ID, Owner: c.owner, Attempt: job.Attempt,
 		Transition: statemachine.Finish(statemachine.Ending{Outcome: OutcomeCompleted}),
@@ -229,12 +235,54 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 		return fmt.Errorf("leasehold: complete job %d in tx: %w", job.ID, err)
 	}
 	if len(ids) == 0 {
+		if l.CompletedInTx() {
+			// An earlier CompleteTx of this lease may have committed:
+			// then the job is completed by this very lease, not taken
+			// over, and the attempt's one event comes from the history
+			// when the handler returns (the completer's settle).
+			if done, note := c.completedEarlier(ctx, l); done {
+				return fmt.Errorf("%w: job %d attempt %d: an earlier CompleteTx of this lease committed%s",
+					ErrAlreadyCompleted, job.ID, job.Attempt, note)
+			}
+		}
 		c.events.emit(Event{Kind: EventFenceRefused, Job: l.Row, Outcome: OutcomeCompleted, State: StateCompleted})
 		l.MarkLost() // nothing more to write for this lease
 		return fmt.Errorf("%w: job %d attempt %d owner %s", ErrLeaseLost, job.ID, job.Attempt, c.owner)
 	}
 	l.MarkCompletedIn(tx)
 	return nil
+}
+
+// completedReadTimeout bounds completedEarlier's read of the history.
+// It is short because on SQLite the read needs the one writer connection,
+// which the caller's transaction may hold until CompleteTx returns: then
+// the read cannot succeed, and the lease's own record decides.
+const completedReadTimeout = time.Second
+
+// completedEarlier reports whether an earlier CompleteTx of l, whose
+// transaction then committed, completed l's job: the attempt's history
+// row records this owner ending it completed (driver.EndedReader), as the
+// completer settles a refused write after CompleteTx. When the history
+// cannot be read (no EndedReader, or the read failed) it answers yes, as
+// the completer and the heartbeater do for a lease that completed in a
+// transaction, and note says so for the caller's error.
+func (c *Client) completedEarlier(ctx context.Context, l *engine.Lease) (done bool, note string) {
+	r := driver.EndedReaderOf(c.driver)
+	if r == nil {
+		return true, " (by the lease's record; the driver cannot read the history)"
+	}
+	rctx, cancel := context.WithTimeout(ctx, completedReadTimeout)
+	defer cancel()
+	ended, err := r.EndedAttempts(rctx, []driver.LeaseRef{l.Ref()})
+	if err != nil {
+		return true, fmt.Sprintf(" (by the lease's record; the history could not be read: %v)", err)
+	}
+	for _, a := range ended {
+		if a.ID == l.Row.ID && a.Attempt == l.Row.Attempt {
+			return a.Owner == c.owner && a.Outcome == OutcomeCompleted, ""
+		}
+	}
+	return false, ""
 }
 
 // runningLease returns the lease of job that this client's handler runs,

@@ -81,8 +81,9 @@ func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
 //
 // Only the database tells that a lease is someone else's (lostInDB: a
 // heartbeat found it gone, or a CompleteTx was refused); then nothing is
-// written. A lease the worker stopped relying on is another matter: the
-// watchdog gave it up (expiredLocally), or the handler returned an error
+// written, whatever the handler returned. A lease the worker stopped
+// relying on is another matter: the watchdog gave it up
+// (expiredLocally), or the handler returned an error
 // wrapping ErrLeaseLost (CheckLease past the safe window, possibly just
 // before the watchdog; context.Cause of a lease given up; FenceTx finding
 // it expired) while the database may still hold it. Its ending is the
@@ -99,12 +100,15 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 	// reported by the attempt's history row, completed or not (settle).
 	item.afterTx = l.completedInTx.Load()
 	switch {
+	case l.lostInDB.Load():
+		// The lease is someone else's now: nothing to write, even for a
+		// nil (a handler that returns nil after its CompleteTx was
+		// refused); a completion would only be refused again.
+		return nil
 	case err == nil && item.afterTx:
 		item.set(e.cfg.Classify(l.Row, ErrCompleteTxRolledBack))
 	case err == nil:
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})
-	case l.lostInDB.Load():
-		return nil // the lease is someone else's now: nothing to write
 	case errors.Is(cause, leasetype.ErrJobCancelled):
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
 	case l.expiredLocally.Load(), says(err, leasetype.ErrLeaseLost):
@@ -120,6 +124,16 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 	}
 	return item
 }
+
+// LostInDB reports whether the database said the lease is no longer
+// this client's: a heartbeat found it gone, or a CompleteTx was refused.
+// A lease past its safe window on the client's clock alone is not lost
+// here: the database's fence decides that.
+func (l *Lease) LostInDB() bool { return l.lostInDB.Load() }
+
+// CompletedInTx reports whether a CompleteTx of the lease succeeded (in a
+// transaction that may since have committed or rolled back).
+func (l *Lease) CompletedInTx() bool { return l.completedInTx.Load() }
 
 // says is errors.Is(err, target) for a handler's error, whose Is or
 // Unwrap method may panic (a typed nil pointer's, for one): such an
