@@ -108,7 +108,7 @@ func nilPointer(args Args) bool {
 }
 
 // encodeArgs validates the kind and encodes args as a JSON object within
-// the size limit that every driver can store (see jsonProblem).
+// the size limit that every driver can store (see jsonSize).
 func encodeArgs(args Args, limit int) (kind string, data []byte, err error) {
 	if args == nil || nilPointer(args) {
 		return "", nil, invalid(ErrInvalidArgs, "args", "nil args")

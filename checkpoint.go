@@ -61,7 +61,7 @@ func checkpoint(ctx context.Context, tx any, name string, data any) (*Checkpoint
 	if err := driver.CheckTxOf(c.driver, tx); err != nil {
 		return nil, err // before the name and data: see CheckpointTx
 	}
-	b, err := checkpointData(name, data)
+	b, err := checkpointData(name, data, c.cfg.MaxPayloadBytes)
 	if err != nil {
 		return nil, Permanent(err) // the same call is refused again: see Checkpoint
 	}
@@ -76,8 +76,11 @@ func checkpoint(ctx context.Context, tx any, name string, data any) (*Checkpoint
 }
 
 // checkpointData checks a checkpoint's name and returns its data encoded,
-// or the *InvalidInputError refusing either.
-func checkpointData(name string, data any) ([]byte, error) {
+// or the *InvalidInputError refusing either: data every driver cannot
+// store, or longer than limit (Config.MaxPayloadBytes) with its numbers
+// written out as PostgreSQL stores and returns them, which Checkpoints
+// could not read back.
+func checkpointData(name string, data any, limit int) ([]byte, error) {
 	if !validName(name) {
 		return nil, invalid(ErrInvalidArgs, "checkpoint name", "%s: %s", nameProblem(name), nameRule)
 	}
@@ -87,8 +90,13 @@ func checkpointData(name string, data any) ([]byte, error) {
 		bad.Cause = err
 		return nil, bad
 	}
-	if p := jsonProblem(b); p != "" {
+	stored, p := jsonSize(b)
+	if p != "" {
 		return nil, invalid(ErrInvalidArgs, "checkpoint data", "checkpoint %s: %s", name, p)
+	}
+	if stored > int64(limit) {
+		return nil, invalid(ErrPayloadTooLarge, "checkpoint data", "checkpoint %s: %d bytes, %d with its numbers written out in full as stored, limit %d",
+			name, len(b), stored, limit)
 	}
 	return b, nil
 }

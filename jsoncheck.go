@@ -38,27 +38,23 @@ func jsonObjectSize(data []byte) (stored int64, problem string) {
 	return jsonSize(data)
 }
 
-// jsonProblem says why valid JSON data cannot be stored as PostgreSQL
-// jsonb, or returns "". encoding/json accepts all of these but jsonb
-// refuses them: invalid UTF-8 in a string (which json.RawMessage passes
-// through), the escape \u0000 (22P05; encoding/json writes it for a NUL in
-// a Go string), an unpaired surrogate escape such as \ud800 (22P02), and a
-// number beyond numeric's range (22003). It also refuses arrays and
-// objects nested deeper than maxJSONDepth, which SQLite's json_valid
-// refuses. Every driver refuses them all, so that a job accepted on one
-// database would be accepted on the other too.
-func jsonProblem(data []byte) string {
-	_, p := jsonSize(data)
-	return p
-}
-
-// jsonSize checks valid JSON data as jsonProblem does and returns its
-// stored size: its length with every number counted as PostgreSQL's
-// jsonb gives it back, written out in full (see jsonNumber.writtenLen),
-// where that is longer than the literal. A payload limit applied to this
-// size bounds what every driver stores and returns: 1e131071 is 8 bytes
-// of JSON but 131,072 digits in jsonb, and a few thousand such numbers
-// make a job PostgreSQL cannot even read back.
+// jsonSize says why valid JSON data cannot be stored as PostgreSQL jsonb
+// (problem), or returns its stored size. encoding/json accepts all of
+// these problems but jsonb refuses them: invalid UTF-8 in a string (which
+// json.RawMessage passes through), the escape \u0000 (22P05;
+// encoding/json writes it for a NUL in a Go string), an unpaired
+// surrogate escape such as \ud800 (22P02), and a number beyond numeric's
+// range (22003). It also refuses arrays and objects nested deeper than
+// maxJSONDepth, which SQLite's json_valid refuses. Every driver refuses
+// them all, so that a job accepted on one database would be accepted on
+// the other too.
+//
+// The stored size is the data's length with every number counted as
+// PostgreSQL's jsonb gives it back, written out in full (see
+// jsonNumber.writtenLen), where that is longer than the literal. A
+// payload limit applied to this size bounds what every driver stores and
+// returns: 1e131071 is 8 bytes of JSON but 131,072 digits in jsonb, and a
+// few thousand such numbers make a job PostgreSQL cannot even read back.
 func jsonSize(data []byte) (stored int64, problem string) {
 	stored = int64(len(data))
 	depth := 0

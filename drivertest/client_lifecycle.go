@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -196,6 +197,12 @@ func testHandlerOutcomes(e *clientEnv) {
 		case 8:
 			_, err := leasehold.Checkpoint(ctx, "charge-sent", map[string]string{"answer": "a\x00b"})
 			return fmt.Errorf("charge: %w", err)
+		case 9:
+			// 9 numbers of 8 bytes, 131,072 digits each as stored: past
+			// the default MaxPayloadBytes once written out.
+			huge := json.RawMessage("[" + strings.TrimSuffix(strings.Repeat("1e131071,", 9), ",") + "]")
+			_, err := leasehold.Checkpoint(ctx, "charge-sent", huge)
+			return fmt.Errorf("charge: %w", err)
 		}
 		return nil
 	}), func(c *leasehold.Config) { c.RetryPolicy = fixedRetry(0) })
@@ -218,6 +225,7 @@ func testHandlerOutcomes(e *clientEnv) {
 		// another attempt would be refused the same way.
 		{7, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "leasehold: invalid arguments: checkpoint name", 0},
 		{8, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "leasehold: invalid arguments: checkpoint data", 0},
+		{9, 5, leasehold.StateFailed, 1, leasehold.OutcomeFailed, "leasehold: job payload too large: checkpoint data", 0},
 	}
 	for _, tc := range cases {
 		res, err := c.Insert(e.ctx, testArgs{N: tc.n}, &leasehold.InsertOpts{MaxAttempts: tc.max})
