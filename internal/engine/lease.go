@@ -74,6 +74,8 @@ type Lease struct {
 	// lostInDB: a heartbeat found the lease gone from the database, or a
 	// CompleteTx was refused.
 	lostInDB atomic.Bool
+	// refused: a CompleteTx was refused (MarkLost), and reported so.
+	refused atomic.Bool
 	// expiredLocally: the lease was not renewed in time and the worker
 	// gave it up on its own clock.
 	expiredLocally atomic.Bool
@@ -135,9 +137,12 @@ func (l *Lease) MarkReturned() { l.returned.Store(true) }
 // Returned reports whether MarkReturned was called.
 func (l *Lease) Returned() bool { return l.returned.Load() }
 
-// MarkLost records that the database refused a write for the lease: there
-// is nothing more to write for it.
-func (l *Lease) MarkLost() { l.lostInDB.Store(true) }
+// MarkLost records that the database refused a write for the lease, a
+// refusal the caller reported: there is nothing more to write for it.
+func (l *Lease) MarkLost() {
+	l.refused.Store(true)
+	l.lostInDB.Store(true)
+}
 
 // callerTx is the identity of a caller's transaction (see txIdentity).
 type callerTx struct{ id any }

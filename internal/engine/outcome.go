@@ -81,10 +81,14 @@ func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
 //
 // Only the database tells that a lease is someone else's (lostInDB: a
 // heartbeat found it gone, or a CompleteTx was refused); then nothing is
-// written, whatever the handler returned. A lease the worker stopped
-// relying on is another matter: the watchdog gave it up
-// (expiredLocally), or the handler returned an error
-// wrapping ErrLeaseLost (CheckLease past the safe window, possibly just
+// written for a handler that failed. One that returned nil has its
+// completion written, which the fence refuses and which is reported
+// refused (the late write a fenced queue exists to stop), unless a
+// CompleteTx of the lease was refused already (refused): that refusal
+// was reported, and a second one would end the attempt twice. A lease
+// the worker stopped relying on is another matter: the watchdog gave it
+// up (expiredLocally), or the handler returned an error wrapping
+// ErrLeaseLost (CheckLease past the safe window, possibly just
 // before the watchdog; context.Cause of a lease given up; FenceTx finding
 // it expired) while the database may still hold it. Its ending is the
 // give-up's (GiveUp), written through the fence like any other: the retry
@@ -100,15 +104,16 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 	// reported by the attempt's history row, completed or not (settle).
 	item.afterTx = l.completedInTx.Load()
 	switch {
-	case l.lostInDB.Load():
-		// The lease is someone else's now: nothing to write, even for a
-		// nil (a handler that returns nil after its CompleteTx was
-		// refused); a completion would only be refused again.
+	case l.refused.Load():
+		// A CompleteTx was refused and reported: nothing more, even for
+		// a nil (a completion would only be refused and reported again).
 		return nil
 	case err == nil && item.afterTx:
 		item.set(e.cfg.Classify(l.Row, ErrCompleteTxRolledBack))
 	case err == nil:
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCompleted})
+	case l.lostInDB.Load():
+		return nil // the lease is someone else's now: nothing to write
 	case errors.Is(cause, leasetype.ErrJobCancelled):
 		item.set(statemachine.Ending{Outcome: leasetype.OutcomeCancelled, Error: "cancelled by operator"})
 	case l.expiredLocally.Load(), says(err, leasetype.ErrLeaseLost):

@@ -5,11 +5,12 @@ import (
 	"testing"
 )
 
-// TestDecideLostInDBHandlerNil: once the database said the lease is
-// someone else's (a refused CompleteTx, or a heartbeat), a handler that
-// returns nil gets nothing written, as one that returns an error does:
-// a completion, or the safety write after an earlier CompleteTx, would
-// only be refused again and reported as a second ending of the attempt.
+// TestDecideLostInDBHandlerNil: once a CompleteTx of the lease was
+// refused (MarkLost), a handler that returns nil gets nothing written, as
+// one that returns an error does: a completion, or the safety write after
+// an earlier CompleteTx, would only be refused again and reported as a
+// second ending of the attempt. After a heartbeat found the lease gone,
+// a nil is written as a completion, for the fence to refuse.
 func TestDecideLostInDBHandlerNil(t *testing.T) {
 	for _, afterTx := range []bool{false, true} {
 		for _, err := range []error{nil, errors.New("handler failed")} {
@@ -22,6 +23,21 @@ func TestDecideLostInDBHandlerNil(t *testing.T) {
 			}
 		}
 	}
+	l := decideLeaseLost()
+	e := NewExecutor(ExecutorConfig{Owner: "w1", Classify: classifyRetry, GiveUp: giveUpLeaseLost})
+	if item := e.decide(l, nil); item == nil || item.p.Outcome != "completed" {
+		t.Errorf("heartbeat found the lease gone, handler returned nil: decided %v, want a completion for the fence to refuse", item)
+	}
+	if item := e.decide(decideLeaseLost(), errors.New("handler failed")); item != nil {
+		t.Errorf("heartbeat found the lease gone, handler failed: decided %q, want nothing written", item.p.Outcome)
+	}
+}
+
+// decideLeaseLost is a lease a heartbeat found gone from the database.
+func decideLeaseLost() *Lease {
+	l := decideLease(nil)
+	l.lostInDB.Store(true)
+	return l
 }
 
 // TestLeaseLostInDBAndCompletedInTx: the accessors report what the lease
