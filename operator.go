@@ -109,7 +109,9 @@ func (c *Client) retry(ctx context.Context, p *driver.RetryParams) (*JobRow, err
 
 // CancelJob cancels a pending, stuck or reconciling job at once. A processing job is
 // marked for cancellation: its handler's context is cancelled (cause
-// ErrJobCancelled) at its next heartbeat and the job ends cancelled; if
+// ErrJobCancelled) at its next heartbeat and the job ends cancelled,
+// unless the attempt completes or fails first (a handler that returns nil
+// after its context ended completes the job: its work may be done); if
 // its worker died, the watcher cancels it when the lease expires, except
 // in a queue with Reconcile, where its reconciler decides first (completed
 // if the work was done, cancelled where a retry or snooze would run it

@@ -20,7 +20,9 @@ func (a *app) jobsCancelCommand() *cobra.Command {
 		Short: "Cancel a job (a processing one at its next heartbeat)",
 		Long: `Cancel a pending, stuck or reconciling job at once (a reconciling job's
 reconcile job then finds nothing left to decide). A processing job is marked:
-its handler is cancelled at the next heartbeat and the job ends cancelled (if
+its handler is cancelled at the next heartbeat and the job ends cancelled,
+unless the attempt completes or fails first (a handler that returns nil
+completes it) (if
 its worker died, the watcher cancels it when the lease expires; in a queue
 that reconciles, its reconciler decides first: completed if the work was done,
 cancelled where a retry would run it again). A finished job is left alone
