@@ -21,18 +21,28 @@ import (
 
 // stopSignals end a command gracefully: SIGINT (Ctrl-C), SIGTERM (a
 // supervisor's stop) and SIGHUP (the terminal or ssh session that started
-// it closed). A second one, while the first one's graceful stop runs,
-// ends the process at once (exitBySignal), also when the process was
-// started with the signal ignored (nohup, or `&` in a script ignores
-// SIGINT).
-func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }
+// it closed), unless the process was started with SIGHUP ignored: that
+// is how nohup keeps a command running after the session ends, and
+// catching SIGHUP would undo it. A second one, while the first one's
+// graceful stop runs, ends the process at once (exitBySignal), also when
+// the process was started with SIGINT ignored (`&` in a script ignores
+// it). Call it once, before anything is caught: signal.Ignored no longer
+// reports a signal the process has caught.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	sigs := stopSignals()
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	go func() {
 		<-ctx.Done()
 		second := make(chan os.Signal, 1)
-		signal.Notify(second, stopSignals()...) // before stop: no window with the signal uncaught
+		signal.Notify(second, sigs...) // before stop: no window with the signal uncaught
 		stop()
 		exitBySignal(<-second)
 	}()

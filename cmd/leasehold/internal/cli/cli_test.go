@@ -358,3 +358,21 @@ func TestParseJSONObject(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTargetRefusesKeywordDSN: a libpq keyword/value connection
+// string is refused, without its text (and password) in the error,
+// instead of being taken for an SQLite file's name; sqlite:PATH still
+// names such a file when that is meant.
+func TestParseTargetRefusesKeywordDSN(t *testing.T) {
+	for _, s := range []string{"host=localhost password=hunter2 dbname=app", "dbname=app", " user = ops port=5432"} {
+		_, err := ParseTarget(s)
+		if err == nil || !strings.Contains(err.Error(), "postgres:// URL") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("ParseTarget(%q) = %v, want a usage error pointing at postgres:// URLs, without the password", s, err)
+		}
+	}
+	for _, s := range []string{"sqlite:host=x.db", "jobs.db", "./data/user-queue.db"} {
+		if tg, err := ParseTarget(s); err != nil || tg.Dialect != SQLite {
+			t.Errorf("ParseTarget(%q) = %+v, %v; want an SQLite file", s, tg, err)
+		}
+	}
+}

@@ -39,10 +39,17 @@ type Target struct {
 
 var schemePattern = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
+// keywordDSN matches a libpq keyword/value connection string ("host=db
+// dbname=app password=…"), which a plain path would otherwise take for
+// an SQLite file's name: created, migrated, and printed in every log line
+// with its password.
+var keywordDSN = regexp.MustCompile(`(^|\s)(host|hostaddr|port|dbname|user|password|passfile|sslmode|service|options|application_name|connect_timeout|target_session_attrs)\s*=`)
+
 // ParseTarget parses a database location: postgres:// or postgresql://
 // URLs select PostgreSQL; sqlite:PATH, sqlite://PATH, file:PATH and plain
 // paths select an SQLite file. An empty string is the default file. Other
-// URL schemes and malformed PostgreSQL URLs are usage errors.
+// URL schemes, malformed PostgreSQL URLs and a plain path that looks like
+// a PostgreSQL keyword/value string are usage errors.
 func ParseTarget(raw string) (Target, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
@@ -62,6 +69,10 @@ func ParseTarget(raw string) (Target, error) {
 	if path == s {
 		if m := schemePattern.FindStringSubmatch(s); m != nil {
 			return Target{}, Usagef("unsupported database URL scheme %q (want postgres://, postgresql://, sqlite:PATH, file:PATH or a file path)", m[1])
+		}
+		if keywordDSN.MatchString(s) {
+			// Not echoed: such a string often carries password=.
+			return Target{}, Usagef("the database location looks like a PostgreSQL keyword/value connection string (host=… dbname=…): give a postgres:// URL instead, or sqlite:PATH for a file of that name")
 		}
 	}
 	if path == "" {
