@@ -215,10 +215,9 @@ func (h *handler) validSession(value string, now time.Time) bool {
 // request is answered 401 (with a Basic challenge when basic auth is
 // configured, and a Bearer one when a token is): a client that sent
 // credentials learns they were wrong rather than being shown a form.
-// Wrong credentials in the Authorization
-// header count against the address's allowance of failed attempts, and
-// once it is used up they are answered 429 unchecked; a session cookie
-// still lets its browser in.
+// Wrong credentials in the Authorization header count against the
+// address's allowance of failed attempts, and once it is used up they are
+// answered 429 unchecked; a session cookie still lets its browser in.
 func (h *handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.authConfigured() || r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/") ||
