@@ -17,32 +17,37 @@ import (
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 
-// Timings of TestStopWithDatabaseDown: the worker's lease TTL and
+// Timings of TestStopWithDatabaseDown: the worker's lease TTLs (short,
+// and the default, whose release budget is Stop's full 10 s), its
 // shutdown timeout, and what its exit may take beyond those.
 const (
-	downTTL      = 2 * time.Second
-	downShutdown = 300 * time.Millisecond
-	downMargin   = 2500 * time.Millisecond
+	downTTL        = 2 * time.Second
+	downDefaultTTL = 30 * time.Second
+	downRelease    = 10 * time.Second
+	downShutdown   = 300 * time.Millisecond
+	downMargin     = 2500 * time.Millisecond
 )
 
 // TestStopWithDatabaseDown: SIGTERM to `leasehold work` while PostgreSQL
 // does not answer (its processes frozen: every statement hangs) or is gone
 // (stopped: every statement fails) ends within the shutdown timeout and
-// the release budget (bounded by the lease TTL), prints the counters and
-// says how many leases it could not release.
+// the release budget (bounded by the lease TTL), exits 0, prints the
+// counters and says how many leases it could not release. The stopped
+// case runs with the default TTL, so that Stop spends its whole release
+// budget.
 func TestStopWithDatabaseDown(t *testing.T) {
 	cluster := testdb.StartCluster(t)
 	db := cluster.URL
 	ok(t, db, "migrate")
 	t.Run("frozen", func(t *testing.T) {
-		stopDuringOutage(t, db, "frozen", func() {
+		stopDuringOutage(t, db, "frozen", downTTL, func() {
 			pids := serverPIDs(t, cluster.DataDir)
 			signalAll(t, pids, syscall.SIGSTOP)
 			t.Cleanup(func() { signalAll(t, pids, syscall.SIGCONT) })
 		})
 	})
 	t.Run("stopped", func(t *testing.T) {
-		stopDuringOutage(t, db, "stopped", func() {
+		stopDuringOutage(t, db, "stopped", downDefaultTTL, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if err := pgctl.Run(ctx, cluster.PGCtl, "stop", "-D", cluster.DataDir, "-m", "immediate", "-w"); err != nil {
@@ -54,10 +59,10 @@ func TestStopWithDatabaseDown(t *testing.T) {
 
 // stopDuringOutage runs a worker on queue with one long job, causes the
 // outage, and checks how SIGTERM ends the worker.
-func stopDuringOutage(t *testing.T, db, queue string, outage func()) {
+func stopDuringOutage(t *testing.T, db, queue string, ttl time.Duration, outage func()) {
 	id := enqueueID(t, db, "leasehold.sleep", "--args", `{"duration":"1m"}`, "--queue", queue)
 	w := start(t, db, "work", "--kind", "leasehold.sleep", "--queue", queue, "--concurrency", "4",
-		"--ttl", downTTL.String(), "--shutdown-timeout", downShutdown.String(), "--poll-interval", "50ms",
+		"--ttl", ttl.String(), "--shutdown-timeout", downShutdown.String(), "--poll-interval", "50ms",
 		"--log-level", "warn")
 	waitStatus(t, db, id, "processing")
 	outage()
@@ -69,9 +74,10 @@ func stopDuringOutage(t *testing.T, db, queue string, outage func()) {
 	err := w.wait(t)
 	took := time.Since(began)
 	out, logs := w.stdout.String(), w.stderr.String()
-	if limit := downShutdown + downTTL + downMargin; took > limit {
-		t.Errorf("worker took %v to stop after SIGTERM, want at most %v (shutdown timeout %v + lease TTL %v + %v)",
-			took, limit, downShutdown, downTTL, downMargin)
+	release := min(ttl, downRelease)
+	if limit := downShutdown + release + downMargin; took > limit {
+		t.Errorf("worker took %v to stop after SIGTERM, want at most %v (shutdown timeout %v + release budget %v + %v)",
+			took, limit, downShutdown, release, downMargin)
 	}
 	if err != nil {
 		t.Errorf("worker exit: %v", err)

@@ -18,10 +18,6 @@ import (
 	"github.com/leasehold/leasehold/view"
 )
 
-// stopGrace is how long Stop may take beyond ShutdownTimeout to write the
-// last outcomes.
-const stopGrace = 10 * time.Second
-
 // Options configure a worker process.
 type Options struct {
 	DB              *cli.DB
@@ -127,7 +123,10 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 	}
 	<-runCtx.Done()
 	<-reported
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), o.ShutdownTimeout+stopGrace)
+	// Stop bounds itself: ShutdownTimeout for the handlers, then its own
+	// release budget for the last writes. A deadline of ours would only
+	// turn a database that stopped answering into a failed exit.
+	stopCtx, stopCancel := context.WithCancel(context.Background())
 	defer stopCancel()
 	if broken.err() != nil {
 		stopCancel() // no outcome can be written: cut the handlers off now, not after the shutdown timeout
@@ -295,21 +294,46 @@ func config(o Options) leasehold.Config {
 	}
 }
 
+// idleScans is how many scans in a row must find no work before
+// --until-idle stops the worker. One scan is one ListJobs per queue and
+// kind, not one snapshot, and a job can move between two of them unseen:
+// a resolution makes a reconciling payment pending again and its
+// reconcile job completes between the scan of the payment's queue and
+// that of the reconcile queue; the watcher sends an expired payment to
+// reconciling and inserts its reconcile job between the same two scans,
+// in the other order. A second scan, a poll interval later, sees the
+// pending payment or the reconcile job.
+const idleScans = 2
+
 // waitIdle cancels once no pending or processing job of the worker's
-// kinds is left in its queues (see idleScope).
+// kinds is left in its queues (see idleScope), idleScans scans in a row.
 func waitIdle(ctx context.Context, cancel context.CancelFunc, c *leasehold.Client, o Options) {
 	queues, kinds := idleScope(o)
-	tick(ctx, o.PollInterval, func() bool {
-		busy, err := hasWork(ctx, c, queues, kinds)
+	untilIdle(ctx, cancel, o.PollInterval, o.Logger, func(ctx context.Context) (bool, error) {
+		return hasWork(ctx, c, queues, kinds)
+	})
+}
+
+// untilIdle calls busy every interval and cancels once it has reported
+// no work idleScans times in a row; a failed scan counts as work.
+func untilIdle(ctx context.Context, cancel context.CancelFunc, every time.Duration, log *slog.Logger,
+	busy func(context.Context) (bool, error)) {
+	quiet := 0
+	tick(ctx, every, func() bool {
+		b, err := busy(ctx)
 		if err != nil {
-			o.Logger.Warn("idle check failed", "err", err)
+			log.Warn("idle check failed", "err", err)
+		}
+		if b || err != nil {
+			quiet = 0
 			return true
 		}
-		if !busy {
-			o.Logger.Info("queues are idle; stopping")
-			cancel()
+		if quiet++; quiet < idleScans {
+			return true
 		}
-		return busy
+		log.Info("queues are idle; stopping")
+		cancel()
+		return false
 	})
 }
 
