@@ -199,7 +199,8 @@ type QueueConfig struct {
 	// either. Every client that works the queue, and `leasehold watch`
 	// (`--flag-stuck`) or `leasehold serve` if they run the watcher, must
 	// set it: a client without it takes the expired leases over and runs
-	// their jobs again, the blind retry FlagStuck is for avoiding.
+	// their jobs again, the blind retry FlagStuck is for avoiding. A job
+	// whose cancel was requested is cancelled by the watcher, not flagged.
 	FlagStuck bool
 	// Reconcile, when set, makes expired leases in this queue go to the
 	// reconciling state with a reconcile job (see ReconcilePolicy) instead

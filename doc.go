@@ -41,7 +41,9 @@
 //     queues configured with FlagStuck, sends them to reconciling with a
 //     reconcile job in queues configured with Reconcile (ResolveReconcile
 //     decides, fenced by the reconciler's own lease), fails them when their
-//     retry budget is spent, and records lease_expired in their history.
+//     retry budget is spent, cancels them when a cancel was requested
+//     (outside the queues that reconcile, where the reconciler decides
+//     first), and records lease_expired in their history.
 //   - FenceTx asserts the lease inside a business transaction, and
 //     Checkpoint records durable checkpoints under it, both refused with
 //     ErrLeaseLost once the lease is lost.
@@ -50,8 +52,9 @@
 //     at insert: the same on every attempt of the job, and never another
 //     job's, even one that reuses a lost job's id after a failover.
 //   - Stop lets running jobs finish for ShutdownTimeout, then cancels the
-//     rest and releases their leases at once; Stopped is closed when it is
-//     done.
+//     rest and releases their leases at once (in a queue with FlagStuck or
+//     Reconcile their leases are left to expire instead, as a crashed
+//     worker's would); Stopped is closed when it is done.
 //
 // # Guarantees and their limits
 //

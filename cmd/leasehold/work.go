@@ -44,7 +44,8 @@ func (a *app) workCommand() *cobra.Command {
 are for the demo and for trying the queue by hand. An application's own kinds
 are never run (their jobs are left alone, whatever their queue): an
 application runs its own workers with the library.
-Runs until interrupted (SIGINT, SIGTERM or SIGHUP stop it gracefully: running
+Runs until interrupted (SIGINT, SIGTERM or SIGHUP, unless ignored at start as
+under nohup, stop it gracefully: running
 jobs get --shutdown-timeout to finish, then their leases are released; with
 --reconcile-into, a handler cut off mid-charge is not released but left to
 expire, and its payment is reconciled; --reconcile-into needs the ` + payments.Kind + `

@@ -15,10 +15,10 @@ import (
 	"github.com/leasehold/leasehold/leasetype"
 )
 
-// fakeDB stands in for the three driver calls of the engine (Claim,
-// Heartbeat, Finish) so that the parts can be tested without a database;
-// the drivers themselves are tested against real databases by the
-// conformance suite.
+// fakeDB stands in for the driver calls of the engine (Claim,
+// ClaimableQueues, Heartbeat, Finish and EndedAttempts) so that
+// the parts can be tested without a database; the drivers themselves
+// are tested against real databases by the conformance suite.
 type fakeDB struct {
 	mu sync.Mutex
 	// pending rows are handed out by Claim, oldest first.
