@@ -82,7 +82,7 @@
 //
 // The driver's own transactions that hold row locks or unique index
 // entries between statements (the rescue, a periodic slot claim, an
-// insert with a scoped unique key) set idle_in_transaction_session_timeout
+// insert of a batch with a unique key) set idle_in_transaction_session_timeout
 // for themselves when they begin: 1 s for the rescue, 10 s for the
 // others. A client paused or cut off inside one then lets the other
 // processes go when the server ends its session, instead of when the
