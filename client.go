@@ -36,8 +36,11 @@ type Client struct {
 	// enqueuer inserts the periodic jobs' slots (Config.Periodic,
 	// AddPeriodic).
 	enqueuer *maintenance.Enqueuer
-	// reconciler reports whether a kind is that of reconcile jobs.
-	reconciler func(kind string) bool
+	// reconciler reports whether a job row is that of a reconcile job:
+	// by its kind, or by the spawned shape of its key and args when this
+	// client lacks the policy that names its kind
+	// (statemachine.Reconciler).
+	reconciler func(*JobRow) bool
 	// resolutions are the running reconcile jobs' resolutions made in
 	// callers' transactions, reported once their handlers return.
 	resolutions txResolutions

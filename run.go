@@ -74,10 +74,12 @@ func (c *Client) giveUp(row *JobRow) (statemachine.Ending, bool) {
 // reconcilerEnding flags the ending of a reconcile job that would fail or
 // cancel it (its budget spent, a permanent error, a cancel it returned):
 // the job becomes stuck instead, for an operator to run it again or to
-// settle the job it reconciles, which nothing else would ever decide. An
-// operator's cancel is not classified here and still cancels it.
+// settle the job it reconciles, which nothing else would ever decide. A
+// reconcile job is known by its row (c.reconciler), so a client that
+// works the reconcile queue without the policy naming its kind flags it
+// too. An operator's cancel is not classified here and still cancels it.
 func (c *Client) reconcilerEnding(row *JobRow, end statemachine.Ending) statemachine.Ending {
-	if c.reconciler(row.Kind) {
+	if c.reconciler(row) {
 		end.Flag = true // Finish applies it to failed and cancelled only
 	}
 	return end

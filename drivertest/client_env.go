@@ -90,6 +90,8 @@ var clientTests = []struct {
 	{"ReconcileExpiredLease", testClientReconcile},
 	{"ResolutionNoteBounded", testResolutionNoteBounded},
 	{"ReconcilerGivingUpIsStuck", testReconcilerGivingUpIsStuck},
+	{"ReconcileJobStuckByWatcherElsewhere", testReconcileJobStuckByWatcherElsewhere},
+	{"ReconcileJobStuckByHandlerElsewhere", testReconcileJobStuckByHandlerElsewhere},
 	{"ResolveByLostLeaseRefused", testClientResolveLostLease},
 	{"ResolutionEventsAndStats", testResolutionEvents},
 	{"ResolveReadsTheLeasesArgs", testResolveReadsTheLeasesArgs},

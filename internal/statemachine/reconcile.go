@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -28,9 +29,10 @@ type Policy struct {
 }
 
 // PolicyRescuer returns the RescueParams.Decide of a watcher with policy
-// p. A reconcile job (see Reconciler) is never reconciled itself, so
-// reconciliation cannot feed on itself: it is rescued as any job of its
-// queue, but never failed (RescueReconciler).
+// p. A reconcile job (see Reconciler: known by its kind or by the shape
+// of its row, whatever policy this watcher holds) is never reconciled
+// itself, so reconciliation cannot feed on itself: it is rescued as any
+// job of its queue, but never failed (RescueReconciler).
 func PolicyRescuer(p Policy) func(*leasetype.JobRow) driver.Transition {
 	flag := make(map[string]bool, len(p.Flag))
 	for _, q := range p.Flag {
@@ -41,7 +43,7 @@ func PolicyRescuer(p Policy) func(*leasetype.JobRow) driver.Transition {
 	return func(job *leasetype.JobRow) driver.Transition {
 		t, ok := p.Reconcile[job.Queue]
 		switch {
-		case reconciler(job.Kind):
+		case reconciler(job):
 			return RescueReconciler(job, flag[job.Queue])
 		case ok:
 			return Reconcile(job, t)
@@ -51,14 +53,49 @@ func PolicyRescuer(p Policy) func(*leasetype.JobRow) driver.Transition {
 	}
 }
 
-// Reconciler returns whether a kind is that of reconcile jobs: the
-// default ReconcileKind, or the kind of one of targets.
-func Reconciler(targets map[string]ReconcileTarget) func(kind string) bool {
+// Reconciler returns whether a job row is that of a reconcile job: of
+// the default ReconcileKind or the kind of one of targets, or of any kind
+// when the row has the shape of a spawned reconcile job (spawned). The
+// kinds alone are not enough: a process may work a reconcile queue without
+// the policy of the queue whose expired leases fill it (that policy is
+// only required of the processes that work the reconciled queue), and it
+// must not fail those reconcile jobs all the same. The kinds still
+// recognise a row that lacks the spawned shape.
+func Reconciler(targets map[string]ReconcileTarget) func(*leasetype.JobRow) bool {
 	kinds := map[string]bool{leasetype.ReconcileKind: true}
 	for _, t := range targets {
 		kinds[t.Kind] = true
 	}
-	return func(kind string) bool { return kinds[kind] }
+	return func(job *leasetype.JobRow) bool { return kinds[job.Kind] || spawned(job) }
+}
+
+// reconcileKeyPrefix begins the unique key of every reconcile job.
+const reconcileKeyPrefix = "reconcile:"
+
+// reconcileKey is the unique key of the reconcile job of the attempt of
+// the job whose idempotency key is idem.
+func reconcileKey(idem string, attempt int) string {
+	return reconcileKeyPrefix + idem + ":" + strconv.Itoa(attempt)
+}
+
+// spawned reports whether job has the shape every reconcile job is
+// inserted with (reconcileJob), whatever its kind: args that decode as
+// leasetype.ReconcileArgs naming a job (JobID > 0, an attempt, a queue,
+// an idempotency key) and the unique key built from them. A user's job
+// would need that key and those args both to pass for one; a row without
+// the key's prefix costs no decoding.
+func spawned(job *leasetype.JobRow) bool {
+	if !strings.HasPrefix(job.UniqueKey, reconcileKeyPrefix) {
+		return false
+	}
+	var a leasetype.ReconcileArgs
+	if err := json.Unmarshal(job.Args, &a); err != nil {
+		return false
+	}
+	if a.JobID <= 0 || a.Attempt <= 0 || a.JobQueue == "" || a.IdempotencyKey == "" {
+		return false
+	}
+	return job.UniqueKey == reconcileKey(a.IdempotencyKey, a.Attempt)
 }
 
 // RescueReconciler returns the transition of a reconcile job whose lease
@@ -88,7 +125,8 @@ func Reconcile(job *leasetype.JobRow, target ReconcileTarget) driver.Transition 
 
 // reconcileJob is the reconcile job of job's expired attempt. Its unique
 // key names the job by its UUID (ids can be reissued) and the attempt, so
-// that one expiry never has two reconcile jobs.
+// that one expiry never has two reconcile jobs; with its args, it is also
+// how any process knows the row for a reconcile job (spawned).
 func reconcileJob(job *leasetype.JobRow, target ReconcileTarget) *driver.InsertParams {
 	args, err := json.Marshal(leasetype.ReconcileArgs{
 		JobID: job.ID, Attempt: job.Attempt, IdempotencyKey: job.IdempotencyKey(),
@@ -100,7 +138,7 @@ func reconcileJob(job *leasetype.JobRow, target ReconcileTarget) *driver.InsertP
 	return &driver.InsertParams{
 		Kind: target.Kind, Queue: target.Queue, Args: args,
 		MaxAttempts: target.MaxAttempts, Priority: target.Priority,
-		UniqueKey: "reconcile:" + job.IdempotencyKey() + ":" + strconv.Itoa(job.Attempt),
+		UniqueKey: reconcileKey(job.IdempotencyKey(), job.Attempt),
 		Notify:    true,
 	}
 }
