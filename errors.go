@@ -3,6 +3,7 @@ package leasehold
 import (
 	"errors"
 
+	"github.com/leasehold/leasehold/internal/engine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -44,6 +45,12 @@ var (
 	// operator, or deleted. Nothing was written; a reconcile job that gets
 	// it has nothing left to decide and may return nil.
 	ErrNotReconciling = leasetype.ErrNotReconciling
+
+	// ErrHandlerExited is the error recorded for an attempt whose handler
+	// ended its goroutine without returning or panicking (runtime.Goexit,
+	// as t.FailNow does in a test): the attempt ends as one whose handler
+	// returned this error, retried or failed by the job's retry budget.
+	ErrHandlerExited = engine.ErrHandlerExited
 
 	// ErrJobNotFound reports that no job has the given id.
 	ErrJobNotFound = errors.New("leasehold: job not found")

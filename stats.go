@@ -20,8 +20,8 @@ type Stats struct {
 	// State stuck).
 	Flagged int64
 	// Released counts leases given back unrun or given up: at shutdown,
-	// claimed too late to start, or not renewed in time (EventFinished,
-	// released or lease_lost).
+	// claimed too late to start, left by a claim whose reply was lost, or
+	// not renewed in time (EventFinished, released or lease_lost).
 	Released int64
 	// LeaseLost counts handlers cancelled because their lease was gone
 	// (heartbeat found it taken over) or could not be renewed in time

@@ -75,6 +75,8 @@ func testWatcherOwnQueuesOnly(e *clientEnv) {
 // lost leaves a lease nobody runs; the client releases it before its next
 // claim, its attempt not charged, so a job with one attempt runs once and
 // completes, where it used to wait out the TTL and fail without running.
+// The release is reported as any other (EventFinished, released), so
+// Stats and the metrics count every outcome the client wrote.
 func testLostClaimReplyReleased(e *clientEnv) {
 	fd := &faultDriver{Driver: e.d}
 	var mu sync.Mutex
@@ -108,6 +110,10 @@ func testLostClaimReplyReleased(e *clientEnv) {
 		h[0].Outcome != leasehold.OutcomeReleased || h[1].Outcome != leasehold.OutcomeCompleted {
 		e.Fatalf("job after a lost claim reply: %s, handler ran %d times, history %s; want completed, once, released then completed",
 			row.State, ran, fmtHistory(h))
+	}
+	if st := c.Stats(); st.Released != 1 || st.Completed != 2 {
+		e.Fatalf("Stats after a lost claim reply: released %d, completed %d; want the release and both completions reported",
+			st.Released, st.Completed)
 	}
 }
 

@@ -70,9 +70,10 @@
 //   - cancelled: Cancel, or the job was cancelled by an operator
 //   - lease_lost: the lease was found lost while the handler ran (its
 //     context's cause is leasehold.ErrLeaseLost, or the handler returned
-//     an error wrapping it), whatever the handler returned: a nil it
-//     returns then is a late completion, which the client's fenced write
-//     does not apply once another worker holds the job. A lease the
+//     an error wrapping it, unless the client had cut it off: see
+//     released), whatever the handler returned: a nil it returns then is
+//     a late completion, which the client's fenced write does not apply
+//     once another worker holds the job. A lease the
 //     worker gave up because it could not renew it in time (the cause is
 //     leasehold.ErrLeaseNotRenewed) may still be held in the database:
 //     the span reports what the client writes, fenced, which applies
@@ -84,8 +85,10 @@
 //     job's history tells whether the write applied
 //   - released: the client stopped and cut the handler off (its
 //     context's cause is leasehold.ErrShuttingDown), whatever the handler
-//     then returned, nil included: the client has given up on the run and
-//     ignores its result. The job goes back to pending, its attempt not
+//     then returned, nil included, or the error wrapping
+//     leasehold.ErrLeaseLost that CheckLease then returns: the client has
+//     given up on the run and ignores its result. The job goes back to
+//     pending, its attempt not
 //     charged, except in a queue with FlagStuck or Reconcile, where the
 //     client writes nothing (the handler may have been cut off mid-effect)
 //     and leaves the lease to expire: the watcher then flags the job
@@ -93,8 +96,11 @@
 //     middleware cannot see a queue's policy: released means "cut off at
 //     shutdown", and the job's history tells which of the two followed
 //   - error: any other error; the client retries the job, or fails it
-//     when its budget is spent
-//   - panic: the handler panicked (the client recovers it)
+//     when its budget is spent. A handler that ends its goroutine with
+//     runtime.Goexit (as t.FailNow does) has not panicked: the client
+//     ends its attempt as an error saying so, which the span records
+//   - panic: the handler panicked (the client recovers it, once the span
+//     has ended)
 //
 // Every outcome but completed, snoozed and released records the error on
 // the span (for lease_lost with a nil error, the context's cause) and sets

@@ -30,18 +30,36 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 	spanCtx, span := t.startWork(parent, carries == carriesContext, job)
 	returned := false
 	defer func() {
-		if !returned {
-			endWork(span, OutcomePanic, errPanicked)
+		if returned {
+			return
 		}
+		// The handler panicked, or ended its goroutine with runtime.Goexit,
+		// which the client counts not as a panic but as a handler that
+		// returned leasehold.ErrHandlerExited; only recover tells the two
+		// apart, and only when this deferred function calls it itself.
+		if v := recover(); v != nil {
+			endWork(span, OutcomePanic, errPanicked)
+			// The panic goes on, its value unchanged, for the client to
+			// recover: the stack it then takes still holds the panic's
+			// frames.
+			panic(v)
+		}
+		endReturned(ctx, span, leasehold.ErrHandlerExited)
 	}()
 	err := next(spanCtx)
 	returned = true
+	endReturned(ctx, span, err)
+	return err
+}
+
+// endReturned ends the span of a handler, run under ctx, that returned
+// err, with the outcome the client gives the run.
+func endReturned(ctx context.Context, span trace.Span, err error) {
 	o := outcome(ctx, err)
 	if span.IsRecording() && errors.Is(context.Cause(ctx), leasehold.ErrLeaseNotRenewed) {
 		span.SetAttributes(LeaseGivenUpKey.Bool(true))
 	}
 	endWork(span, o, recorded(ctx, o, err))
-	return err
 }
 
 // LeaseGivenUpKey is set, true, on the work span of a run whose lease the
@@ -144,15 +162,17 @@ func endWork(span trace.Span, outcome string, err error) {
 // the client writes what the handler returned, fenced, as completed for
 // a nil, which applies unless another worker took the lease over; for an
 // error, whatever it is, the ending of a lease given up (lease_lost, the
-// attempt retried, or failed once its budget is spent). Otherwise a lease
-// known to be lost (cause leasehold.ErrLeaseLost, or an error wrapping
-// it) comes first, whatever the handler returned: a handler that sees its context
-// end and returns nil has not completed the job, whose lease is another
-// worker's (the client's write of that completion is refused). A
-// shutdown comes next, whatever the handler returned too: Stop gave up on
+// attempt retried, or failed once its budget is spent). Otherwise a
+// shutdown comes first, whatever the handler returned: Stop gave up on
 // the handler and released its lease before cancelling its context, so
 // the client ignores what it returns, a nil included, and the job runs
-// again.
+// again. That holds too for the error wrapping leasehold.ErrLeaseLost
+// that CheckLease returns once Stop has cut the handler off: the lease
+// was given up, not lost. A lease known to be lost (cause
+// leasehold.ErrLeaseLost, or an error wrapping it) comes next, whatever
+// the handler returned too: a handler that sees its context end and
+// returns nil has not completed the job, whose lease is another worker's
+// (the client's write of that completion is refused).
 func outcome(ctx context.Context, err error) string {
 	cause := context.Cause(ctx)
 	switch {
@@ -161,10 +181,10 @@ func outcome(ctx context.Context, err error) string {
 			return string(leasehold.OutcomeCompleted)
 		}
 		return string(leasehold.OutcomeLeaseLost)
-	case errors.Is(err, leasehold.ErrLeaseLost), errors.Is(cause, leasehold.ErrLeaseLost):
-		return string(leasehold.OutcomeLeaseLost)
 	case errors.Is(cause, leasehold.ErrShuttingDown):
 		return string(leasehold.OutcomeReleased)
+	case errors.Is(err, leasehold.ErrLeaseLost), errors.Is(cause, leasehold.ErrLeaseLost):
+		return string(leasehold.OutcomeLeaseLost)
 	case err == nil:
 		return string(leasehold.OutcomeCompleted)
 	case errors.Is(cause, leasehold.ErrJobCancelled):

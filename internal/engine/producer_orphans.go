@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -136,14 +137,15 @@ func (q *queue) releaseLost(ctx context.Context) {
 }
 
 // releaseOrphans releases the queue's orphaned leases and returns how
-// many it released.
+// many it released, each reported as EventFinished (released), as every
+// outcome the client writes is.
 func (q *queue) releaseOrphans(ctx context.Context) (int, error) {
 	p := q.p
 	cctx, cancel := context.WithTimeout(ctx, ClaimTimeout)
 	defer cancel()
 	seen := q.mark.seen.Load()
 	held := func(id int64, attempt int) bool { return p.cfg.Executor.cfg.Leases.Lookup(id, attempt) != nil }
-	var ps []*driver.FinishParams
+	var found []*leasetype.JobRow
 	list := &leasetype.ListParams{States: []leasetype.JobState{leasetype.StateProcessing},
 		Queue: q.name, Owner: p.cfg.Owner, Limit: orphanPage}
 	for {
@@ -151,18 +153,25 @@ func (q *queue) releaseOrphans(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		for _, r := range orphans(rows, seen, held) {
-			ps = append(ps, &driver.FinishParams{ID: r.ID, Owner: p.cfg.Owner, Attempt: r.Attempt,
-				Transition: statemachine.Finish(statemachine.Ending{Outcome: leasetype.OutcomeReleased, Error: lostReplyError})})
-		}
+		found = append(found, orphans(rows, seen, held)...)
 		if len(rows) < orphanPage {
 			break
 		}
 		list.AfterID = rows[len(rows)-1].ID
 	}
-	if len(ps) == 0 {
+	if len(found) == 0 {
 		return 0, nil
 	}
+	release := statemachine.Finish(statemachine.Ending{Outcome: leasetype.OutcomeReleased, Error: lostReplyError})
+	ps := make([]*driver.FinishParams, len(found))
+	for i, r := range found {
+		ps[i] = &driver.FinishParams{ID: r.ID, Owner: p.cfg.Owner, Attempt: r.Attempt, Transition: release}
+	}
 	done, err := p.cfg.Orphans.Finish(cctx, nil, ps)
+	for _, r := range found {
+		if slices.Contains(done, r.ID) {
+			p.cfg.Emit(leasetype.Event{Kind: leasetype.EventFinished, Job: r, Outcome: release.Outcome, State: release.State})
+		}
+	}
 	return len(done), err
 }
