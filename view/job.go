@@ -36,6 +36,25 @@ type JobView struct {
 	Lease *LeaseView `json:"lease,omitempty"`
 }
 
+// Waits says what a job in state waits for when no claim will take it:
+// "waits for an operator" for a stuck job, "reconciler deciding" for a
+// reconciling one, "" for a job in another state. The watcher keeps the
+// run_at of the lease that expired, a time now past: shown as a due
+// time, it would read as claimable.
+func Waits(state leasehold.JobState) string {
+	switch state {
+	case leasehold.StateStuck:
+		return "waits for an operator"
+	case leasehold.StateReconciling:
+		return "reconciler deciding"
+	}
+	return ""
+}
+
+// Waits says what the job waits for, if no claim will take it (see the
+// function Waits).
+func (j JobView) Waits() string { return Waits(leasehold.JobState(j.Status)) }
+
 // ChargedAttempts is how many of the job's attempts count against its
 // retry budget (MaxAttempts): its claims but those not charged.
 func (v JobView) ChargedAttempts() int { return v.Attempt - v.FreeAttempts }

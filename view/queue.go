@@ -39,13 +39,15 @@ type KindBacklogView struct {
 	LiveLeases       int64   `json:"live_leases"`
 	// Suspect is set when the oldest has waited past the threshold and
 	// the kind has no live lease: probably no running worker handles it
-	// (see Suspect).
+	// (see Suspect). It is never set in a paused queue, whose jobs wait
+	// for the resume whatever workers run.
 	Suspect bool `json:"suspect"`
 }
 
 // NewQueueView returns the view of a queue's statistics. A kind is
 // suspect when its oldest never-claimed due job has waited longer than
-// unclaimedAfter and it has no live lease.
+// unclaimedAfter and it has no live lease, unless the queue is paused:
+// then no worker claims its jobs, running or not.
 func NewQueueView(q *leasehold.QueueStats, unclaimedAfter time.Duration) QueueView {
 	v := QueueView{
 		Queue: q.Queue, Counts: map[string]int64{}, OldestPendingSeconds: q.OldestPending.Seconds(),
@@ -61,7 +63,7 @@ func NewQueueView(q *leasehold.QueueStats, unclaimedAfter time.Duration) QueueVi
 	for _, b := range q.NeverClaimed {
 		v.NeverClaimed = append(v.NeverClaimed, KindBacklogView{
 			Kind: b.Kind, Due: b.Due, OldestDueSeconds: b.OldestDue.Seconds(), LiveLeases: b.LiveLeases,
-			Suspect: Suspect(b, unclaimedAfter),
+			Suspect: !q.Paused && Suspect(b, unclaimedAfter),
 		})
 	}
 	return v

@@ -185,12 +185,13 @@ func TestSuspect(t *testing.T) {
 func TestStatsView(t *testing.T) {
 	s := leasehold.Stats{
 		Claimed: 1, Completed: 2, Retried: 3, Failed: 4, Snoozed: 5, Cancelled: 6, Released: 7, LeaseLost: 8,
-		FinishRefused: 9, HeartbeatErrors: 99, FinishErrors: 99, OutcomesDropped: 10, Rescued: 11, Panics: 12,
-		Running: 99, SkippedLate: 13, EventsDropped: 14, ClaimedAgain: 15, Flagged: 16,
+		FinishRefused: 9, HeartbeatErrors: 17, FinishErrors: 18, OutcomesDropped: 10, Rescued: 11, Panics: 12,
+		Running: 99, SkippedLate: 13, EventsDropped: 14, ClaimedAgain: 15, Flagged: 16, ClaimErrors: 19, TakenOver: 20,
 	}
 	jsonEqual(t, view.NewStatsView("w1", s), `{"owner": "w1", "claimed": 1, "completed": 2, "retried": 3,
 		"failed": 4, "snoozed": 5, "cancelled": 6, "flagged": 16, "released": 7, "lease_lost": 8, "finish_refused": 9,
-		"outcomes_dropped": 10, "rescued": 11, "panics": 12, "skipped_late": 13, "claimed_again": 15,
+		"heartbeat_errors": 17, "finish_errors": 18, "claim_errors": 19,
+		"outcomes_dropped": 10, "rescued": 11, "taken_over": 20, "panics": 12, "skipped_late": 13, "claimed_again": 15,
 		"events_dropped": 14}`)
 }
 

@@ -2,8 +2,10 @@ package view
 
 import "github.com/leasehold/leasehold"
 
-// StatsView is a worker's counters (see leasehold.Stats), as `leasehold
-// work --json` prints them when it stops.
+// StatsView is a worker's counters: every field of leasehold.Stats but
+// Running, a gauge of the handlers running at the moment rather than a
+// count since the client started. `leasehold work --json` prints it when
+// the worker stops.
 type StatsView struct {
 	Owner     string `json:"owner"`
 	Claimed   int64  `json:"claimed"`
@@ -22,10 +24,19 @@ type StatsView struct {
 	// FinishRefused counts fenced writes the database refused: the lease
 	// had been taken over.
 	FinishRefused int64 `json:"finish_refused"`
+	// HeartbeatErrors, FinishErrors and ClaimErrors count the heartbeat,
+	// finish (retried) and claim statements that failed.
+	HeartbeatErrors int64 `json:"heartbeat_errors"`
+	FinishErrors    int64 `json:"finish_errors"`
+	ClaimErrors     int64 `json:"claim_errors"`
 	// OutcomesDropped counts outcomes given up unwritten.
 	OutcomesDropped int64 `json:"outcomes_dropped"`
-	Rescued         int64 `json:"rescued"`
-	Panics          int64 `json:"panics"`
+	// Rescued counts expired leases the worker's watcher moved, and
+	// TakenOver expired leases its claims took over. Summed over every
+	// worker, the two count the attempts whose lease expired.
+	Rescued   int64 `json:"rescued"`
+	TakenOver int64 `json:"taken_over"`
+	Panics    int64 `json:"panics"`
 	// SkippedLate counts claimed jobs not started because the claim's
 	// reply came too late for a safe run.
 	SkippedLate int64 `json:"skipped_late"`
@@ -43,8 +54,9 @@ func NewStatsView(owner string, s leasehold.Stats) StatsView {
 	return StatsView{
 		Owner: owner, Claimed: s.Claimed, Completed: s.Completed, Retried: s.Retried, Failed: s.Failed,
 		Snoozed: s.Snoozed, Cancelled: s.Cancelled, Flagged: s.Flagged, Released: s.Released, LeaseLost: s.LeaseLost,
-		FinishRefused: s.FinishRefused, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, Panics: s.Panics,
-		SkippedLate: s.SkippedLate, EventsDropped: s.EventsDropped, ClaimedAgain: s.ClaimedAgain,
+		FinishRefused: s.FinishRefused, HeartbeatErrors: s.HeartbeatErrors, FinishErrors: s.FinishErrors,
+		ClaimErrors: s.ClaimErrors, OutcomesDropped: s.OutcomesDropped, Rescued: s.Rescued, TakenOver: s.TakenOver,
+		Panics: s.Panics, SkippedLate: s.SkippedLate, EventsDropped: s.EventsDropped, ClaimedAgain: s.ClaimedAgain,
 	}
 }
 

@@ -134,7 +134,7 @@ func noticeText(done string, j *leasehold.JobRow) string {
 	case done == "retry" && j.State == leasehold.StatePending:
 		return "The job is pending again, with a fresh retry budget."
 	case done == "cancel" && (j.State == leasehold.StateCancelled || j.CancelRequested && !j.State.Finished()):
-		return "The job was cancelled (a processing job is cancelled at its next heartbeat)."
+		return "The job was cancelled (a running handler is cancelled at its next heartbeat; a job whose lease expired, by the watcher at its next pass)."
 	}
 	return ""
 }

@@ -23,7 +23,8 @@ func (a *app) jobsStuckCommand() *cobra.Command {
 		Use:   "stuck",
 		Short: "List processing jobs whose lease expired, and jobs flagged stuck",
 		Long: `List the jobs that need attention: processing jobs whose lease has expired
-(their worker died or hung; the watcher or a new claim takes them back) and
+(their worker died or hung; the watcher takes them back, or a new claim unless
+their queue flags or reconciles them or a cancel was requested) and
 jobs flagged stuck by the watcher in queues that flag instead of requeueing
 (decide with jobs retry or jobs cancel). Below them, a line points at each kind
 whose due jobs no worker ever claimed for longer than --unclaimed-after while

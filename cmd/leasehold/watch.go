@@ -120,7 +120,9 @@ func (a *app) watch(cmd *cobra.Command, f *watchFlags) error {
 	for {
 		moved, err := rescueBounded(ctx, c, f.passBound())
 		if ctx.Err() != nil {
-			return nil
+			// Interrupted: the batches that committed before the
+			// interruption moved their jobs all the same.
+			return a.printRescued(moved, false)
 		}
 		if err != nil && len(moved) > 0 {
 			// The batches before the failure committed: their jobs moved.

@@ -27,7 +27,8 @@ func RenderJobs(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
 
 // When says when a job runs or ran: "runs in 5m" or "due 3s ago" for a
 // job waiting to run, "finished 2m ago" for a finished one, "-" for a
-// processing one (its LEASE says more).
+// processing one (its LEASE says more), and what a stuck or reconciling
+// job waits for (see Waits).
 func When(j *leasehold.JobRow, now time.Time) string {
 	switch {
 	case j.State.Finished():
@@ -37,6 +38,8 @@ func When(j *leasehold.JobRow, now time.Time) string {
 		return "finished " + Relative(j.FinishedAt, now)
 	case j.State == leasehold.StateProcessing:
 		return "-"
+	case Waits(j) != "":
+		return Waits(j)
 	case j.RunAt.After(now):
 		return "runs " + Relative(j.RunAt, now)
 	}
@@ -45,6 +48,10 @@ func When(j *leasehold.JobRow, now time.Time) string {
 	}
 	return "due now"
 }
+
+// Waits says what a stuck or reconciling job waits for, "" for a job in
+// another state (see view.Waits).
+func Waits(j *leasehold.JobRow) string { return view.Waits(j.State) }
 
 // LeaseSummary describes the lease of a processing job: its owner and the
 // time left (or since it expired); "-" for other jobs.
@@ -74,7 +81,10 @@ func RenderJob(w io.Writer, info *leasehold.JobInfo, now time.Time) error {
 		kv.Row("  unique key", j.UniqueKey)
 	}
 	kv.Row("  created", At(j.CreatedAt, now))
-	if !j.State.Finished() {
+	switch {
+	case Waits(j) != "":
+		kv.Row("  run at", "- ("+Waits(j)+")")
+	case !j.State.Finished():
 		kv.Row("  run at", At(j.RunAt, now))
 	}
 	if !j.FinishedAt.IsZero() {
@@ -83,7 +93,7 @@ func RenderJob(w io.Writer, info *leasehold.JobInfo, now time.Time) error {
 	if j.State == leasehold.StateProcessing {
 		kv.Row("  lease", leaseDetail(j, now))
 	}
-	if c := cancelNote(j); c != "" {
+	if c := cancelNote(j, now); c != "" {
 		kv.Row("  cancel", c)
 	}
 	if j.LastError != "" {
@@ -114,11 +124,18 @@ func lastError(j *leasehold.JobRow, attempts []*leasehold.Attempt) (label, text 
 	return "  earlier error", fmt.Sprintf("%s (%s; attempt %d completed)", j.LastError, from, j.Attempt)
 }
 
+// leaseDetail describes the lease of a processing job: its owner, the
+// time left or since it expired, and its last heartbeat. No claim takes
+// over an expired lease whose job has a cancel requested: the watcher
+// alone ends it.
 func leaseDetail(j *leasehold.JobRow, now time.Time) string {
 	s := "held by " + j.LeaseOwner
-	if left := j.LeaseUntil.Sub(now); left >= 0 {
+	switch left := j.LeaseUntil.Sub(now); {
+	case left >= 0:
 		s += ", " + FormatDuration(left) + " left"
-	} else {
+	case j.CancelRequested:
+		s += ", expired " + FormatDuration(-left) + " ago (the watcher takes it back)"
+	default:
 		s += ", expired " + FormatDuration(-left) + " ago (the watcher or a new claim takes it back)"
 	}
 	if j.HeartbeatAt.IsZero() {
@@ -128,13 +145,17 @@ func leaseDetail(j *leasehold.JobRow, now time.Time) string {
 }
 
 // cancelNote says what an operator's cancel request means for the job
-// now: pending while the handler runs, waiting for the reconciler's
-// decision, fulfilled once the job ended cancelled, moot when the job
-// finished otherwise.
-func cancelNote(j *leasehold.JobRow) string {
+// at now (database clock): pending while the handler runs, or until the
+// watcher ends a job whose lease expired (no heartbeat comes to see the
+// request), waiting for the reconciler's decision, fulfilled once the
+// job ended cancelled, moot when the job finished otherwise.
+func cancelNote(j *leasehold.JobRow, now time.Time) string {
 	switch {
 	case !j.CancelRequested:
 		return ""
+	case j.State == leasehold.StateProcessing && j.LeaseUntil.Before(now):
+		return "requested, but the lease expired: the stuck watcher ends the job at its next pass " +
+			"(in a queue that reconciles, its reconciler decides first)"
 	case j.State == leasehold.StateProcessing:
 		return "requested: the handler is cancelled at its next heartbeat"
 	case j.State == leasehold.StateReconciling:
@@ -181,7 +202,9 @@ func RenderQueues(w io.Writer, qs []*leasehold.QueueStats, unclaimedAfter time.D
 }
 
 // RenderUnclaimed prints one line for each kind whose never-claimed due
-// jobs suggest that no running worker handles it.
+// jobs have waited longer than after with none of the kind running:
+// probably no running worker handles it, unless its queue is paused,
+// which the line then says instead.
 func RenderUnclaimed(w io.Writer, qs []*leasehold.QueueStats, after time.Duration) error {
 	for _, q := range qs {
 		for _, b := range q.NeverClaimed {
@@ -192,8 +215,12 @@ func RenderUnclaimed(w io.Writer, qs []*leasehold.QueueStats, after time.Duratio
 			if b.Due == 1 {
 				jobs = "job"
 			}
-			_, err := fmt.Fprintf(w, "kind %s in queue %s: %d due %s never claimed, the oldest due for %s, none of this kind running: is a worker for it running?\n",
-				Truncate(b.Kind, 80), Truncate(q.Queue, 80), b.Due, jobs, FormatDuration(b.OldestDue))
+			why := "none of this kind running: is a worker for it running?"
+			if q.Paused {
+				why = "the queue is paused (leasehold queues resume " + Truncate(q.Queue, 80) + ")"
+			}
+			_, err := fmt.Fprintf(w, "kind %s in queue %s: %d due %s never claimed, the oldest due for %s, %s\n",
+				Truncate(b.Kind, 80), Truncate(q.Queue, 80), b.Due, jobs, FormatDuration(b.OldestDue), why)
 			if err != nil {
 				return fmt.Errorf("write: %w", err)
 			}
@@ -257,9 +284,10 @@ func RenderStuck(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
 // unreachable at shutdown, or its file gone), how many leases were left behind and when
 // their jobs come back. ttl is the worker's lease TTL.
 func StatsSummary(s view.StatsView, ttl time.Duration) string {
-	line := fmt.Sprintf("worker %s stopped: claimed %d, completed %d, retried %d, failed %d, snoozed %d, cancelled %d, flagged stuck %d, panicked %d, released %d, skipped late %d, leases lost %d, late writes refused %d, outcomes dropped %d, rescued %d, claimed again %d",
+	line := fmt.Sprintf("worker %s stopped: claimed %d, completed %d, retried %d, failed %d, snoozed %d, cancelled %d, flagged stuck %d, panicked %d, released %d, skipped late %d, leases lost %d, late writes refused %d, outcomes dropped %d, rescued %d, taken over %d, claimed again %d, heartbeat errors %d, finish errors %d, claim errors %d, events dropped %d",
 		s.Owner, s.Claimed, s.Completed, s.Retried, s.Failed, s.Snoozed, s.Cancelled, s.Flagged, s.Panics, s.Released,
-		s.SkippedLate, s.LeaseLost, s.FinishRefused, s.OutcomesDropped, s.Rescued, s.ClaimedAgain)
+		s.SkippedLate, s.LeaseLost, s.FinishRefused, s.OutcomesDropped, s.Rescued, s.TakenOver, s.ClaimedAgain,
+		s.HeartbeatErrors, s.FinishErrors, s.ClaimErrors, s.EventsDropped)
 	switch n := s.OutcomesDropped; {
 	case n == 1:
 		line += fmt.Sprintf("\ncould not release 1 lease or record its outcome (the database did not take the write): its job comes back when the lease expires, within the lease TTL (%s)",

@@ -20,7 +20,9 @@ func TestWhen(t *testing.T) {
 	}{
 		{leasehold.JobRow{State: leasehold.StatePending, RunAt: now.Add(5 * time.Minute)}, "runs in 5m"},
 		{leasehold.JobRow{State: leasehold.StatePending, RunAt: now.Add(-3 * time.Second)}, "due 3s ago"},
-		{leasehold.JobRow{State: leasehold.StateStuck, RunAt: now}, "due now"},
+		{leasehold.JobRow{State: leasehold.StatePending, RunAt: now}, "due now"},
+		{leasehold.JobRow{State: leasehold.StateStuck, RunAt: now.Add(-41 * time.Second)}, "waits for an operator"},
+		{leasehold.JobRow{State: leasehold.StateReconciling, RunAt: now.Add(-41 * time.Second)}, "reconciler deciding"},
 		{leasehold.JobRow{State: leasehold.StateProcessing, RunAt: now.Add(-time.Minute)}, "-"},
 		{leasehold.JobRow{State: leasehold.StateCompleted, RunAt: now.Add(-time.Hour), FinishedAt: now.Add(-2 * time.Minute)}, "finished 2m ago"},
 		{leasehold.JobRow{State: leasehold.StateCancelled, RunAt: now.Add(-time.Hour)}, "finished"},
@@ -33,6 +35,7 @@ func TestWhen(t *testing.T) {
 }
 
 func TestCancelNote(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	for state, want := range map[leasehold.JobState]string{
 		leasehold.StateProcessing:  "next heartbeat",
 		leasehold.StateReconciling: "reconciler decides first",
@@ -40,11 +43,16 @@ func TestCancelNote(t *testing.T) {
 		leasehold.StateCancelled:   "ended cancelled",
 		leasehold.StateCompleted:   "ended completed first",
 	} {
-		if got := cancelNote(&leasehold.JobRow{State: state, CancelRequested: true}); !strings.Contains(got, want) {
+		j := &leasehold.JobRow{State: state, CancelRequested: true, LeaseUntil: now.Add(time.Minute)}
+		if got := cancelNote(j, now); !strings.Contains(got, want) {
 			t.Errorf("cancelNote(%s) = %q, want it to say %q", state, got, want)
 		}
 	}
-	if got := cancelNote(&leasehold.JobRow{State: leasehold.StateProcessing}); got != "" {
+	expired := &leasehold.JobRow{State: leasehold.StateProcessing, CancelRequested: true, LeaseUntil: now.Add(-time.Second)}
+	if got := cancelNote(expired, now); strings.Contains(got, "heartbeat") || !strings.Contains(got, "watcher ends the job") {
+		t.Errorf("cancelNote(processing, lease expired) = %q, want the watcher to end it, no heartbeat", got)
+	}
+	if got := cancelNote(&leasehold.JobRow{State: leasehold.StateProcessing}, now); got != "" {
 		t.Errorf("cancelNote without a request = %q", got)
 	}
 }
@@ -95,8 +103,10 @@ func TestReadValue(t *testing.T) {
 }
 
 func TestStatsSummary(t *testing.T) {
-	s := StatsSummary(view.StatsView{Owner: "w", Snoozed: 2, Cancelled: 3, Panics: 4, ClaimedAgain: 5}, 30*time.Second)
-	for _, want := range []string{"snoozed 2,", "cancelled 3,", "panicked 4,", "claimed again 5"} {
+	s := StatsSummary(view.StatsView{Owner: "w", Snoozed: 2, Cancelled: 3, Panics: 4, ClaimedAgain: 5, TakenOver: 6,
+		HeartbeatErrors: 7, FinishErrors: 8, ClaimErrors: 9, EventsDropped: 10}, 30*time.Second)
+	for _, want := range []string{"snoozed 2,", "cancelled 3,", "panicked 4,", "claimed again 5", "taken over 6,",
+		"heartbeat errors 7,", "finish errors 8,", "claim errors 9,", "events dropped 10"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("StatsSummary lacks %q: %s", want, s)
 		}
