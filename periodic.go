@@ -259,7 +259,9 @@ func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.C
 
 // claimPeriodic runs built, the job of the slot p claims, through the
 // insert middleware, then claims the slot with it (p with Job set)
-// through claim (directly when nil).
+// through claim (directly when nil). An error or panic of the middleware
+// after the claim was written is logged, and the claim's result
+// returned.
 func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.PeriodicInsertParams, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
 	if claim == nil {
 		claim = func(f func() error) error { return f() }
@@ -294,11 +296,18 @@ func (c *Client) claimPeriodic(ctx context.Context, built *InsertJob, p driver.P
 	case driverErr != nil:
 		return nil, fmt.Errorf("leasehold: periodic insert: %w", driverErr) // retried
 	case out != nil:
-		if errors.As(err, &panicked) {
+		// Written, whatever the middleware returned afterwards: a retry
+		// would be refused, as the slot is taken. A periodic slot has no
+		// caller to receive the middleware's error, so it is logged.
+		switch {
+		case errors.As(err, &panicked):
 			c.cfg.Logger.Error("leasehold: insert middleware panicked after the periodic slot's job was written",
 				"schedule", p.Name, "slot", p.Slot, "err", err)
+		case err != nil:
+			c.cfg.Logger.Warn("leasehold: insert middleware failed after the periodic slot's job was written",
+				"schedule", p.Name, "slot", p.Slot, "err", err)
 		}
-		return out, nil // written, whatever the middleware returned afterwards
+		return out, nil
 	case err == nil:
 		return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, ErrMiddlewareResults)
 	case errors.As(err, &panicked) || refusesSlot(err):

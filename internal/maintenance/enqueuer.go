@@ -19,9 +19,12 @@ import (
 // Defaults of the enqueuer.
 const (
 	// enqueuerRetry is the first wait after a failed statement; it
-	// doubles up to enqueuerMaxRetry while the failures go on.
+	// doubles while the failures go on, up to the schedule's retryLimit.
 	enqueuerRetry    = 500 * time.Millisecond
 	enqueuerMaxRetry = 30 * time.Second
+	// enqueuerGraceRetries is how many times at least a schedule whose
+	// statements fail looks again within its grace (see retryLimit).
+	enqueuerGraceRetries = 8
 	// enqueuerMaxSleep bounds one wait for a slot, so that the database
 	// clock is read again at least this often.
 	enqueuerMaxSleep = time.Minute
@@ -242,18 +245,30 @@ func (e *Enqueuer) launch(r *runner) {
 func (e *Enqueuer) run(ctx context.Context, r *runner) {
 	s := e.strict(r.s)
 	cursor, ok := e.begin(ctx, s)
-	retry := enqueuerRetry
+	retry, limit := enqueuerRetry, retryLimit(s.Grace)
 	for ok && ctx.Err() == nil {
 		next, err := e.step(ctx, r, s, cursor)
 		if err != nil {
 			e.failed(ctx, s, err)
 			ok = e.cfg.Sleep(ctx, retry)
-			retry = min(2*retry, enqueuerMaxRetry)
+			retry = min(2*retry, limit)
 			continue
 		}
 		retry = enqueuerRetry
 		cursor = next
 	}
+}
+
+// retryLimit returns the longest wait of a schedule of grace grace
+// after a failed statement: an eighth of the grace, at least
+// enqueuerRetry and at most enqueuerMaxRetry. A wait as long as the
+// grace (30 s against a 5 s grace, after an outage of a minute) would
+// have the process look again only once slots still on time when the
+// database came back are past their grace, and skip them as missed; with
+// this bound, a slot is claimed when the database answers for the last
+// eighth of its grace.
+func retryLimit(grace time.Duration) time.Duration {
+	return min(max(grace/enqueuerGraceRetries, enqueuerRetry), enqueuerMaxRetry)
 }
 
 // strict returns a copy of s whose Next keeps the contract of a slot
@@ -287,7 +302,8 @@ func (e *Enqueuer) strict(s *Schedule) *Schedule {
 // else (a row this registration created) the database's now. It retries
 // until it succeeds or ctx is done.
 func (e *Enqueuer) begin(ctx context.Context, s *Schedule) (time.Time, bool) {
-	for retry := enqueuerRetry; ; retry = min(2*retry, enqueuerMaxRetry) {
+	limit := retryLimit(s.Grace)
+	for retry := enqueuerRetry; ; retry = min(2*retry, limit) {
 		now, err := e.now(ctx)
 		var row *leasetype.PeriodicRow
 		if err == nil {
