@@ -139,7 +139,7 @@ func TestScopedInsertStalledLetsGo(t *testing.T) {
 		p.UniqueKey, p.UniqueWhileUnfinished = "charge-7", true
 		return []*driver.InsertParams{p}
 	}
-	stalledTx(t, insertQuietSQL,
+	stalledTx(t, insertKeyedQuietSQL,
 		func(ctx context.Context, d *Driver) error {
 			_, err := d.Insert(ctx, nil, scoped())
 			return err

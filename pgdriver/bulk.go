@@ -16,9 +16,10 @@ import (
 var copyColumns = []string{"kind", "queue", "priority", "max_attempts", "args", "metadata", "uuid", "run_at"}
 
 // InsertBulk inserts params with COPY when none has a UniqueKey, and with
-// one INSERT ... ON CONFLICT DO NOTHING otherwise, and returns how many jobs
-// it inserted. Afterwards the notifier sends one notification per distinct
-// queue of the jobs with Notify set.
+// one INSERT ... ON CONFLICT DO NOTHING otherwise (in key order, ids in
+// batch order: insertKeyedRows), and returns how many jobs it inserted.
+// Afterwards the notifier sends one notification per distinct queue of
+// the jobs with Notify set.
 func (d *Driver) InsertBulk(ctx context.Context, params []*driver.InsertParams) (int64, error) {
 	if len(params) == 0 {
 		return 0, nil

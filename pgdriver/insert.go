@@ -28,34 +28,73 @@ const insertInput = `input AS (
 			unique_key, run_at, run_in, notify, uuid, unique_scope, unique_window, ord)
 )`
 
-// insertRows skips a job whose unique key another job holds. A plain key
-// goes to unique_key, a scoped one (unique_scope set) to
-// unique_scoped_key with its window; a job without a scoped key has no
-// window (NULL, not 0: a smaller row version, migration 008). The conflict has no target: a plain
-// key conflicts on one partial unique index, a scoped key on another, and
-// the caller reads the job that holds a skipped key (blockersSQL).
-const insertRows = `INSERT INTO leasehold_jobs (kind, queue, status, priority, max_attempts,
+// insertColumns are the leasehold_jobs columns an insert sets, and
+// insertValues their values from the input's columns.
+const (
+	insertColumns = `kind, queue, status, priority, max_attempts,
 		args, metadata, unique_key, unique_scoped_key, unique_scope, unique_window, unique_window_start,
-		run_at, created_at, uuid)
-	SELECT kind, queue, 'pending', priority, max_attempts, args::jsonb, metadata::jsonb,
+		run_at, created_at, uuid`
+	insertValues = `kind, queue, 'pending', priority, max_attempts, args::jsonb, metadata::jsonb,
 		CASE WHEN unique_scope = '' THEN nullif(unique_key, '') END,
 		CASE WHEN unique_scope <> '' THEN unique_key END,
 		nullif(unique_scope, ''), CASE WHEN unique_scope <> '' THEN unique_window END,
 		CASE WHEN unique_scope <> '' THEN ` + windowStartSQL + ` END,
 		coalesce(run_at, statement_timestamp() + run_in * interval '1 microsecond'),
-		statement_timestamp(), uuid
+		statement_timestamp(), uuid`
+)
+
+// insertRows inserts a batch without unique keys, in batch order, its ids
+// drawn by the column's default. A job without a scoped key has no window
+// (NULL, not 0: a smaller row version, migration 008).
+const insertRows = `INSERT INTO leasehold_jobs (` + insertColumns + `)
+	SELECT ` + insertValues + `
 	FROM input ORDER BY ord
 	ON CONFLICT DO NOTHING`
 
-// insertSQL inserts and returns the new rows, and sends one notification
-// per distinct queue of the jobs with notify set (the one-time filter makes
-// the note CTE run exactly once; NOTIFY fires at commit).
-const insertSQL = `WITH ` + insertInput + `,
-ins AS (` + insertRows + ` RETURNING *),
-note AS (
+// keyedInput is insertInput with the job ids drawn in batch order (ord):
+// ids are the last key of claim order, and insertKeyedRows inserts the
+// rows in another order. The CTE is materialized (nextval is volatile), so
+// each job draws one id.
+const keyedInput = insertInput + `,
+numbered AS (
+	SELECT *, nextval((SELECT pg_get_serial_sequence('leasehold_jobs', 'id')::regclass)) AS id
+	FROM input ORDER BY ord
+)`
+
+// insertKeyedRows skips a job whose unique key another job holds. A plain
+// key goes to unique_key, a scoped one (unique_scope set) to
+// unique_scoped_key with its window. The conflict has no target: a plain
+// key conflicts on one partial unique index, a scoped key on another, and
+// the caller reads the job that holds a skipped key (blockersSQL).
+//
+// The rows go in the order of their keys, the same in every statement,
+// not in batch order: an insert takes each key's index entry, held until
+// its transaction ends, and waits for another transaction's uncommitted
+// entry of the same key. Two batches taking the same keys in opposite
+// orders would each wait for the other, and PostgreSQL would end one with
+// a deadlock error; taken in one order, one batch waits, the other runs
+// through. ord breaks ties, so the first job of a key in the batch is the
+// one inserted; the ids come from keyedInput, in batch order. "C" orders
+// by bytes: the same order everywhere, whatever the database's collation.
+const insertKeyedRows = `INSERT INTO leasehold_jobs (id, ` + insertColumns + `)
+	SELECT id, ` + insertValues + `
+	FROM numbered
+	ORDER BY kind COLLATE "C", unique_scope COLLATE "C", unique_key COLLATE "C", unique_window, ord
+	ON CONFLICT DO NOTHING`
+
+// insertNotes sends one notification per distinct queue of the jobs with
+// notify set (the one-time filter of the statements that use it makes it
+// run exactly once; NOTIFY fires at commit).
+const insertNotes = `note AS (
 	SELECT count(pg_notify('` + notifyChannel + `', queue)) AS n
 	FROM (SELECT DISTINCT queue FROM input WHERE notify) q
-)
+)`
+
+// insertSQL inserts a batch without unique keys and returns the new rows,
+// and sends its notifications (insertNotes).
+const insertSQL = `WITH ` + insertInput + `,
+ins AS (` + insertRows + ` RETURNING *),
+` + insertNotes + `
 SELECT ` + jobColumns + ` FROM ins WHERE (SELECT n FROM note) >= 0 ORDER BY id`
 
 // insertQuietSQL is insertSQL without the notifications, for the driver's
@@ -64,7 +103,46 @@ const insertQuietSQL = `WITH ` + insertInput + `,
 ins AS (` + insertRows + ` RETURNING *)
 SELECT ` + jobColumns + ` FROM ins ORDER BY id`
 
-const insertBulkSQL = `WITH ` + insertInput + ` ` + insertRows
+// insertKeyedSQL and insertKeyedQuietSQL are insertSQL and insertQuietSQL
+// for a batch with a unique key. Each row starts with the statement's
+// clock (nowMicrosSQL), the one its windows start from, for the read of
+// the holders of the keys it skipped (blockersAtSQL).
+const (
+	insertKeyedSQL = `WITH ` + keyedInput + `,
+ins AS (` + insertKeyedRows + ` RETURNING *),
+` + insertNotes + `
+SELECT ` + nowMicrosSQL + `, ` + jobColumns + ` FROM ins WHERE (SELECT n FROM note) >= 0 ORDER BY id`
+	insertKeyedQuietSQL = `WITH ` + keyedInput + `,
+ins AS (` + insertKeyedRows + ` RETURNING *)
+SELECT ` + nowMicrosSQL + `, ` + jobColumns + ` FROM ins ORDER BY id`
+)
+
+// insertBulkSQL is InsertBulk's statement for a batch with a unique key.
+const insertBulkSQL = `WITH ` + keyedInput + ` ` + insertKeyedRows
+
+// insertStatement is the statement of one round of Insert.
+type insertStatement struct {
+	sql string
+	// clocked is set when each row returned starts with the statement's
+	// clock (a batch with a unique key).
+	clocked bool
+}
+
+// insertStatementFor returns the statement for params: with notifications
+// (in a caller's transaction) or without, and in key order for a batch
+// with a unique key.
+func insertStatementFor(params []*driver.InsertParams, notify bool) insertStatement {
+	switch keyed := anyKeyed(params); {
+	case keyed && notify:
+		return insertStatement{insertKeyedSQL, true}
+	case keyed:
+		return insertStatement{insertKeyedQuietSQL, true}
+	case notify:
+		return insertStatement{sql: insertSQL}
+	default:
+		return insertStatement{sql: insertQuietSQL}
+	}
+}
 
 // maxInsertRounds bounds the rounds of Insert: a round ends either with
 // each job inserted or with the job that holds its key, except when that
@@ -87,6 +165,13 @@ const maxInsertRounds = 10
 // without keys is one statement. The server ends that transaction, inserting nothing, if it
 // sits idle between statements past heldIdleTimeout, so that a client cut
 // off inside it does not keep other inserts of its keys waiting.
+//
+// A batch with a unique key is inserted in key order (insertKeyedRows), so
+// that racing batches with the same keys in any order do not deadlock.
+// In tx, the caller's earlier statements may hold other keys, taken in
+// another order: a deadlock there (PostgreSQL's error 40P01, which ends
+// tx) is the caller's to retry with a new transaction, as for any
+// statement of its own.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -96,15 +181,16 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 		return nil, nil
 	}
 	if tx != nil {
-		return d.insertRounds(ctx, q, insertSQL, params)
+		return d.insertRounds(ctx, q, insertStatementFor(params, true), params)
 	}
 	var res []*leasehold.InsertResult
-	if !anyKeyed(params) {
-		res, err = d.insertRounds(ctx, q, insertQuietSQL, params)
+	stmt := insertStatementFor(params, false)
+	if !stmt.clocked {
+		res, err = d.insertRounds(ctx, q, stmt, params)
 	} else {
 		var inner error
 		err = beginBounded(ctx, d.pool, d.heldIdle, func(t pgx.Tx) error {
-			res, inner = d.insertRounds(ctx, pgxQuerier{t}, insertQuietSQL, params)
+			res, inner = d.insertRounds(ctx, pgxQuerier{t}, stmt, params)
 			return inner
 		})
 		if err != nil && inner == nil {
@@ -118,9 +204,9 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 	return res, nil
 }
 
-// insertRounds inserts params with query, round after round, until each
+// insertRounds inserts params with stmt, round after round, until each
 // job is inserted or has the job that holds its key.
-func (d *Driver) insertRounds(ctx context.Context, q querier, query string, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
+func (d *Driver) insertRounds(ctx context.Context, q querier, stmt insertStatement, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	res := make([]*leasehold.InsertResult, len(params))
 	todo := make([]int, len(params))
 	for i := range todo {
@@ -132,7 +218,7 @@ func (d *Driver) insertRounds(ctx context.Context, q querier, query string, para
 			return nil, fmt.Errorf("pgdriver: insert: the job holding unique key %q of kind %s keeps changing",
 				params[todo[0]].UniqueKey, params[todo[0]].Kind)
 		}
-		if todo, err = d.insertRound(ctx, q, query, params, todo, res); err != nil {
+		if todo, err = d.insertRound(ctx, q, stmt, params, todo, res); err != nil {
 			return nil, err
 		}
 	}
@@ -153,7 +239,14 @@ func anyKeyed(params []*driver.InsertParams) bool {
 // insertRound inserts params[i] for each i of todo, sets res[i] to the new
 // job or to the job that holds its key, and returns the indexes of the jobs
 // whose key was held by a job that no longer holds it.
-func (d *Driver) insertRound(ctx context.Context, q querier, query string,
+//
+// The holders are read at the insert's clock, not at the read's: a window
+// may end between the two statements, and the read would then look for a
+// job of the batch, inserted in the old window, in the new one, and
+// insert its duplicate there. When the insert returned no row (so no
+// clock), no job of this round holds another's key, and the read takes
+// its own clock, later than the insert's, as a next round's insert would.
+func (d *Driver) insertRound(ctx context.Context, q querier, stmt insertStatement,
 	params []*driver.InsertParams, todo []int, res []*leasehold.InsertResult) ([]int, error) {
 	batch := make([]*driver.InsertParams, len(todo))
 	for k, i := range todo {
@@ -163,7 +256,13 @@ func (d *Driver) insertRound(ctx context.Context, q querier, query string,
 	if err != nil {
 		return nil, err
 	}
-	inserted, err := collect(ctx, q, newJobScan(&d.names).scan, query, arrays.params()...)
+	var clock pgtype.Int8
+	js := newJobScan(&d.names)
+	scan := js.scan
+	if stmt.clocked {
+		scan = func(r scanner) (*leasehold.JobRow, error) { return js.scan(prefixScanner{r, &clock}) }
+	}
+	inserted, err := collect(ctx, q, scan, stmt.sql, arrays.params()...)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: insert: %w", uuidTakenError(err))
 	}
@@ -171,7 +270,7 @@ func (d *Driver) insertRound(ctx context.Context, q querier, query string,
 	if err != nil || len(skipped) == 0 {
 		return nil, err
 	}
-	return d.fillBlockers(ctx, q, params, skipped, res)
+	return d.fillBlockers(ctx, q, params, skipped, res, clock)
 }
 
 // matchInserted sets res[todo[k]] to the inserted row of batch[k], found
