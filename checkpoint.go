@@ -90,6 +90,9 @@ func checkpointData(name string, data any, limit int) ([]byte, error) {
 		bad.Cause = err
 		return nil, bad
 	}
+	if string(b) == "null" { // nil, a nil map or pointer: none, stored as {} (CheckpointRow.Data)
+		b = []byte("{}")
+	}
 	stored, p := jsonSize(b)
 	if p != "" {
 		return nil, invalid(ErrInvalidArgs, "checkpoint data", "checkpoint %s: %s", name, p)

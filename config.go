@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"time"
 
@@ -356,19 +357,28 @@ func (c Config) validateLeaseTTL() error {
 const MinInterval = time.Millisecond
 
 // validateMiddleware refuses a nil middleware, which would fail every
-// insert or every job later.
+// insert or every job later, a nil func in an adapter
+// (WorkMiddlewareFunc(nil)) included.
 func (c Config) validateMiddleware() error {
 	for i, m := range c.InsertMiddleware {
-		if m == nil {
+		if m == nil || nilFunc(m) {
 			return fmt.Errorf("%w: InsertMiddleware[%d] is nil", ErrInvalidConfig, i)
 		}
 	}
 	for i, m := range c.WorkMiddleware {
-		if m == nil {
+		if m == nil || nilFunc(m) {
 			return fmt.Errorf("%w: WorkMiddleware[%d] is nil", ErrInvalidConfig, i)
 		}
 	}
 	return nil
+}
+
+// nilFunc reports whether x holds a nil func: an adapter such as
+// WorkFunc[T](nil) makes a non-nil interface that panics when called. A
+// nil pointer is not refused: its methods may be nil-safe.
+func nilFunc(x any) bool {
+	v := reflect.ValueOf(x)
+	return v.Kind() == reflect.Func && v.IsNil()
 }
 
 // MaxOwnerBytes bounds Config.Owner.

@@ -71,6 +71,8 @@ func TestConfigRejectsImpossibleSettings(t *testing.T) {
 		{"poll spinning", Config{PollInterval: time.Nanosecond}, "PollInterval 1ns is below MinInterval"},
 		{"nil insert middleware", Config{InsertMiddleware: []InsertMiddleware{nil}}, "InsertMiddleware[0] is nil"},
 		{"nil work middleware", Config{WorkMiddleware: []WorkMiddleware{nil}}, "WorkMiddleware[0] is nil"},
+		{"nil insert middleware func", Config{InsertMiddleware: []InsertMiddleware{InsertMiddlewareFunc(nil)}}, "InsertMiddleware[0] is nil"},
+		{"nil work middleware func", Config{WorkMiddleware: []WorkMiddleware{WorkMiddlewareFunc(nil)}}, "WorkMiddleware[0] is nil"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

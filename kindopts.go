@@ -66,7 +66,7 @@ func AddWorkerWithOptions[T Args](ws *Workers, w Worker[T], opts WorkerOptions) 
 	if err := opts.validate(kind); err != nil {
 		return err
 	}
-	if w == nil {
+	if w == nil || nilFunc(w) {
 		return fmt.Errorf("%w: nil worker for kind %s", ErrInvalidConfig, kind)
 	}
 	run := func(ctx context.Context, row *JobRow) error {

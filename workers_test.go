@@ -96,8 +96,9 @@ func waitGroup(t *testing.T, wg *sync.WaitGroup, what string) {
 	}
 }
 
-// TestAddWorkerMisuse: a nil *Workers, a nil worker and a kind registered
-// twice are refused with ErrInvalidConfig, and the zero Workers is usable.
+// TestAddWorkerMisuse: a nil *Workers, a nil worker (a nil WorkFunc too)
+// and a kind registered twice are refused with ErrInvalidConfig, and the
+// zero Workers is usable.
 func TestAddWorkerMisuse(t *testing.T) {
 	w := leasehold.WorkFunc[frozenA](func(context.Context, *leasehold.Job[frozenA]) error { return nil })
 	if err := leasehold.AddWorker(nil, w); !errors.Is(err, leasehold.ErrInvalidConfig) {
@@ -106,6 +107,9 @@ func TestAddWorkerMisuse(t *testing.T) {
 	var ws leasehold.Workers
 	if err := leasehold.AddWorker[frozenA](&ws, nil); !errors.Is(err, leasehold.ErrInvalidConfig) {
 		t.Errorf("AddWorker(ws, nil) = %v, want ErrInvalidConfig", err)
+	}
+	if err := leasehold.AddWorker(&ws, leasehold.WorkFunc[frozenA](nil)); !errors.Is(err, leasehold.ErrInvalidConfig) {
+		t.Errorf("AddWorker(ws, WorkFunc(nil)) = %v, want ErrInvalidConfig", err)
 	}
 	if err := leasehold.AddWorker(&ws, w); err != nil {
 		t.Errorf("AddWorker on the zero Workers = %v, want nil", err)
