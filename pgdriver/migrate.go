@@ -148,7 +148,8 @@ const (
 // migration waits at most 2 s for a table's lock, so that jobs' writes do
 // not queue behind it for longer, and is tried again (15 tries, 2 s apart)
 // while another transaction holds the lock; the error of the last try
-// names the lock it waited for.
+// names the migration and how long each try waited (PostgreSQL's lock
+// timeout names no table: pg_locks shows who held it).
 func (d *Driver) Migrate(ctx context.Context) (*driver.MigrateResult, error) {
 	ms, err := loadMigrations()
 	if err != nil {
