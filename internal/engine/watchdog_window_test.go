@@ -17,10 +17,11 @@ import (
 // would spend part of the margin (all of it, for a margin below that
 // period) waiting. The lease's window ends halfway between two of those
 // looks, Margin/4 apart, so a watchdog that only looks every Margin/4
-// cancels it Margin/8 late or more, while the latency allowed is half
-// that: far more than a loaded machine adds.
+// cancels it Margin/8 late or more, while the latency allowed is three
+// quarters of that (150 ms): far more than a loaded machine adds (58 ms
+// seen on two busy cores, where a third of it failed the test).
 func TestWatchdogCancelsAtSafeWindowEnd(t *testing.T) {
-	const ttl, margin = 2 * time.Second, 800 * time.Millisecond
+	const ttl, margin = 4 * time.Second, 1600 * time.Millisecond
 	poll := watchdogPoll(margin)
 	win := &Window{TTL: ttl, Margin: margin, Clock: NewClock()}
 	leases := NewLeases()
@@ -41,9 +42,9 @@ func TestWatchdogCancelsAtSafeWindowEnd(t *testing.T) {
 		t.Fatalf("handler not cancelled %v after the send (TTL %v)", 2*ttl, ttl)
 	}
 	at := time.Duration(win.Clock.Now() - sent)
-	if late := at - win.Safe(); late < 0 || late >= poll/4 || at >= ttl {
+	if late := at - win.Safe(); late < 0 || late >= poll*3/8 || at >= ttl {
 		t.Fatalf("handler cancelled %v after the send: %v past its safe window %v (TTL %v); want it past the window by less than %v",
-			at, late, win.Safe(), ttl, poll/4)
+			at, late, win.Safe(), ttl, poll*3/8)
 	}
 	if cause := context.Cause(l.ctx); cause != errNotRenewed {
 		t.Fatalf("cancel cause %v, want %v", cause, errNotRenewed)
