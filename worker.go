@@ -15,15 +15,23 @@ type Job[T Args] struct {
 }
 
 // Worker runs jobs of one kind. Work's context is cancelled when the lease
-// is lost (cause ErrLeaseLost), when an operator cancels the job (cause
-// ErrJobCancelled), or when the client stops and the handler outlives
+// is lost (cause ErrLeaseLost, or ErrLeaseNotRenewed when it could not be
+// renewed in time), when an operator cancels the job (cause
+// ErrJobCancelled), when the kind's WorkerOptions.Timeout passes (cause
+// ErrJobTimeout), or when the client stops and the handler outlives
 // ShutdownTimeout (cause ErrShuttingDown); context.Cause tells which.
 //
 // Work returns nil on success, or an error: Permanent(err) fails the job
 // at once, Snooze(d) runs it again later without spending its budget,
 // Cancel(err) cancels it, and any other error is retried by the client's
-// RetryPolicy (or its kind's, see WorkerOptions) while budget remains. A panic is recovered and recorded as a
-// failure with its stack.
+// RetryPolicy (or its kind's, see WorkerOptions) while budget remains. A
+// panic is recovered and recorded as a failure with its stack.
+//
+// Args that do not decode into T fail the job at once, whatever its
+// budget (a Permanent error wrapping ErrInvalidArgs): during a rolling
+// deploy that changes T's shape, make the new shape decode from the old
+// (new fields optional) or give it a new kind, so that jobs enqueued by
+// one version are not failed by workers of the other.
 type Worker[T Args] interface {
 	Work(ctx context.Context, job *Job[T]) error
 }
