@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -43,17 +44,26 @@ func (h *harness) check(ctx context.Context) (*Report, error) {
 	return r, nil
 }
 
+// maxNotCompleted is how many failed or cancelled payments the report
+// names.
+const maxNotCompleted = 5
+
+// countJobs counts the payments by final state and their attempts, and
+// names the first that ended failed or cancelled.
 func (h *harness) countJobs(r *Report, f *dbFacts) {
 	j := &r.Jobs
 	j.Inserted = h.o.Jobs
-	for _, job := range f.jobs {
+	var ended []int64 // failed or cancelled
+	for id, job := range f.jobs {
 		switch job.status {
 		case "completed":
 			j.Completed++
 		case "failed":
 			j.Failed++
+			ended = append(ended, id)
 		case "cancelled":
 			j.Cancelled++
+			ended = append(ended, id)
 		case "pending":
 			j.Pending++
 		case "processing":
@@ -74,6 +84,11 @@ func (h *harness) countJobs(r *Report, f *dbFacts) {
 				j.Expired++
 			}
 		}
+	}
+	slices.Sort(ended)
+	for _, id := range ended[:min(len(ended), maxNotCompleted)] {
+		job := f.jobs[id]
+		j.NotCompleted = append(j.NotCompleted, fmt.Sprintf("job %d %s at attempt %d", id, job.status, job.attempt))
 	}
 }
 
@@ -237,7 +252,8 @@ func completers(f *dbFacts) (out map[int64]refusal, reconciled map[int64]bool) {
 
 // countReconciles counts what the reconcile policy did: expired leases
 // moved to reconciling (one reconcile job each), how they were resolved,
-// and what is left.
+// and what is left. An expired lease of ReconcileQueue with no reconcile
+// job is counted Missing: the policy was not applied to it.
 func countReconciles(r *Report, f *dbFacts) {
 	rc := &r.Reconcile
 	perExpiry := map[leaseKey]int{}
@@ -257,12 +273,16 @@ func countReconciles(r *Report, f *dbFacts) {
 	}
 	for id, job := range f.jobs {
 		as := f.attempts[id]
+		reconciled := f.queues[id] == ReconcileQueue
 		for _, a := range as {
 			switch {
 			case strings.HasPrefix(a.resolution, "completed by"):
 				rc.Completed++
 			case strings.HasPrefix(a.resolution, "retried by"):
 				rc.Retried++
+			}
+			if reconciled && a.outcome == "lease_expired" && perExpiry[leaseKey{id, a.attempt}] == 0 {
+				rc.Missing++
 			}
 		}
 		if job.status == "reconciling" && !live[leaseKey{id, job.attempt}] {

@@ -205,9 +205,10 @@ func (h *harness) countFailover(ctx context.Context, r *Report, now *dbFacts) {
 	if h.commits == nil || f == nil {
 		return
 	}
+	// Each comparison keeps its own error: one must not hide the other's.
 	var err error
 	if f.Acked, f.AckedLost, err = h.commits.finish(ctx); err != nil {
-		f.Lost.Error = err.Error()
+		f.CommitLogError = err.Error()
 	}
 	if f.Lost, err = h.compareOldPrimary(ctx, now); err != nil {
 		f.Lost.Error = err.Error()

@@ -29,6 +29,9 @@ type FailoverFigures struct {
 	// promoted standby.
 	Acked     int64 `json:"acked_commits"`
 	AckedLost int64 `json:"acked_commits_lost"`
+	// CommitLogError is why the commit log could not be read back from
+	// the promoted standby: Acked and AckedLost then count nothing.
+	CommitLogError string `json:"commit_log_error,omitempty"`
 	// Lost compares the old primary (restarted afterwards) with the
 	// promoted standby: what committed on the first is absent on the
 	// second.
@@ -62,19 +65,36 @@ func (h *harness) failoverVerdicts(add func(string, bool, string, ...any)) {
 		add("failover", false, "the failover did not happen")
 		return
 	}
-	l := f.Lost
-	lost := fmt.Sprintf("%d of %d acknowledged commits of the commit log lost; old primary vs promoted standby: %d jobs, %d completions, %d attempts, %d ledger rows committed on the old primary and absent on the new",
-		f.AckedLost, f.Acked, l.Jobs, l.Completions, l.Attempts, l.LedgerRows)
-	if l.Error != "" {
-		lost += " (comparison failed: " + l.Error + ")"
-	}
-	if f.Mode == FailoverSync {
-		add("acknowledged-commits-kept", f.AckedLost == 0 && l.Error == "", "%s", lost)
-	} else {
-		add("acknowledged-commits-kept", l.Error == "", "asynchronous standby, reported not judged: %s", lost)
-	}
+	ok, detail := commitsKept(f)
+	add("acknowledged-commits-kept", ok, "%s", detail)
 	add("listeners-followed", f.ListenersBack == f.Listeners, "%d of %d workers LISTEN on the promoted standby %.2fs after it took writes",
 		f.ListenersBack, f.Listeners, f.ListenSeconds)
+}
+
+// commitsKept judges acknowledged-commits-kept. With a synchronous
+// standby no acknowledged commit of the commit log may be missing on the
+// promoted standby, and the verdict rests on the log: it fails when the
+// log could not be read back or acknowledged no commit, since then
+// nothing was compared. With an asynchronous standby the losses are
+// reported, not judged. Either fails when a comparison could not be made.
+func commitsKept(f *FailoverFigures) (bool, string) {
+	l := f.Lost
+	detail := fmt.Sprintf("%d of %d acknowledged commits of the commit log lost; old primary vs promoted standby: %d jobs, %d completions, %d attempts, %d ledger rows committed on the old primary and absent on the new",
+		f.AckedLost, f.Acked, l.Jobs, l.Completions, l.Attempts, l.LedgerRows)
+	if f.CommitLogError != "" {
+		detail += " (reading the commit log failed: " + f.CommitLogError + ")"
+	}
+	if l.Error != "" {
+		detail += " (comparison failed: " + l.Error + ")"
+	}
+	compared := f.CommitLogError == "" && l.Error == ""
+	if f.Mode != FailoverSync {
+		return compared, "asynchronous standby, reported not judged: " + detail
+	}
+	if f.Acked == 0 {
+		detail += " (no acknowledged commit to compare)"
+	}
+	return compared && f.Acked > 0 && f.AckedLost == 0, detail
 }
 
 // printFailover adds the failover's rows to the report's table.
@@ -91,7 +111,7 @@ func (r *Report) printFailover(t *cli.Table) {
 		f.At.Seconds(), f.CompletedAt, f.PromoteSeconds))
 	t.Row("commit on the promoted standby", blocked, fmt.Sprintf("within %.1fs, synchronous_standby_names as copied from the primary; %.3fs once removed",
 		f.ProbeSeconds, f.UnblockedSeconds))
-	t.Row("acknowledged commits lost", fmt.Sprintf("%d of %d", f.AckedLost, f.Acked), "the orchestrator's commit log (one insert every 5ms)")
+	t.Row("acknowledged commits lost", fmt.Sprintf("%d of %d", f.AckedLost, f.Acked), "the orchestrator's commit log (one insert every 5ms)"+errNote(f.CommitLogError))
 	l := f.Lost
 	t.Row("committed on old primary only", fmt.Sprintf("%d completions", l.Completions), fmt.Sprintf("%d jobs, %d ended attempts, %d ledger rows absent on the promoted standby%s",
 		l.Jobs, l.Attempts, l.LedgerRows, errNote(l.Error)))

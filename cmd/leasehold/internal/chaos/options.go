@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
@@ -217,12 +218,19 @@ func (o Options) validateNet() error {
 	if o.NetFaultEvery <= 0 {
 		return nil
 	}
-	if _, err := parseNetFaults(o.NetFaults); err != nil {
+	kinds, err := parseNetFaults(o.NetFaults)
+	if err != nil {
 		return err
 	}
 	switch {
 	case o.NetPort < 1 || o.NetPort > 65535:
 		return cli.Usagef("--net-port %d is out of range 1..65535", o.NetPort)
+	case slices.Contains(kinds, outageDelay) && o.NetDelay <= o.TTL:
+		// The delay fault is a heartbeat applied whose answer comes too
+		// late: within the TTL, the worker hears it in time and the
+		// fault tests nothing the lease contract covers.
+		return cli.Usagef("--net-delay %s must exceed the lease TTL %s: a delayed heartbeat answer must come too late",
+			cli.FormatDuration(o.NetDelay), cli.FormatDuration(o.TTL))
 	case o.NetFaultFor <= o.TTL:
 		return cli.Usagef("--net-fault-for %s must exceed the lease TTL %s", cli.FormatDuration(o.NetFaultFor), cli.FormatDuration(o.TTL))
 	case o.NetFaultEvery <= o.NetFaultFor:

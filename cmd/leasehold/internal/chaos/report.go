@@ -51,6 +51,13 @@ type JobFigures struct {
 	// Expired counts attempts whose lease ran out (lease_expired): taken
 	// over by a claim or moved by the watcher.
 	Expired int `json:"attempts_expired"`
+	// NotCompleted names the first few payments, by id, that ended failed
+	// or cancelled. Nothing in a run may end one so: each may take 1000
+	// attempts, and only bad arguments or a provider's 4xx answer fail
+	// one for good, neither of which the harness sends or its provider
+	// makes. A payment that ended so was never charged, so the ledger and
+	// charge checks, which look at completed payments, cannot see it.
+	NotCompleted []string `json:"not_completed,omitempty"`
 }
 
 // ReconcileFigures describe the payments under the reconcile policy whose
@@ -68,6 +75,11 @@ type ReconcileFigures struct {
 	// Orphaned counts payments left reconciling with no unfinished
 	// reconcile job.
 	Orphaned int `json:"reconciling_without_reconciler"`
+	// Missing counts expired attempts (lease_expired) of payments in
+	// ReconcileQueue with no reconcile job: the policy sends every such
+	// lease to reconciling with its reconcile job in one transaction, and
+	// no claim takes one over.
+	Missing int `json:"expiries_without_reconcile_job"`
 }
 
 // EffectFigures describe the ledger: one row per completed job, written
@@ -197,7 +209,7 @@ func (r *Report) Print(w io.Writer) {
 	t := cli.NewTable(w, "FIGURE", "VALUE", "")
 	j, e, rf, l, rc, f := r.Jobs, r.Effects, r.Refusals, r.Leases, r.Reclaim, r.Faults
 	t.Row("jobs inserted", itoa(j.Inserted), "")
-	t.Row("jobs completed", itoa(j.Completed), fmt.Sprintf("failed %d, cancelled %d", j.Failed, j.Cancelled))
+	t.Row("jobs completed", itoa(j.Completed), fmt.Sprintf("failed %d, cancelled %d (must be 0)", j.Failed, j.Cancelled))
 	t.Row("jobs left pending", itoa(j.Pending+j.Processing+j.Stuck+j.Reconciling), fmt.Sprintf("pending %d, processing %d, stuck %d, reconciling %d (must be 0)",
 		j.Pending, j.Processing, j.Stuck, j.Reconciling))
 	t.Row("attempts", itoa(j.Attempts), fmt.Sprintf("%d leases expired and were taken back", j.Expired))
@@ -205,8 +217,8 @@ func (r *Report) Print(w io.Writer) {
 		e.Rows, e.ExactlyOne, e.Missing, e.Duplicated, e.ExtraRows, e.OnUnfinished))
 	t.Row("effects not by the completing lease", itoa(e.NotByCompleter), "ledger rows whose lease is not the one the history completed")
 	t.Row("provider charges", itoa(r.Provider.Charges), fmt.Sprintf("%d requests, %d idempotent replays, %d stalls", r.Provider.Requests, r.Provider.Replays, r.Provider.Stalls))
-	t.Row("reconcile jobs", itoa(r.Reconcile.Jobs), fmt.Sprintf("queue %s: %d healed as charged, %d sent back to be charged; %d provider lookups",
-		ReconcileQueue, r.Reconcile.Completed, r.Reconcile.Retried, r.Provider.Lookups))
+	t.Row("reconcile jobs", itoa(r.Reconcile.Jobs), fmt.Sprintf("queue %s: %d healed as charged, %d sent back to be charged; %d provider lookups; %d expiries without one (must be 0)",
+		ReconcileQueue, r.Reconcile.Completed, r.Reconcile.Retried, r.Provider.Lookups, r.Reconcile.Missing))
 	t.Row("completions refused (lease lost)", itoa(rf.Completions), fmt.Sprintf("%d of them left an effect (must be 0)", rf.WithEffect))
 	t.Row("late writes refused / leases lost", fmt.Sprintf("%d / %d", rf.LateWrites, rf.LeasesLost), "workers' Stats: FinishRefused / LeaseLost")
 	t.Row("jobs with overlapping live leases", itoa(l.Overlapping), fmt.Sprintf("%d attempt pairs, %d expired leases (%d with renewal evidence); %d claims timed before the previous end",

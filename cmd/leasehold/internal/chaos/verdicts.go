@@ -14,12 +14,15 @@ func (h *harness) verdicts(r *Report) []Invariant {
 	}
 	j, e, rf, l, rc := r.Jobs, r.Effects, r.Refusals, r.Leases, r.Reclaim
 	left := j.Pending + j.Processing + j.Stuck + j.Reconciling
-	add("drained", left == 0 && j.Completed+j.Failed+j.Cancelled == j.Inserted,
-		"%d of %d jobs finished, %d left pending/processing/stuck/reconciling", j.Completed+j.Failed+j.Cancelled, j.Inserted, left)
+	// Every payment must complete: one that failed or was cancelled was
+	// never charged, and the checks below look at completed ones only.
+	add("drained", left == 0 && j.Completed == j.Inserted,
+		"%d of %d payments completed, %d failed, %d cancelled, %d left pending/processing/stuck/reconciling%s",
+		j.Completed, j.Inserted, j.Failed, j.Cancelled, left, listNote(j.NotCompleted))
 	rcf := r.Reconcile
-	add("one-reconciler-per-expiry", rcf.Duplicated == 0 && rcf.Orphaned == 0,
-		"%d reconcile jobs (%d payments healed as charged, %d sent back to be charged); %d expiries with two reconcile jobs, %d payments reconciling without one",
-		rcf.Jobs, rcf.Completed, rcf.Retried, rcf.Duplicated, rcf.Orphaned)
+	add("one-reconciler-per-expiry", rcf.Duplicated == 0 && rcf.Orphaned == 0 && rcf.Missing == 0,
+		"%d reconcile jobs (%d payments healed as charged, %d sent back to be charged); %d expiries with two reconcile jobs, %d with none, %d payments reconciling without one",
+		rcf.Jobs, rcf.Completed, rcf.Retried, rcf.Duplicated, rcf.Missing, rcf.Orphaned)
 	add("one-effect-per-job", e.Missing == 0 && e.Duplicated == 0 && e.OnUnfinished == 0 && e.ExactlyOne == j.Completed,
 		"%d completed jobs: %d with one ledger row, %d with none, %d with duplicates; %d rows on jobs not completed",
 		j.Completed, e.ExactlyOne, e.Missing, e.Duplicated, e.OnUnfinished)
@@ -47,6 +50,14 @@ func (h *harness) verdicts(r *Report) []Invariant {
 	missing := h.undelivered(r)
 	add("faults-delivered", len(missing) == 0, "%s", deliveredSummary(r, missing))
 	return out
+}
+
+// listNote lists examples after a verdict's figures, if there are any.
+func listNote(examples []string) string {
+	if len(examples) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(examples, "; ") + ")"
 }
 
 // allRecovered reports whether every worker that ran through an outage
