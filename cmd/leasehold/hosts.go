@@ -29,7 +29,10 @@ drain by the database clock. Then it checks that every job was completed
 exactly once: one attempt per job in the history, completed, and as many
 handler runs and claims across the workers as jobs. The bare-SQL ceiling of
 the same server (the bench's ceiling phase) is measured before the first step
-and after each, and each step is compared with the mean of the two around it. Exit code 1 when a job was lost or done twice.
+and after each, and each step is compared with the mean of the two around it.
+The "x first step" column is each step's rate over the first step's. Exit
+code 1 when a job was lost or done twice, or when the sweep stopped before
+its end (the table and --out then say INCOMPLETE, with the error).
 
 Needs root and iproute2 (ip netns). Leftovers of an interrupted run (namespaces,
 links, processes in them) are removed at the start and at the end.`
@@ -100,7 +103,9 @@ func (a *app) hosts(cmd *cobra.Command, f *hostsFlags) error {
 		return cli.Failf("%w", errors.Join(runErr, err))
 	}
 	if !rep.OK() {
-		return cli.Failf("hosts: not every job was completed exactly once")
+		// Not only a lost or doubled job: a sweep with no step is no
+		// proof of exactly once either.
+		return cli.Failf("hosts: %s", rep.Verdict())
 	}
 	return nil
 }

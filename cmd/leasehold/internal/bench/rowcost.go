@@ -23,10 +23,18 @@ type rowMark struct {
 }
 
 // deadRowsSQL sums the updates and deletes of the tables a job writes
-// to in schema $1 so far: jobs, attempts and job UUIDs.
-const deadRowsSQL = `SELECT coalesce(sum(n_tup_upd + n_tup_del), 0)::bigint
+// to in schema $1 so far: jobs, attempts and job UUIDs. It and the WAL
+// reads carry probeComment: they run within the drain's statement count.
+const deadRowsSQL = probeComment + `SELECT coalesce(sum(n_tup_upd + n_tup_del), 0)::bigint
 FROM pg_stat_user_tables
 WHERE schemaname = $1 AND relname IN ('leasehold_jobs', 'leasehold_attempts', 'leasehold_job_uuids')`
+
+// walPositionSQL reads the WAL position; walSinceSQL the WAL written
+// since position $1.
+const (
+	walPositionSQL = probeComment + `SELECT pg_current_wal_lsn()::text`
+	walSinceSQL    = probeComment + `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint`
+)
 
 // statsFlushWait bounds how long rowCost waits for the backends' table
 // counters to reach the shared statistics (an idle backend flushes them
@@ -39,7 +47,7 @@ func (s *scratch) markRows(ctx context.Context) (*rowMark, error) {
 		return nil, nil
 	}
 	m := &rowMark{}
-	if err := s.pool.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&m.lsn); err != nil {
+	if err := s.pool.QueryRow(ctx, walPositionSQL).Scan(&m.lsn); err != nil {
 		return nil, fmt.Errorf("read the WAL position: %w", err)
 	}
 	var err error
@@ -66,7 +74,7 @@ func (s *scratch) rowCost(ctx context.Context, m *rowMark, jobs int) (*RowCost, 
 		return nil, nil
 	}
 	var wal int64
-	if err := s.pool.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint`, m.lsn).Scan(&wal); err != nil {
+	if err := s.pool.QueryRow(ctx, walSinceSQL, m.lsn).Scan(&wal); err != nil {
 		return nil, fmt.Errorf("read the WAL written: %w", err)
 	}
 	// A backend flushes its table counters when it exits: closing the

@@ -54,11 +54,23 @@ func (s *pgStats) reset(ctx context.Context) error {
 	return err
 }
 
+// probeTag marks the bench's own reads of the server's state within a
+// statement count (the WAL position and the dead row count around a
+// drain): statementsSQL leaves them out, as scripts/peerbench leaves out
+// its own reads (its 'peerbench-probe' tag), so that leasehold's count and
+// the peers' hold the drain's statements alone. pg_stat_statements keeps a
+// statement's text, comment included, from its first run after the reset.
+const (
+	probeTag     = "leasehold-bench-probe"
+	probeComment = "/* " + probeTag + " */ "
+)
+
 const statementsSQL = `SELECT calls, rows, mean_exec_time,
 	left(regexp_replace(query, '\s+', ' ', 'g'), 100)
 FROM pg_stat_statements
 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 	AND query NOT LIKE '%pg_stat_statements%'
+	AND query NOT LIKE '%` + probeTag + `%'
 ORDER BY calls DESC`
 
 // read returns the statements executed since the last reset, most

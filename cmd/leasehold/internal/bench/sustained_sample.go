@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -26,8 +26,13 @@ type SustainedWindow struct {
 	// the window: from the start of the insert to the start of the
 	// handler, on one monotonic clock.
 	Latency Quantiles `json:"claim_latency_ms"`
-	// HeapMiB is the bench process's live heap (runtime.MemStats
-	// HeapAlloc) and RSSMiB its resident set, at the window's end.
+	// HeapMiB is the bench process's live heap as of its last garbage
+	// collection (runtime/metrics /gc/heap/live:bytes), and RSSMiB its
+	// resident set, at the window's end. The process holds the consumer
+	// client, the producer client and the bench itself, not the worker
+	// alone. The live heap leaves out the garbage not yet collected, which
+	// HeapAlloc counts: one sample a window of that would be wherever the
+	// collector's sawtooth was.
 	HeapMiB float64 `json:"heap_mib"`
 	RSSMiB  float64 `json:"rss_mib"`
 	// Server figures at the window's end: pg_total_relation_size of the
@@ -180,12 +185,13 @@ func histQuantiles(h []int64) Quantiles {
 	return Quantiles{P50: at(0.50), P95: at(0.95), P99: at(0.99), Max: bucketValue(top)}
 }
 
+// liveHeapMetric is the heap the last garbage collection found live.
+const liveHeapMetric = "/gc/heap/live:bytes"
+
 // memory returns the process's live heap and resident set in MiB (the
 // resident set from /proc, 0 where there is none).
 func memory() (heap, rss float64) {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	heap = float64(m.HeapAlloc) / (1 << 20)
+	heap = float64(liveHeap()) / (1 << 20)
 	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 1 {
 			if pages, err := strconv.ParseInt(f[1], 10, 64); err == nil {
@@ -194,6 +200,17 @@ func memory() (heap, rss float64) {
 		}
 	}
 	return heap, rss
+}
+
+// liveHeap returns the bytes of the heap marked live by the last garbage
+// collection (0 before the first).
+func liveHeap() uint64 {
+	sample := []metrics.Sample{{Name: liveHeapMetric}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0 // not in this Go release
+	}
+	return sample[0].Value.Uint64()
 }
 
 // mb formats bytes as megabytes.

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"math"
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -47,5 +49,28 @@ func TestHistQuantiles(t *testing.T) {
 	}
 	if bucket(0) != 0 || bucket(1e9) != histBuckets-1 {
 		t.Errorf("bucket clamps: bucket(0) = %d, bucket(1e9) = %d", bucket(0), bucket(1e9))
+	}
+}
+
+// garbage keeps the compiler from dropping the allocations of
+// TestMemoryIsLiveHeap.
+var garbage []byte
+
+// TestMemoryIsLiveHeap allocates 64 MiB of garbage with the collector
+// off: the heap figure of a sustained window must not grow with it, since
+// it is the live heap, not what the collector has yet to sweep.
+func TestMemoryIsLiveHeap(t *testing.T) {
+	runtime.GC()
+	before, _ := memory()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for range 64 {
+		garbage = make([]byte, 1<<20)
+	}
+	after, _ := memory()
+	if grew := after - before; grew > 8 {
+		t.Errorf("heap figure grew by %.1f MiB with 64 MiB of garbage: want the live heap", grew)
+	}
+	if before <= 0 {
+		t.Errorf("live heap %.2f MiB after a collection: want it measured", before)
 	}
 }

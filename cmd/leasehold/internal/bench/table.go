@@ -38,8 +38,8 @@ func ReadJSONFile(path string) (*Report, error) {
 func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
-	fmt.Fprintf(w, "%s (%s), %d CPUs %s/%s, %s; statements from %s\n",
-		r.Server, settingsLine(r.Settings), r.Machine.CPUs, r.Machine.OS, r.Machine.Arch, r.Machine.GoVersion, r.StatementSource)
+	fmt.Fprintf(w, "%s (%s), %d CPUs %s/%s, %s; %s\n",
+		r.Server, settingsLine(r.Settings), r.Machine.CPUs, r.Machine.OS, r.Machine.Arch, r.Machine.GoVersion, statementSources(r))
 	if r.RetryEvery > 0 {
 		fmt.Fprintf(w, "drains: every job whose id is a multiple of %d failed, retried an hour later (the ceiling completes every job)\n", r.RetryEvery)
 	}
@@ -74,6 +74,28 @@ func WriteTable(w io.Writer, r *Report) error {
 		writeSustained(p, r.Sustained)
 	}
 	return tw.Flush()
+}
+
+// statementSources says where the statement counts come from: the
+// report's source, and the idle phase's where it differs (without
+// pg_stat_statements the idle phase counts the server's transactions,
+// not the driver calls).
+func statementSources(r *Report) string {
+	line := "statements from " + r.StatementSource
+	for _, l := range r.Idle {
+		if l.Source != "" && l.Source != r.StatementSource {
+			return line + "; idle queues' statements/s: " + describeIdleSource(l.Source)
+		}
+	}
+	return line
+}
+
+// describeIdleSource names what an idle count of source counts.
+func describeIdleSource(source string) string {
+	if source == SourceXactCommit {
+		return "transactions (" + source + "), each statement outside a transaction one"
+	}
+	return "from " + source
 }
 
 // writeDrain prints the drain and ceiling rows. A drain's "of ceiling" is

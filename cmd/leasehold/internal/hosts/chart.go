@@ -15,8 +15,8 @@ import (
 
 // WriteChart draws the drain throughput of r against the number of worker
 // processes, with the bare-SQL ceiling of the same server as a dashed
-// line and linear scaling from one process as a dotted one, as a PNG at
-// path.
+// line and linear scaling from the first step (per process) as a dotted
+// one, as a PNG at path.
 func WriteChart(path string, r *Report) error {
 	if len(r.Steps) == 0 {
 		return fmt.Errorf("hosts: chart: the run has no steps")

@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -28,6 +29,10 @@ type Report struct {
 	// (/proc/loadavg: 1, 5 and 15 minutes).
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
+	// Aborted is the error that ended the sweep before its last step,
+	// empty when every step ran: the steps then are only those measured
+	// before it.
+	Aborted string `json:"aborted,omitempty"`
 }
 
 // HostInfo is one namespace.
@@ -55,9 +60,57 @@ type Step struct {
 	Check Check  `json:"check"`
 }
 
-// OK reports whether every step completed every job exactly once.
+// OK reports whether the sweep ran to its end with at least one step,
+// and every step completed every job exactly once.
 func (r *Report) OK() bool {
-	return !slices.ContainsFunc(r.Steps, func(s Step) bool { return !s.Check.OK() })
+	return r.complete() && !r.failed()
+}
+
+// complete reports whether the sweep measured a step and was not aborted:
+// a sweep that stopped early says nothing of the steps it did not run.
+func (r *Report) complete() bool { return len(r.Steps) > 0 && r.Aborted == "" }
+
+// failed reports whether a measured step lost a job or did one twice.
+func (r *Report) failed() bool {
+	return slices.ContainsFunc(r.Steps, func(s Step) bool { return !s.Check.OK() })
+}
+
+// Verdicts of a sweep.
+const (
+	verdictOK     = "every job of every step completed exactly once"
+	verdictFailed = "FAILED: not every job completed exactly once"
+)
+
+// Verdict sums the sweep up in a line: FAILED when a measured step lost a
+// job or did one twice, INCOMPLETE when it was aborted or measured no
+// step (both may hold: the failure is named first), and the all-good
+// line only otherwise.
+func (r *Report) Verdict() string {
+	var parts []string
+	if r.failed() {
+		parts = append(parts, verdictFailed)
+	}
+	switch {
+	case r.Aborted != "":
+		parts = append(parts, fmt.Sprintf("INCOMPLETE: the sweep stopped after %d step(s): %s", len(r.Steps), r.Aborted))
+	case len(r.Steps) == 0:
+		parts = append(parts, "INCOMPLETE: no step was measured")
+	}
+	if len(parts) == 0 {
+		return verdictOK
+	}
+	return strings.Join(parts, "; ")
+}
+
+// MarshalJSON writes the report with its verdict, so that a JSON file of
+// an aborted sweep says so as the table does.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report // without this method
+	return json.Marshal(struct {
+		*plain
+		Verdict string `json:"verdict"`
+		OK      bool   `json:"ok"`
+	}{(*plain)(r), r.Verdict(), r.OK()})
 }
 
 func (r *Report) finish() {
@@ -82,10 +135,10 @@ func (r *Report) Print(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "load: %s before, %s after\n\n", r.LoadBefore, r.LoadAfter)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "processes\tjobs/s\tx 1 process\tceiling\tof ceiling\tseconds\tsessions\tlost\ttwice\tjobs per host\tload 1m\t")
+	fmt.Fprintln(tw, "processes\tjobs/s\tx first step\tceiling\tof ceiling\tseconds\tsessions\tlost\ttwice\tjobs per host\tload 1m\t")
 	for _, s := range r.Steps {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.2f\t%d\t%d\t%d\t%s\t%s\t\n", s.Procs, rate(s.JobsPerSec),
-			ratio(s.JobsPerSec, r.Steps[0].JobsPerSec), rate(s.Ceiling), ratio(s.JobsPerSec, s.Ceiling), s.Seconds,
+			ratio(s.JobsPerSec, r.Steps[0].JobsPerSec), rateOrDash(s.Ceiling), ratio(s.JobsPerSec, s.Ceiling), s.Seconds,
 			s.Connections, s.Check.Lost(), s.Check.Twice(), perHost(s.Check.PerHost, r.Hosts), s.Load)
 	}
 	if err := tw.Flush(); err != nil {
@@ -96,15 +149,20 @@ func (r *Report) Print(w io.Writer) error {
 			fmt.Fprintf(w, "%d processes: %s\n", s.Procs, p)
 		}
 	}
-	verdict := "every job of every step completed exactly once"
-	if !r.OK() {
-		verdict = "FAILED: not every job completed exactly once"
-	}
-	_, err := fmt.Fprintln(w, verdict)
+	_, err := fmt.Fprintln(w, r.Verdict())
 	return err
 }
 
 func rate(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+// rateOrDash is rate, or "-" for a figure not measured (the ceiling with
+// NoCeiling).
+func rateOrDash(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return rate(v)
+}
 
 func rates(vs []float64) string {
 	s := make([]string, len(vs))

@@ -31,7 +31,8 @@ type run struct {
 }
 
 // Run builds the network and the server, runs the sweep and tears both
-// down. The report holds the steps measured so far when an error ends it.
+// down. When an error ends the sweep, the report holds the steps measured
+// so far and the error in Aborted (so it is never OK).
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o = o.withDefaults()
 	if err := o.validate(); err != nil {
@@ -43,12 +44,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	r.rep.LoadBefore = loadAvg()
-	if err := r.sweep(ctx); err != nil {
-		return r.rep, err
+	err := r.sweep(ctx)
+	if err != nil {
+		r.rep.Aborted = err.Error()
 	}
 	r.rep.LoadAfter = loadAvg()
 	r.rep.finish()
-	return r.rep, nil
+	return r.rep, err
 }
 
 // sweep runs the steps, with the ceiling measured before the first and

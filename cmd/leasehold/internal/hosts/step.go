@@ -205,13 +205,28 @@ func (s *step) drain(ctx context.Context, res *Step) error {
 	if err := s.client.ResumeQueue(ctx, leasehold.DefaultQueue); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.r.o.StepTimeout)
+	last, err := s.waitDrained(ctx)
+	if err != nil {
+		return err
+	}
+	res.Seconds = last.Sub(from).Seconds()
+	res.JobsPerSec = float64(s.r.o.Jobs) / res.Seconds
+	return nil
+}
+
+// waitDrained waits, for at most StepTimeout, until no job is pending or
+// processing, and returns the last finish. A drain that never ends is how
+// a lost job usually shows: the error then says how many jobs are left,
+// not only that the time ran out.
+func (s *step) waitDrained(ctx context.Context) (time.Time, error) {
+	timeout := s.r.o.StepTimeout
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last time.Time
-	err = s.r.query(ctx, s.url, func(c *pgx.Conn) error {
-		err := poll(ctx, func() (bool, error) {
+	err := s.r.query(wctx, s.url, func(c *pgx.Conn) error {
+		err := poll(wctx, func() (bool, error) {
 			var left bool
-			if err := c.QueryRow(ctx, leftSQL).Scan(&left); err != nil {
+			if err := c.QueryRow(wctx, leftSQL).Scan(&left); err != nil {
 				return false, fmt.Errorf("wait for the drain: %w", err)
 			}
 			return !left, s.exitedEarly()
@@ -219,14 +234,26 @@ func (s *step) drain(ctx context.Context, res *Step) error {
 		if err != nil {
 			return err
 		}
-		return c.QueryRow(ctx, `SELECT max(finished_at) FROM leasehold_jobs`).Scan(&last)
+		return c.QueryRow(wctx, `SELECT max(finished_at) FROM leasehold_jobs`).Scan(&last)
+	})
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return last, s.drainTimedOut(ctx, timeout, err)
+	}
+	return last, err
+}
+
+// drainTimedOut describes a drain that did not end within timeout: the
+// jobs still pending or processing, counted on a connection of its own
+// (the timed-out one may be gone).
+func (s *step) drainTimedOut(ctx context.Context, timeout time.Duration, cause error) error {
+	var left int64
+	err := s.r.query(ctx, s.url, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, leftCountSQL).Scan(&left)
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("the drain did not end within %v (%w), and the jobs left could not be counted: %w", timeout, cause, err)
 	}
-	res.Seconds = last.Sub(from).Seconds()
-	res.JobsPerSec = float64(s.r.o.Jobs) / res.Seconds
-	return nil
+	return fmt.Errorf("%d jobs still pending or processing after %v", left, timeout)
 }
 
 // close stops whatever still runs and drops the step's schema.
@@ -244,6 +271,9 @@ func (s *step) close() {
 
 // leftSQL asks whether any job is still to be done.
 const leftSQL = `SELECT EXISTS (SELECT 1 FROM leasehold_jobs WHERE status IN ('pending', 'processing'))`
+
+// leftCountSQL counts the jobs still to be done.
+const leftCountSQL = `SELECT count(*) FROM leasehold_jobs WHERE status IN ('pending', 'processing')`
 
 // poll calls check every drainPoll until it reports done or an error, or
 // ctx ends.
