@@ -88,7 +88,7 @@ func Open(path string) (*Driver, error) {
 	db.SetConnMaxIdleTime(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*BusyTimeout)
 	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
+	if err := pingFree(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, explainErr(path, fmt.Errorf("sqlitedriver: open %s: %w", path, err))
 	}
@@ -108,6 +108,32 @@ func Open(path string) (*Driver, error) {
 		return nil, err
 	}
 	return &Driver{db: db, owned: true, path: path, file: openIdentity(path), reader: reader, pin: pin}, nil
+}
+
+// pingFree opens db's connection, trying again while SQLite answers
+// SQLITE_BUSY, until ctx ends. A connection that finds the file in
+// another journal mode (a new file, or an application's in rollback
+// mode) switches it to WAL as it opens, which takes the write lock from
+// a read lock: SQLite does not wait for that upgrade (busy_timeout does
+// not apply: waiting could deadlock), so of several processes opening
+// such a file at once all but one fail at once. The failed connection is
+// discarded, and the next finds the file in WAL mode.
+func pingFree(ctx context.Context, db *sql.DB) error {
+	backoff := 5 * time.Millisecond
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
 }
 
 // checkPath refuses the paths that name no file: SQLite gives each
