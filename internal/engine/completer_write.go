@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -20,12 +21,26 @@ func (k *Completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 			k.forget(it)
 		}
 	}()
-	k.write(batch, params, 0)
+	k.write(batch, params)
+}
+
+// part is a run of outcomes written by one statement: since is when
+// (Clock) the batch it comes from first failed; 0 for one not yet tried.
+type part struct {
+	items  []*finishItem
+	params []*driver.FinishParams
+	since  int64
+}
+
+// writing is the state of one write: the parts still to write after the
+// current one, in order, and the outcomes taken from the queue meanwhile
+// (see tryWaiting), whose leases the write forgets at its end.
+type writing struct {
+	parts  []part
+	pulled []*finishItem
 }
 
 // write writes items, retrying with backoff while the database fails.
-// since is when (Clock) the batch they come from first failed; 0
-// for a batch not yet tried.
 //
 // A batch that keeps failing may hold one outcome the database refuses
 // every time, which must not hold back the others: after splitAfter
@@ -37,39 +52,77 @@ func (k *Completer) flush(batch []*finishItem, params []*driver.FinishParams) {
 // is down), or while its own fail on the way to the database (a dead
 // pooled connection after a restart, a timeout), nothing is given up: an
 // outcome is dropped only when Stop gives up on it.
-func (k *Completer) write(items []*finishItem, params []*driver.FinishParams, since int64) {
+//
+// The parts a batch is split into, and the outcomes taken from the queue
+// while one fails alone, are written one after the other by this one
+// loop, oldest first, each without waiting once the one before is
+// written: nothing nests, so after an outage every outcome held is
+// written as soon as the database is back, in the order it came.
+func (k *Completer) write(items []*finishItem, params []*driver.FinishParams) {
+	w := &writing{parts: []part{{items: items, params: params}}}
+	defer func() {
+		for _, it := range w.pulled {
+			k.forget(it)
+		}
+	}()
+	for len(w.parts) > 0 {
+		p := w.parts[0]
+		w.parts = w.parts[1:]
+		if !k.writePart(w, p) {
+			for _, rest := range w.parts {
+				for _, it := range rest.items {
+					k.drop(it)
+				}
+			}
+			return
+		}
+	}
+}
+
+// writePart writes p, retrying with backoff, until it is written, split
+// (its failing halves added to w) or given up. It returns false when Stop
+// gave up on it, its items reported dropped.
+func (k *Completer) writePart(w *writing, p part) bool {
 	backoff := 10 * time.Millisecond
 	for failures := 1; ; failures++ {
-		err := k.try(items, params, since != 0)
+		before := k.lastOK.Load()
+		err := k.try(p.items, p.params, p.since != 0)
 		if err == nil {
-			return
+			return true
 		}
-		if since == 0 {
-			since = k.cfg.Window.Clock.Now()
+		if p.since == 0 {
+			p.since = k.cfg.Window.Clock.Now()
 		}
-		if failures >= splitAfter && len(items) > 1 {
-			k.writeHalves(items, params, since)
-			return
+		if failures >= splitAfter && len(p.items) > 1 {
+			k.writeHalves(w, p)
+			return true
 		}
-		if failures >= splitAfter && len(items) == 1 && k.lastOK.Load() <= since {
+		if failures >= splitAfter && len(p.items) == 1 && k.lastOK.Load() <= p.since {
 			// Alone, this outcome cannot tell a database that refuses it
 			// from one that is down: the outcomes queued behind it get
 			// their turn, and show which it is.
-			k.flushWaiting()
+			p = k.tryWaiting(w, p)
 		}
-		if failures >= splitAfter && k.refused(err) && k.acceptedSince(items, since) {
-			k.drop(items[0])
+		if failures >= splitAfter && len(p.items) == 1 && k.refused(err) && k.acceptedSince(p.items, p.since) {
+			k.drop(p.items[0])
 			k.cfg.Logger.Error("leasehold: the database refuses this outcome; given up, the lease will expire",
-				"job", params[0].ID, "attempt", params[0].Attempt, "outcome", params[0].Outcome, "err", err)
-			return
+				"job", p.params[0].ID, "attempt", p.params[0].Attempt, "outcome", p.params[0].Outcome, "err", err)
+			return true
+		}
+		// A statement accepted since this one failed (the outcomes queued
+		// behind it) shows the database answering: retry at once rather
+		// than wait out a backoff grown during an outage.
+		wait := backoff
+		if k.lastOK.Load() != before {
+			wait = 0
 		}
 		select {
 		case <-k.abandon:
-			for _, it := range items {
+			for _, it := range p.items {
 				k.drop(it)
 			}
-			return
-		case <-time.After(backoff):
+			return false
+		case <-time.After(wait):
 		}
 		backoff = min(2*backoff, time.Second)
 	}
@@ -95,19 +148,27 @@ func (k *Completer) acceptedSince(items []*finishItem, since int64) bool {
 	return len(items) == 1 && items[0].lease != nil && items[0].lease.renewedAt.Load() > since
 }
 
-// writeHalves tries each half of a failing batch once, then writes (see
-// write) the halves that failed. A half written at once shows that the
-// database is up, which lets write give up an outcome that fails alone.
-func (k *Completer) writeHalves(items []*finishItem, params []*driver.FinishParams, since int64) {
-	mid := len(items) / 2
-	var failed [][2]int
-	for _, h := range [][2]int{{0, mid}, {mid, len(items)}} {
-		if k.try(items[h[0]:h[1]], params[h[0]:h[1]], true) != nil {
-			failed = append(failed, h)
+// writeHalves tries each half of a failing part once, and adds the
+// halves that failed to w: the first to be written next, the second after
+// the parts already waiting (the outcomes of a part are written in one
+// statement, so their order among themselves does not matter, while the
+// parts waiting hold outcomes that came before the ones this part took
+// from the queue). A half written at once shows that the database is up,
+// which lets write give up an outcome that fails alone.
+func (k *Completer) writeHalves(w *writing, p part) {
+	mid := len(p.items) / 2
+	var failed []part
+	for _, h := range [][2]int{{0, mid}, {mid, len(p.items)}} {
+		half := part{items: p.items[h[0]:h[1]], params: p.params[h[0]:h[1]], since: p.since}
+		if k.try(half.items, half.params, true) != nil {
+			failed = append(failed, half)
 		}
 	}
-	for _, h := range failed {
-		k.write(items[h[0]:h[1]], params[h[0]:h[1]], since)
+	switch len(failed) {
+	case 1:
+		w.parts = append([]part{failed[0]}, w.parts...)
+	case 2:
+		w.parts = append(append([]part{failed[0]}, w.parts...), failed[1])
 	}
 }
 
@@ -127,12 +188,18 @@ func (k *Completer) try(items []*finishItem, params []*driver.FinishParams, retr
 	return nil
 }
 
-// flushWaiting writes the outcomes waiting in the queue, up to one batch,
-// while the flusher is held by an outcome that keeps failing alone.
-func (k *Completer) flushWaiting() {
+// tryWaiting tries once, in one statement, the outcomes waiting in the
+// queue (with p, up to one batch), while the flusher is held by p, an
+// outcome that keeps failing alone. Those that fail are added to p, which
+// it returns: they failed as p does, so p's write retries them with it
+// (and splits them from it if one is refused), rather than a write of
+// their own nested in p's, which waited out a backoff of its own after
+// each level below it was written. When parts of p's batch wait to be
+// written after p, they go to the last of them instead.
+func (k *Completer) tryWaiting(w *writing, p part) part {
 	var batch []*finishItem
 gather:
-	for len(batch) < k.cfg.Batch {
+	for len(batch) < max(k.cfg.Batch-len(p.items), 1) {
 		select {
 		case it, ok := <-k.in:
 			if !ok {
@@ -144,11 +211,35 @@ gather:
 		}
 	}
 	if len(batch) == 0 {
-		return
+		return p
 	}
 	params := make([]*driver.FinishParams, len(batch))
 	for i, it := range batch {
 		params[i] = &it.p
 	}
-	k.flush(batch, params)
+	if k.try(batch, params, false) == nil {
+		for _, it := range batch {
+			k.forget(it)
+		}
+		return p
+	}
+	w.pulled = append(w.pulled, batch...)
+	if n := len(w.parts); n > 0 && len(w.parts[n-1].items)+len(batch) <= k.cfg.Batch {
+		// Parts of p's batch wait already, with outcomes older than
+		// these: the last one takes them, so that they are written in
+		// the order they came (one statement when the database is back).
+		w.parts[n-1] = w.parts[n-1].with(batch, params)
+		return p
+	}
+	if len(w.parts) > 0 {
+		w.parts = append(w.parts, part{items: batch, params: params, since: p.since})
+		return p
+	}
+	return p.with(batch, params)
+}
+
+// with returns p with items added (params their parameters). It copies:
+// p's slices may share an array with another part.
+func (p part) with(items []*finishItem, params []*driver.FinishParams) part {
+	return part{items: slices.Concat(p.items, items), params: slices.Concat(p.params, params), since: p.since}
 }

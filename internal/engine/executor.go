@@ -156,6 +156,7 @@ func (e *Executor) releaseWith(l *Lease, submit func(*finishItem)) (left bool) {
 	if !l.finalized.CompareAndSwap(false, true) {
 		return false
 	}
+	l.end(endDone) // a heartbeat or the watchdog finding it lost after this says nothing
 	l.cancel(ErrShutdown)
 	if l.started.Load() {
 		if _, write := e.cfg.GiveUp(l.Row); !write {
@@ -284,6 +285,9 @@ func (e *Executor) ended(l *Lease, start int64, err error) {
 		l.cancel(context.Canceled)
 		return // Stop already released this lease
 	}
+	// From here no heartbeat or watchdog reports the lease lost; one that
+	// got there first has stored its flag, which decide reads.
+	l.end(endDone)
 	item := e.decide(l, err)
 	l.cancel(errHandlerDone) // the watchdog and lost-lease checks skip it now
 	if item == nil {
@@ -322,6 +326,7 @@ func (e *Executor) skipUnsafeStart(l *Lease) bool {
 	e.cfg.Emit(leasetype.Event{Kind: leasetype.EventNotStarted, Job: l.Row, Err: err})
 	e.cfg.Logger.Warn("leasehold: lease past its safe window before the handler started; not running it",
 		"job", l.Row.ID, "attempt", l.Row.Attempt, "late", e.cfg.Window.Overdue(l, e.cfg.Window.Clock.Now()), "err", err)
+	l.end(endDone)          // lostInDB, below, is stored by a heartbeat that got there first
 	l.cancel(errNotStarted) // the watchdog and lost-lease checks skip it now
 	if l.lostInDB.Load() {
 		e.cfg.Leases.forget(l) // a heartbeat found it taken over: nothing to write

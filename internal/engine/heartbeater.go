@@ -148,10 +148,9 @@ func (h *Heartbeater) settle(l *Lease, r *driver.HeartbeatResult, held bool, sen
 
 // lost cancels a handler whose lease the database no longer holds for us.
 func (h *Heartbeater) lost(l *Lease) {
-	if l.ctx.Err() != nil {
-		return // finished (or already cancelled) meanwhile
+	if l.ctx.Err() != nil || !l.end(endLost) {
+		return // finished, already cancelled, or given up by the watchdog meanwhile
 	}
-	l.lostInDB.Store(true)
 	h.cfg.Emit(leasetype.Event{Kind: leasetype.EventLeaseLost, Job: l.Row, Err: leasetype.ErrLeaseLost})
 	l.cancel(leasetype.ErrLeaseLost)
 }
@@ -206,7 +205,9 @@ func (h *Heartbeater) expireOverdue() (next int64, ok bool) {
 			}
 			continue
 		}
-		l.expiredLocally.Store(true)
+		if !l.end(endExpired) {
+			continue // found lost, or its handler returned, meanwhile
+		}
 		h.cfg.Emit(leasetype.Event{Kind: leasetype.EventLeaseLost, Job: l.Row, Err: errNotRenewed})
 		h.cfg.Logger.Warn("leasehold: lease not renewed in time; cancelling handler",
 			"job", l.Row.ID, "attempt", l.Row.Attempt)

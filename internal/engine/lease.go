@@ -79,6 +79,8 @@ type Lease struct {
 	// expiredLocally: the lease was not renewed in time and the worker
 	// gave it up on its own clock.
 	expiredLocally atomic.Bool
+	// endedBy is who ended the lease first (see end): endOpen until then.
+	endedBy atomic.Int32
 	// completedInTx: the handler completed the job with CompleteTx.
 	completedInTx atomic.Bool
 	// completedTx is the transaction of the latest successful CompleteTx.
@@ -126,6 +128,33 @@ func (l *Lease) Usable() error {
 		return lost("safe window passed %v ago", late)
 	}
 	return nil
+}
+
+// Who ended a lease first (Lease.end).
+const (
+	endOpen    int32 = iota
+	endLost          // a heartbeat found it gone from the database
+	endExpired       // the watchdog gave it up, not renewed in time
+	endDone          // its handler returned or was not started, or Stop released it
+)
+
+// end claims the ending of the lease for by, and reports whether by is
+// the first to end it: only the first reports a lost lease and cancels
+// the handler with its cause, so that one lease found lost by a heartbeat
+// and given up by the watchdog at once makes one EventLeaseLost, not two,
+// and none once its handler has returned. Whoever calls it stores the
+// first one's flag (lostInDB, expiredLocally) before it returns, so that
+// a caller that came second and reads the flags (decide) sees it even
+// when the first has not stored it yet.
+func (l *Lease) end(by int32) bool {
+	won := l.endedBy.CompareAndSwap(endOpen, by)
+	switch l.endedBy.Load() {
+	case endLost:
+		l.lostInDB.Store(true)
+	case endExpired:
+		l.expiredLocally.Store(true)
+	}
+	return won
 }
 
 // MarkReturned records that the lease's handler has returned: from then
