@@ -392,9 +392,13 @@ func (k ClaimKey) Less(o ClaimKey) bool {
 
 // ClaimByIDParams selects one job to lease.
 type ClaimByIDParams struct {
-	ID       int64
-	Owner    string
-	TTL      time.Duration
+	ID    int64
+	Owner string
+	TTL   time.Duration
+	// TakeOver allows claiming the job while it is processing and its
+	// lease expired (with budget left and no cancel request) as well as
+	// while it is pending, but never when the lease is Owner's own, as
+	// ClaimParams.TakeOver: Owner still answers for it.
 	TakeOver bool
 }
 

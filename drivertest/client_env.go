@@ -68,6 +68,8 @@ var clientTests = []struct {
 	{"IdleQueuesPolledByProbe", testIdleQueuesPolledByProbe},
 	{"BusyQueuesClaimedFairly", testBusyQueuesClaimedFairly},
 	{"JobBeforeCursorClaimed", testJobBeforeCursorClaimed},
+	{"JobBeforeCursorClaimedAtFullClaim", testJobBeforeCursorClaimedAtFullClaim},
+	{"FollowUpsAfterLowPriorityJob", testFollowUpsAfterLowPriorityJob},
 	{"PauseQueueBadName", testPauseQueueBadName},
 	{"RetentionCleanerPurgesFinished", testRetentionCleaner},
 	{"RetentionKeepsRecentlyFinished", testRetentionKeepsRecent},

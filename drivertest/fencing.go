@@ -94,7 +94,8 @@ func testFencingAfterTakeOver(c *tc) {
 }
 
 // testFencingSameOwner checks that the attempt alone fences a lease when
-// the same owner (one process) lost a lease and took the job over again:
+// the same owner (one process) lost a lease and claimed the job again once
+// the watcher had returned it (no claim takes over its own owner's lease):
 // its stale attempt is refused, its current one accepted, also when both
 // come in one Finish batch with the stale entry first, with different
 // outcomes or both completed.
@@ -104,10 +105,11 @@ func testFencingSameOwner(c *tc) {
 		c.claimID(c.d, r.ID, "w", shortTTL, false)
 	}
 	c.waitExpired(c.get(rows[0].ID), c.get(rows[1].ID), c.get(rows[2].ID))
-	a := c.claimID(c.d, rows[0].ID, "w", liveTTL, true)
-	b := c.claimID(c.d, rows[1].ID, "w", liveTTL, true)
-	d := c.claimID(c.d, rows[2].ID, "w", liveTTL, true)
-	c.eq("Attempt of the same owner's takeover", a.Attempt, 2)
+	c.rescue(c.d)
+	a := c.claimID(c.d, rows[0].ID, "w", liveTTL, false)
+	b := c.claimID(c.d, rows[1].ID, "w", liveTTL, false)
+	d := c.claimID(c.d, rows[2].ID, "w", liveTTL, false)
+	c.eq("Attempt of the same owner's second claim", a.Attempt, 2)
 
 	s := c.snap(a.ID)
 	c.refused("same owner, stale attempt", a.ID, "w", 1)
@@ -149,7 +151,8 @@ func testFencingMixedBatch(c *tc) {
 
 	z := c.claimID(c.d, rows[2].ID, "w", shortTTL, false)
 	c.waitExpired(z)
-	z2 := c.claimID(c.d, rows[2].ID, "w", liveTTL, true)
+	c.rescue(c.d)
+	z2 := c.claimID(c.d, rows[2].ID, "w", liveTTL, false)
 	s = c.snap(z2.ID)
 	stale := fin(z2, leasehold.OutcomeCompleted)
 	stale.Attempt = 1
@@ -165,7 +168,8 @@ func testFencingGroupedBatch(c *tc) {
 	rows := c.insertN(groupedLeases+2, "q", "k")
 	z := c.claimID(c.d, rows[0].ID, "a", shortTTL, false)
 	c.waitExpired(z)
-	z = c.claimID(c.d, rows[0].ID, "a", liveTTL, true)
+	c.rescue(c.d)
+	z = c.claimID(c.d, rows[0].ID, "a", liveTTL, false)
 	held := []*leasehold.JobRow{z}
 	for _, r := range rows[1:] {
 		held = append(held, c.claimID(c.d, r.ID, "a", liveTTL, false))

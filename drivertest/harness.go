@@ -96,6 +96,7 @@ func invariants() []invariant {
 		{"TakeOverRace", testTakeOverRace},
 		{"TakeOverAfterCursor", testTakeOverAfterCursor},
 		{"TakeOverFlagged", testTakeOverFlagged},
+		{"TakeOverNeverOwnLease", testTakeOverNeverOwnLease},
 		{"FencingWrongToken", testFencingWrongToken},
 		{"FencingAfterTakeOver", testFencingAfterTakeOver},
 		{"FencingSameOwner", testFencingSameOwner},

@@ -178,12 +178,14 @@ func claimWith(takeOver bool, ctes, after string) string {
 ),` + claimTail
 }
 
-// claimByIDSQL: $3 id, $4 take over. Racers wait for the row lock and
-// re-check the condition, so exactly one wins. A job of a paused queue is
-// not claimable.
+// claimByIDSQL: $3 id, $4 take over, never a lease of the claiming owner
+// $1 (driver.ClaimByIDParams TakeOver), as in Claim. Racers wait for the
+// row lock and re-check the condition, so exactly one wins. A job of a
+// paused queue is not claimable.
 const claimByIDSQL = `WITH picked AS (
 	SELECT id, status, attempt, lease_owner, claimed_at, heartbeat_at FROM leasehold_jobs j
-	WHERE id = $3 AND ((status = 'pending' AND run_at <= now()) OR ($4::boolean AND ` + takeOverCond + `))
+	WHERE id = $3 AND ((status = 'pending' AND run_at <= now())
+		OR ($4::boolean AND ` + takeOverCond + ` AND lease_owner <> $1))
 		AND NOT EXISTS (SELECT 1 FROM leasehold_queues q WHERE q.name = j.queue AND q.paused_at IS NOT NULL)
 	FOR UPDATE OF j
 ), takeover AS (

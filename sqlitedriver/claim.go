@@ -17,9 +17,12 @@ const claimSet = `UPDATE leasehold_jobs SET status = 'processing', attempt = att
     lease_owner = ?3, lease_until = ?1 + ?2, heartbeat_at = NULL, claimed_at = ?1`
 
 // takeOverCond is the extra condition for claiming a processing job whose
-// lease expired before ?1.
+// lease expired before ?1, but never a lease of the claiming owner ?3
+// (driver.ClaimParams TakeOver): Claim's, ClaimByID's, and that of the
+// statements that end the attempts they take over, which must pick the
+// same jobs.
 const takeOverCond = `status = 'processing' AND lease_until < ?1 AND NOT cancel_requested
-    AND attempt - free_attempts < max_attempts`
+    AND attempt - free_attempts < max_attempts AND lease_owner <> ?3`
 
 // notPaused4 holds unless queue ?4 is paused. It does not refer to the job
 // row, so SQLite runs it once per statement (a primary-key lookup), not
@@ -45,7 +48,7 @@ const claimPendingSQL = `SELECT id, 1 AS grp, priority, run_at FROM (
 // driver.ClaimParams TakeOver).
 const claimExpiredSQL = `SELECT id, 0 AS grp, priority, run_at FROM (
         SELECT id, priority, run_at FROM leasehold_jobs
-        WHERE ` + takeOverCond + ` AND queue = ?4 AND lease_owner <> ?3
+        WHERE ` + takeOverCond + ` AND queue = ?4
           AND kind IN (SELECT value FROM json_each(?5)) AND ` + notPaused4 + `
         ORDER BY priority, run_at, id LIMIT ?6 + 0)`
 
@@ -77,8 +80,9 @@ var (
 	claimRefsTakeOver = claimSQL(true, "id, attempt")
 )
 
-// claimByIDSQL leases job ?4 if claimable; ?5 allows takeover. A job of
-// a paused queue is not claimable.
+// claimByIDSQL leases job ?4 if claimable; ?5 allows takeover, of
+// another owner's lease only (takeOverCond). A job of a paused queue is
+// not claimable.
 const claimByIDSQL = claimSet + `
 WHERE id = ?4 AND ((status = 'pending' AND run_at <= ?1) OR (?5 AND ` + takeOverCond + `))
   AND NOT EXISTS (SELECT 1 FROM leasehold_queues q

@@ -144,6 +144,7 @@ func (p *Producer) halt(ctx context.Context) {
 	}
 	p.life.Wait(context.Background())
 	p.abortClaims()
+	p.stopTimers()
 }
 
 // beginClaim reports whether to send a claim, and counts it in flight if
@@ -209,6 +210,10 @@ type queue struct {
 	// mark is what the look for a lost claim reply's leases needs
 	// (producer_orphans.go).
 	mark claimMark
+	// fullTimer pokes the loop when the next full claim is due
+	// (wakeForFull); nil until first needed. Only the loop arms it, and
+	// the producer's halt stops it once the loop has returned.
+	fullTimer *time.Timer
 }
 
 // poke asks the loop to look for jobs now. It never blocks.
@@ -286,7 +291,11 @@ func (q *queue) claim(ctx context.Context, n int) int {
 	}
 	switch q.cur.prepare(params, p.cfg.Clock.Now()) {
 	case cursorClaim:
-		return q.claimWith(ctx, params, false, 0)
+		got := q.claimWith(ctx, params, false, 0)
+		if got < params.Limit {
+			q.wakeForFull(ctx)
+		}
+		return got
 	case fullClaimBeside:
 		full := *params
 		full.Limit = max(1, n/besideShare)
@@ -304,6 +313,43 @@ func (q *queue) claim(ctx context.Context, n int) int {
 		return full.Limit + q.claimWith(ctx, params, false, 0)
 	default:
 		return q.claimWith(ctx, params, true, 0)
+	}
+}
+
+// wakeForFull pokes the loop when the queue's next full claim is due,
+// after a cursor claim that came back short: the loop then sleeps until
+// woken, and a job that sorts before the cursor (inserted ahead of it,
+// its wake spent on that cursor claim) would otherwise wait for the
+// probe, a poll interval, rather than for the next full claim. One timer
+// per queue, reset at each arming; a busy queue, whose cursor claims fill
+// their limit, never arms it.
+func (q *queue) wakeForFull(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	wait := time.Duration(q.cur.fullDue() - q.p.cfg.Clock.Now())
+	if wait <= 0 {
+		// Due already (it fell due during the cursor claim), unless a
+		// full claim runs beside the loop, which wakes it when done.
+		if !q.cur.busy() {
+			q.poke()
+		}
+		return
+	}
+	if q.fullTimer == nil {
+		q.fullTimer = time.AfterFunc(wait, q.poke)
+		return
+	}
+	q.fullTimer.Reset(wait)
+}
+
+// stopTimers stops the queues' full-claim timers; the loops, which arm
+// them, have returned.
+func (p *Producer) stopTimers() {
+	for _, q := range p.queues {
+		if q.fullTimer != nil {
+			q.fullTimer.Stop()
+		}
 	}
 }
 

@@ -66,7 +66,10 @@ const (
 // about once a second when it takes a hundred. A full claim slower than
 // slowFullClaim and than twice the last cursor claim makes the next one
 // run beside the loop, one at a time, into a tenth of the free slots, so
-// that it holds up no cursor claim. docs/design.md, "Claim cursor".
+// that it holds up no cursor claim. A cursor claim that comes back short
+// before a full claim is due has the loop woken when it is
+// (queue.wakeForFull): a job before the cursor waits for that full claim,
+// not for the probe. docs/design.md, "Claim cursor".
 type cursor struct {
 	// interval is the poll interval: the longest a full claim waits
 	// after the last one ended.
@@ -121,6 +124,13 @@ func (c *cursor) asCursorClaim(p *driver.ClaimParams) {
 }
 
 func (c *cursor) cursorOf(p *driver.ClaimParams) { p.After, p.TakeOver = c.after, false }
+
+// fullDue returns when (Clock) the next full claim is due.
+func (c *cursor) fullDue() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nextFull
+}
 
 // busy reports whether a full claim runs beside the loop.
 func (c *cursor) busy() bool {
