@@ -14,10 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite"
 
-	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/sqlitedriver"
 )
 
 // interruptWatch is what the SQLite function watch_test_interrupt calls:
@@ -58,30 +55,7 @@ func testWatchInterruptedSQLite(t *testing.T) {
 	path := testdb.SQLitePath(t)
 	db := "sqlite:" + path
 	ok(t, db, "migrate")
-	d, err := sqlitedriver.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const jobs = 1001
-	batch := make([]leasehold.InsertManyParams, jobs)
-	for i := range batch {
-		batch[i] = leasehold.InsertManyParams{Args: leasehold.RawArgs{KindName: "leasehold.sleep"},
-			Opts: &leasehold.InsertOpts{Queue: "plain"}}
-	}
-	if _, err := c.InsertBulk(t.Context(), batch); err != nil {
-		t.Fatal(err)
-	}
-	claimed, err := d.Claim(t.Context(), &driver.ClaimParams{Queue: "plain", Kinds: []string{"leasehold.sleep"},
-		Owner: "gone", TTL: time.Millisecond, Limit: jobs})
-	if err != nil || len(claimed) != jobs {
-		t.Fatalf("claim = %d jobs, %v; want %d", len(claimed), err, jobs)
-	}
-	time.Sleep(50 * time.Millisecond) // the leases expire
+	d := expiredLeases(t, path)
 	// The watcher is interrupted as the second batch begins, once the
 	// first batch has moved 1,000 jobs.
 	if _, err := d.DB().ExecContext(t.Context(), `CREATE TRIGGER interrupt_second_batch BEFORE UPDATE ON leasehold_jobs

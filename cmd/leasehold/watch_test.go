@@ -170,11 +170,33 @@ func TestWatchPrintsWhatAFailedPassMoved(t *testing.T) {
 	path := testdb.SQLitePath(t)
 	db := "sqlite:" + path
 	ok(t, db, "migrate")
+	d := expiredLeases(t, path)
+	// The second batch's first update fails: the first batch moved 1,000.
+	if _, err := d.DB().ExecContext(t.Context(), `CREATE TRIGGER fail_second_batch BEFORE UPDATE ON leasehold_jobs
+		WHEN (SELECT count(*) FROM leasehold_jobs WHERE status = 'pending') >= 1000
+		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	r := lh(t, db, "watch", "--once")
+	if r.code != 1 || !strings.Contains(r.stderr, "injected failure") {
+		t.Fatalf("watch --once, its second batch failing: %s\nwant exit 1 and the error", r)
+	}
+	if n := strings.Count(r.stdout, "-> pending"); n != 1000 {
+		t.Errorf("watch --once printed %d moved jobs, want the first batch's 1000:\n%.500s", n, r.stdout)
+	}
+}
+
+// expiredLeases opens the migrated SQLite file at path and leaves in it
+// 1,001 jobs of queue plain whose leases, of owner gone, have expired:
+// one more than a watcher's batch, so that a pass takes two. The driver
+// is closed when the test ends.
+func expiredLeases(t *testing.T, path string) *sqlitedriver.Driver {
+	t.Helper()
 	d, err := sqlitedriver.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(func() { _ = d.Close() })
 	c, err := leasehold.NewClient(leasehold.Config{Driver: d})
 	if err != nil {
 		t.Fatal(err)
@@ -194,17 +216,5 @@ func TestWatchPrintsWhatAFailedPassMoved(t *testing.T) {
 		t.Fatalf("claim = %d jobs, %v; want %d", len(claimed), err, jobs)
 	}
 	time.Sleep(50 * time.Millisecond) // the leases expire
-	// The second batch's first update fails: the first batch moved 1,000.
-	if _, err := d.DB().ExecContext(t.Context(), `CREATE TRIGGER fail_second_batch BEFORE UPDATE ON leasehold_jobs
-		WHEN (SELECT count(*) FROM leasehold_jobs WHERE status = 'pending') >= 1000
-		BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
-		t.Fatal(err)
-	}
-	r := lh(t, db, "watch", "--once")
-	if r.code != 1 || !strings.Contains(r.stderr, "injected failure") {
-		t.Fatalf("watch --once, its second batch failing: %s\nwant exit 1 and the error", r)
-	}
-	if n := strings.Count(r.stdout, "-> pending"); n != 1000 {
-		t.Errorf("watch --once printed %d moved jobs, want the first batch's 1000:\n%.500s", n, r.stdout)
-	}
+	return d
 }
