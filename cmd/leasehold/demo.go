@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -21,8 +22,9 @@ payment jobs; start worker processes (this binary's ` + "`work`" + ` command) th
 them through an in-process stand-in payment provider which honours
 idempotency keys and sometimes stalls longer than the lease TTL (heartbeats
 keep those leases); SIGKILL one worker and freeze another (SIGSTOP) in the
-middle of a charge; let the watcher bring their jobs back; then check that
-every payment was completed, charged once and recorded once.
+middle of a charge; let the watcher bring their jobs back and the other
+workers take them over (so the story needs at least three workers); then
+check that every payment was completed, charged once and recorded once.
 
 The database is a fresh SQLite file, ./` + demo.DefaultPath + `, unless --db is given
 (the demo ignores $` + cli.EnvDatabaseURL + `, so it never writes into a configured
@@ -35,21 +37,25 @@ Exit code 1 if a payment was lost or charged twice.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Payments, "payments", demo.DefaultPayments, "payment jobs to enqueue (1 to 5000)")
-	fl.IntVar(&o.Workers, "workers", demo.DefaultWorkers, "worker processes (2 to 16)")
+	fl.IntVar(&o.Workers, "workers", demo.DefaultWorkers, fmt.Sprintf("worker processes (%d to %d)", demo.MinWorkers, maxDemoWorkers))
 	fl.Var(cli.NewDurationValue(&o.TTL, demo.DefaultTTL, 500*time.Millisecond, time.Minute), "ttl", "lease TTL of the workers, 500ms to 1m")
 	fl.Var(cli.NewDurationValue(&o.Timeout, demo.DefaultTimeout, time.Second, time.Hour), "timeout", "give up after this long")
 	cmd.AddCommand(a.demoReconcileCommand())
 	return cmd
 }
 
-// demoOptions checks o's flags and fills in the database, the workers'
-// executable and the output.
-func (a *app) demoOptions(cmd *cobra.Command, o *demo.Options) error {
+// maxDemoWorkers bounds --workers of the demo stories.
+const maxDemoWorkers = 16
+
+// demoOptions checks o's flags, --workers against minWorkers (the fewest
+// the story can be told truthfully with, for the reason why), and fills
+// in the database, the workers' executable and the output.
+func (a *app) demoOptions(cmd *cobra.Command, o *demo.Options, minWorkers int, why string) error {
 	if o.Payments < 1 || o.Payments > 5000 {
 		return cli.Usagef("--payments %d is out of range 1..5000", o.Payments)
 	}
-	if o.Workers < 2 || o.Workers > 16 {
-		return cli.Usagef("--workers %d is out of range 2..16", o.Workers)
+	if o.Workers < minWorkers || o.Workers > maxDemoWorkers {
+		return cli.Usagef("--workers %d is out of range %d..%d%s", o.Workers, minWorkers, maxDemoWorkers, why)
 	}
 	t := cli.Target{Dialect: cli.SQLite, Path: demo.DefaultPath, Default: true}
 	if cmd.Flags().Changed("db") {
@@ -71,7 +77,8 @@ func (a *app) demoOptions(cmd *cobra.Command, o *demo.Options) error {
 }
 
 func (a *app) demo(cmd *cobra.Command, o demo.Options) error {
-	if err := a.demoOptions(cmd, &o); err != nil {
+	if err := a.demoOptions(cmd, &o, demo.MinWorkers,
+		": the story kills one worker and freezes another, and needs a third to take their leases over"); err != nil {
 		return err
 	}
 	s, err := demo.Run(cmd.Context(), o)
@@ -121,7 +128,7 @@ if anything does not add up. The database is a fresh SQLite file,
   leasehold demo reconcile --db postgres://localhost/leasehold_demo`,
 		Args: argNames(),
 		RunE: a.runE(func(cmd *cobra.Command, _ []string) error {
-			if err := a.demoOptions(cmd, &o); err != nil {
+			if err := a.demoOptions(cmd, &o, demo.MinReconcileWorkers, ""); err != nil {
 				return err
 			}
 			s, err := demo.RunReconcile(cmd.Context(), o)
@@ -133,7 +140,7 @@ if anything does not add up. The database is a fresh SQLite file,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Payments, "payments", demo.DefaultPayments, "payment jobs to enqueue (1 to 5000)")
-	fl.IntVar(&o.Workers, "workers", demo.DefaultWorkers, "worker processes (2 to 16)")
+	fl.IntVar(&o.Workers, "workers", demo.DefaultWorkers, fmt.Sprintf("worker processes (%d to %d)", demo.MinReconcileWorkers, maxDemoWorkers))
 	fl.Var(cli.NewDurationValue(&o.TTL, demo.DefaultTTL, 500*time.Millisecond, time.Minute), "ttl", "lease TTL of the workers, 500ms to 1m")
 	fl.Var(cli.NewDurationValue(&o.Timeout, demo.DefaultTimeout, time.Second, time.Hour), "timeout", "give up after this long")
 	return cmd

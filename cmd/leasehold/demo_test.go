@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/demo"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
@@ -98,4 +99,32 @@ func TestDemoReconcile(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDemoWorkersRange checks the fewest workers each story accepts: the
+// demo kills one and freezes another, so it needs a third to take their
+// leases over, and refuses fewer before it starts anything.
+func TestDemoWorkersRange(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "--workers", "2", "--payments", "4"}, "--workers 2 is out of range 3..16: the story kills one worker and freezes another"},
+		{[]string{"demo", "--workers", "17"}, "--workers 17 is out of range 3..16"},
+		{[]string{"demo", "reconcile", "--workers", "1"}, "--workers 1 is out of range 2..16"},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		r := runIn(t, dir, nil, c.args...)
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("leasehold %s: want exit %d and %q: %s", strings.Join(c.args, " "), cli.ExitUsage, c.want, r)
+		}
+		if _, err := os.Stat(filepath.Join(dir, demo.DefaultPath)); err == nil {
+			t.Errorf("leasehold %s created the demo database", strings.Join(c.args, " "))
+		}
+	}
+	r := runIn(t, "", nil, "demo", "--help")
+	if !strings.Contains(r.stdout, "worker processes (3 to 16)") {
+		t.Errorf("demo --help lacks the workers' range:\n%s", r.stdout)
+	}
 }

@@ -35,7 +35,11 @@ code 1 when a job was lost or done twice, or when the sweep stopped before
 its end (the table and --out then say INCOMPLETE, with the error).
 
 Needs root and iproute2 (ip netns). Leftovers of an interrupted run (namespaces,
-links, processes in them) are removed at the start and at the end.`
+links, processes in them, and its PostgreSQL server, kept in
+$TMPDIR/leasehold-hosts-BRIDGE-PORT) are removed at the start and at the end.
+Only what leasehold made is removed: a bridge, link or namespace of the same
+name made by something else is left alone, and the command refuses to start
+(choose another --bridge or --prefix).`
 
 type hostsFlags struct {
 	o         hosts.Options

@@ -8,7 +8,9 @@
 // an earlier run first), Network.Hosts gives each namespace's name and
 // address, Host.Command runs a program inside one (`ip netns exec`), and
 // Network.Close tears everything down. Cleanup removes what a crashed run
-// left behind.
+// left behind. Create marks what it makes (see Mark), and Cleanup removes
+// only that: a bridge or namespace of the same name made by something
+// else is never touched, and Create refuses its name (ErrForeign).
 package netns
 
 import (
@@ -19,6 +21,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -130,7 +133,9 @@ func Available(ctx context.Context) error {
 // with the same names left behind (Cleanup), then adds the bridge with the
 // subnet's .1, and for each host a namespace with its loopback up and a
 // veth pair, one end in the namespace (eth0, address .10+i) and the other
-// on the bridge. On failure it removes what it built.
+// on the bridge, marking each (see Mark). A link or namespace of a name it
+// needs that it did not make is left alone: Create returns an error
+// wrapping ErrForeign. On failure it removes what it built.
 func Create(ctx context.Context, cfg Config) (*Network, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -142,6 +147,9 @@ func Create(ctx context.Context, cfg Config) (*Network, error) {
 	if err := Cleanup(ctx, cfg); err != nil {
 		return nil, err
 	}
+	if err := checkFree(ctx, cfg); err != nil {
+		return nil, err
+	}
 	n := &Network{cfg: cfg}
 	if err := n.build(ctx); err != nil {
 		_ = Cleanup(context.WithoutCancel(ctx), cfg)
@@ -150,12 +158,47 @@ func Create(ctx context.Context, cfg Config) (*Network, error) {
 	return n, nil
 }
 
-// build adds the bridge and the hosts.
+// checkFree returns an error wrapping ErrForeign when a name the network
+// needs is taken. Run after Cleanup, whatever is left is not ours.
+func checkFree(ctx context.Context, c Config) error {
+	out, err := run(ctx, "netns", "list")
+	if err != nil {
+		return err
+	}
+	ls, err := links(ctx, "", "")
+	if err != nil {
+		return err
+	}
+	namespaces := namespaceNames(out)
+	taken := func(name string) bool {
+		return slices.ContainsFunc(ls, func(l link) bool { return l.Name == name })
+	}
+	if taken(c.Bridge) {
+		return foreign(kindLink, c.Bridge)
+	}
+	for i := 1; i <= c.Hosts; i++ {
+		if slices.Contains(namespaces, c.nsName(i)) {
+			return foreign(kindNetns, c.nsName(i))
+		}
+		if taken(c.vethName(i)) {
+			return foreign(kindLink, c.vethName(i))
+		}
+	}
+	return nil
+}
+
+// build adds the bridge and the hosts, each link and namespace marked as
+// it is made (createMarked).
 func (n *Network) build(ctx context.Context) error {
 	c := n.cfg
 	gw := netip.PrefixFrom(c.addr(1), 24).String()
-	if err := runAll(ctx,
+	if err := createMarked(ctx, kindLink, c.Bridge,
 		[]string{"link", "add", c.Bridge, "type", "bridge"},
+		[]string{"link", "set", c.Bridge, "alias", Mark},
+	); err != nil {
+		return err
+	}
+	if err := runAll(ctx,
 		[]string{"addr", "add", gw, "dev", c.Bridge},
 		[]string{"link", "set", c.Bridge, "up"},
 	); err != nil {
@@ -163,20 +206,34 @@ func (n *Network) build(ctx context.Context) error {
 	}
 	for i := 1; i <= c.Hosts; i++ {
 		h := Host{Name: c.nsName(i), Addr: c.addr(10 + i)}
-		veth := c.vethName(i)
-		if err := runAll(ctx,
-			[]string{"netns", "add", h.Name},
-			[]string{"-n", h.Name, "link", "set", "lo", "up"},
-			[]string{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", h.Name},
-			[]string{"link", "set", veth, "master", c.Bridge, "up"},
-			[]string{"-n", h.Name, "addr", "add", netip.PrefixFrom(h.Addr, 24).String(), "dev", "eth0"},
-			[]string{"-n", h.Name, "link", "set", "eth0", "up"},
-		); err != nil {
+		if err := n.addHost(ctx, h, c.vethName(i)); err != nil {
 			return err
 		}
 		n.hosts = append(n.hosts, h)
 	}
 	return nil
+}
+
+// addHost adds namespace h, its loopback up, and the veth pair veth-eth0
+// from the bridge to it.
+func (n *Network) addHost(ctx context.Context, h Host, veth string) error {
+	if err := createMarked(ctx, kindNetns, h.Name,
+		[]string{"netns", "add", h.Name},
+		[]string{"-n", h.Name, "link", "set", "lo", "alias", Mark, "up"},
+	); err != nil {
+		return err
+	}
+	if err := createMarked(ctx, kindLink, veth,
+		[]string{"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", h.Name},
+		[]string{"link", "set", veth, "alias", Mark},
+	); err != nil {
+		return err
+	}
+	return runAll(ctx,
+		[]string{"link", "set", veth, "master", n.cfg.Bridge, "up"},
+		[]string{"-n", h.Name, "addr", "add", netip.PrefixFrom(h.Addr, 24).String(), "dev", "eth0"},
+		[]string{"-n", h.Name, "link", "set", "eth0", "up"},
+	)
 }
 
 // Hosts returns the namespaces, host 1 first.

@@ -55,7 +55,7 @@ func (s *Node) Stop(ctx context.Context) error {
 // SIGKILL does): pg_ctl would signal whatever process has taken that pid
 // since, such as another server's backend.
 func StopDir(ctx context.Context, pgCtl, dataDir string) error {
-	if _, err := postmasterOf(dataDir); err != nil {
+	if _, err := Postmaster(dataDir); err != nil {
 		return nil
 	}
 	return Run(ctx, pgCtl, "stop", "-D", dataDir, "-m", "immediate", "-w")
@@ -129,13 +129,13 @@ func isZombie(stat []byte) bool {
 }
 
 // postmaster returns the pid of the server's postmaster.
-func (s *Node) postmaster() (int, error) { return postmasterOf(s.DataDir()) }
+func (s *Node) postmaster() (int, error) { return Postmaster(s.DataDir()) }
 
-// postmasterOf reads the pid of the postmaster running in dataDir from
+// Postmaster reads the pid of the postmaster running in dataDir from
 // its postmaster.pid, and checks that the process is still that server's:
 // a postmaster works in its data directory. The file of a server that
 // died names a pid that another process may hold by now.
-func postmasterOf(dataDir string) (int, error) {
+func Postmaster(dataDir string) (int, error) {
 	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
 		return 0, fmt.Errorf("pgctl: server not running: %w", err)

@@ -17,7 +17,8 @@ import (
 // ServerOptions describe a throwaway PostgreSQL server (see StartServer).
 type ServerOptions struct {
 	// Dir is the new directory that holds the data directory, the socket
-	// and the log; empty makes a temporary one, removed by Stop.
+	// and the log (see Reclaim for one that may exist); empty makes a
+	// temporary one, removed by Stop.
 	Dir string
 	// Port is the server's port. Default 5432 (the socket is in Dir, so
 	// it clashes with no other server's unless ListenAddresses do).
@@ -34,7 +35,20 @@ type ServerOptions struct {
 	// figures comparable with a production server's; without it fsync is
 	// off, as tests want.
 	Durable bool
+	// Reclaim makes a set Dir one that every run of the caller names
+	// again (one per listen address and port, say) and that the server
+	// owns: a server an earlier run left running from it is stopped and
+	// Dir removed before initdb, and Stop removes Dir. pg_ctl start
+	// detaches the server, so a run killed before it stops its server
+	// leaves it running, bound to its address and port, and the next
+	// run's server could not listen there; only a predictable directory
+	// lets that run find it.
+	Reclaim bool
 }
+
+// ErrAddrInUse reports a server that could not start because another
+// process listens on its address and port.
+var ErrAddrInUse = errors.New("pgctl: listen address and port in use")
 
 // Server is a running throwaway server: trust authentication for the
 // postgres superuser, fsync off unless ServerOptions.Durable. Stop ends
@@ -46,7 +60,9 @@ type Server struct {
 	LogFile string
 	Port    int
 	pgCtl   string
-	tempDir bool
+	// ownDir says that Stop removes Dir: StartServer made it, or
+	// ServerOptions.Reclaim gave it to the server.
+	ownDir bool
 }
 
 // StartServer creates a cluster (initdb) in o.Dir and starts it, waiting
@@ -66,9 +82,17 @@ func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pgctl: server directory: %w", err)
 		}
-		s.Dir, s.tempDir = dir, true
-	} else if err := os.Mkdir(s.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("pgctl: server directory: %w", err)
+		s.Dir, s.ownDir = dir, true
+	} else {
+		if o.Reclaim {
+			if err := reclaimDir(ctx, pgCtl, s.Dir); err != nil {
+				return nil, err
+			}
+			s.ownDir = true
+		}
+		if err := os.Mkdir(s.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("pgctl: server directory: %w", err)
+		}
 	}
 	s.DataDir, s.LogFile = filepath.Join(s.Dir, "data"), filepath.Join(s.Dir, "postgres.log")
 	if err := s.start(ctx, initdb, o); err != nil {
@@ -100,7 +124,24 @@ func (s *Server) start(ctx context.Context, initdb string, o ServerOptions) erro
 		return err
 	}
 	if err := Run(ctx, s.pgCtl, "start", "-D", s.DataDir, "-l", s.LogFile, "-w", "-t", "60"); err != nil {
-		return fmt.Errorf("%w: %s", err, s.LogTail())
+		logTail := s.LogTail()
+		if strings.Contains(logTail, "Address already in use") {
+			return fmt.Errorf("%w (port %d on %s): %w: %s", ErrAddrInUse, s.Port, strings.Join(o.ListenAddresses, ","), err, logTail)
+		}
+		return fmt.Errorf("%w: %s", err, logTail)
+	}
+	return nil
+}
+
+// reclaimDir stops the server that StartServer started in dir, if it
+// still runs, and removes dir. StopDir signals only a postmaster that
+// still works in dir/data, never a process that took a dead one's pid.
+func reclaimDir(ctx context.Context, pgCtl, dir string) error {
+	if err := StopDir(ctx, pgCtl, filepath.Join(dir, "data")); err != nil {
+		return fmt.Errorf("pgctl: stop the server left running in %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("pgctl: remove the server directory left behind: %w", err)
 	}
 	return nil
 }
@@ -128,12 +169,13 @@ func (s *Server) LogTail() string {
 }
 
 // Stop stops the server at once (pg_ctl stop -m immediate) and, when
-// StartServer made its directory, removes it.
+// StartServer made its directory or ServerOptions.Reclaim was set,
+// removes it.
 func (s *Server) Stop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	err := StopDir(ctx, s.pgCtl, s.DataDir)
-	if s.tempDir {
+	if s.ownDir {
 		err = errors.Join(err, os.RemoveAll(s.Dir))
 	}
 	return err

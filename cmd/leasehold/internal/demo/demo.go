@@ -44,6 +44,17 @@ const (
 	DefaultTimeout          = 2 * time.Minute
 )
 
+// MinWorkers is the fewest workers the demo's story can be told with: it
+// SIGKILLs one and freezes another, and a third must be left running to
+// take their leases over (its watcher and its claims). With two, nobody
+// could take the frozen worker's leases: the story would wait out
+// maxFreeze and the thawed worker finish them on its own lease.
+const MinWorkers = 3
+
+// MinReconcileWorkers is the fewest workers of the reconciliation story:
+// it kills up to two of them, always leaving two (see kills).
+const MinReconcileWorkers = 2
+
 // Options configure a demo run. Zero fields take the defaults.
 type Options struct {
 	Target cli.Target

@@ -168,7 +168,9 @@ func (d *demo) freezeCaught(ctx context.Context) error {
 }
 
 // maxFreeze bounds a freeze, in case its leases cannot move (another
-// process of an SQLite database may be frozen holding the write lock).
+// process of an SQLite database may be frozen holding the write lock). The
+// other running workers take them over otherwise: the story has at least
+// MinWorkers, so one is left besides the killed and the frozen worker.
 func (d *demo) maxFreeze() time.Duration { return 5 * d.o.TTL }
 
 // leasesMoved reports whether the frozen worker's leases were taken over
@@ -204,7 +206,10 @@ func (d *demo) thaw(context.Context) error {
 	d.story.thawedAt = time.Now()
 	frozenFor := cli.FormatDuration(time.Since(d.story.frozenAt))
 	if pending > 0 {
-		d.scr.Event("SIGCONT %s after %s: its leases did not move; it gives them up itself", p.Name(), frozenFor)
+		// Nobody took them over, so its fence still holds: it may finish
+		// them on its own lease as well as give them up.
+		d.scr.Event("SIGCONT %s after %s: no worker could take its leases over; it may still finish them on its own lease",
+			p.Name(), frozenFor)
 		return nil
 	}
 	d.scr.Event("SIGCONT %s after %s frozen: its leases were taken over, so the fence refuses what it writes for them now",
@@ -306,19 +311,30 @@ func (d *demo) followLeases(ctx context.Context) {
 			continue
 		}
 		delete(d.story.tracked, id)
-		d.scr.Event("job %d is back: %s", id, d.describeMove(info, t))
+		d.scr.Event("%s", d.describeMove(info, t.p.Name(), t.attempt))
 	}
 }
 
-// describeMove says what became of a tracked lease.
-func (d *demo) describeMove(info *leasehold.JobInfo, t trackedLease) string {
-	ended, resolution := "ended", ""
+// describeMove says what became of job info's lease, attempt of the
+// worker called name: the job is back in the queue or with another owner,
+// or that worker finished it on that very lease. A frozen worker whose
+// leases nobody took over still holds their fence when it wakes, so its
+// completion commits: the job never came back.
+func (d *demo) describeMove(info *leasehold.JobInfo, name string, attempt int) string {
+	ended, resolution := leasehold.OutcomeRunning, ""
 	for _, a := range info.Attempts {
-		if a.Attempt == t.attempt && a.Outcome != leasehold.OutcomeRunning {
-			ended, resolution = string(a.Outcome), a.Resolution
+		if a.Attempt == attempt && a.Outcome != leasehold.OutcomeRunning {
+			ended, resolution = a.Outcome, a.Resolution
 		}
 	}
-	s := fmt.Sprintf("%s's attempt %d ended %s", t.p.Name(), t.attempt, ended)
+	if ended == leasehold.OutcomeCompleted {
+		return fmt.Sprintf("job %d was not taken over: %s finished it on its own lease (attempt %d completed)", info.ID, name, attempt)
+	}
+	how := "ended " + string(ended)
+	if ended == leasehold.OutcomeRunning {
+		how = "has no outcome recorded yet"
+	}
+	s := fmt.Sprintf("job %d is back: %s's attempt %d %s", info.ID, name, attempt, how)
 	if resolution != "" {
 		return s + "; the watcher sent it to reconciling, and it was " + resolution
 	}

@@ -11,5 +11,8 @@
 // measures the bare-SQL ceiling of the same server (the bench's ceiling
 // phase) before the first step and after each, each step compared with
 // the mean of the two around it. It prints a table and draws a chart.
+// The server lives in a directory named by the bridge and the port
+// (serverDir), so that a run stops the server an interrupted run left
+// there before it starts its own.
 // Figures are printed, never asserted.
 package hosts

@@ -1,11 +1,14 @@
 package hosts
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -89,17 +92,44 @@ func (r *run) setup(ctx context.Context) error {
 		r.rep.Hosts = append(r.rep.Hosts, HostInfo{Name: h.Name, Addr: h.Addr.String()})
 	}
 	r.logf("network: %d namespaces on %s, bridge %s", len(r.rep.Hosts), r.net.Subnet(), gw)
-	r.srv, err = pgctl.StartServer(ctx, pgctl.ServerOptions{
-		Port: r.o.Port, ListenAddresses: []string{gw}, HBA: []string{hbaLine(r.net.Subnet())},
-		Settings: []string{fmt.Sprintf("max_connections = %d", maxConnections)}, Durable: true,
-	})
-	if err != nil {
+	if r.srv, err = startServer(ctx, r.o, gw, r.net.Subnet()); err != nil {
 		return err
 	}
 	r.url = r.srv.URL(gw)
 	r.rep.Server, err = r.serverVersion(ctx)
 	r.logf("server: %s at %s:%d (data %s, default durability)", r.rep.Server, gw, r.o.Port, r.srv.DataDir)
 	return err
+}
+
+// startServer starts the run's server, listening on addr, in the
+// directory of o's bridge and port (serverDir): a server an interrupted
+// run left there is stopped first. pg_ctl start detaches the server, so
+// a run killed before its teardown (a second interrupt, SIGKILL, the
+// OOM killer) leaves it running, still bound to the bridge address and
+// port once the bridge is gone, and the next run's server could not
+// bind them when the bridge is made again.
+func startServer(ctx context.Context, o Options, addr string, subnet netip.Prefix) (*pgctl.Server, error) {
+	srv, err := pgctl.StartServer(ctx, pgctl.ServerOptions{
+		Dir: serverDir(o), Reclaim: true, Port: o.Port, ListenAddresses: []string{addr}, HBA: []string{hbaLine(subnet)},
+		Settings: []string{fmt.Sprintf("max_connections = %d", maxConnections)}, Durable: true,
+	})
+	if errors.Is(err, pgctl.ErrAddrInUse) {
+		// Not a server of serverDir (that one is stopped by now): the
+		// process may be anyone's, so stopping it is the user's call.
+		return nil, fmt.Errorf("hosts: another process listens on %s:%d; `ss -ltnp` names it "+
+			"(a postgres working in a %s directory may be a server an older leasehold left: "+
+			"`pg_ctl stop -D <that directory>/data` stops it), or choose another --port: %w",
+			addr, o.Port, filepath.Join(os.TempDir(), "leasehold-pg-*"), err)
+	}
+	return srv, err
+}
+
+// serverDir is the directory of the run's server, named by the bridge
+// and the port so that a run finds the server an interrupted run with
+// the same network and port left behind.
+func serverDir(o Options) string {
+	bridge := cmp.Or(o.Network.Bridge, netns.DefaultBridge)
+	return filepath.Join(os.TempDir(), fmt.Sprintf("leasehold-hosts-%s-%d", bridge, o.Port))
 }
 
 func (r *run) serverVersion(ctx context.Context) (string, error) {
