@@ -181,7 +181,7 @@ func (p *Producer) claimsInFlight() int {
 // now. It never blocks.
 func (p *Producer) Wake(queue string) {
 	if q := p.queues[queue]; q != nil {
-		q.poke()
+		q.hint()
 	}
 }
 
@@ -201,6 +201,9 @@ type queue struct {
 	// cfg.MaxWorkers.
 	inFlight atomic.Int64
 	wakeC    chan struct{} // coalesced wake-up hints
+	// hints counts the wake-up hints (Wake): a full claim beside the loop
+	// compares it at its end with its count when it was sent.
+	hints atomic.Uint64
 	// more is set when the last claim filled every slot it asked for, so
 	// freed slots should trigger another claim.
 	more atomic.Bool
@@ -214,6 +217,12 @@ type queue struct {
 	// (wakeForFull); nil until first needed. Only the loop arms it, and
 	// the producer's halt stops it once the loop has returned.
 	fullTimer *time.Timer
+}
+
+// hint is a wake-up hint: a job may have been inserted.
+func (q *queue) hint() {
+	q.hints.Add(1)
+	q.poke()
 }
 
 // poke asks the loop to look for jobs now. It never blocks.
@@ -300,11 +309,8 @@ func (q *queue) claim(ctx context.Context, n int) int {
 		full := *params
 		full.Limit = max(1, n/besideShare)
 		q.inFlight.Add(int64(full.Limit))
-		p.life.Go(func() {
-			q.claimWith(ctx, &full, true, full.Limit)
-			q.cur.fullDone()
-			q.poke()
-		})
+		hints := q.hints.Load()
+		p.life.Go(func() { q.claimBeside(ctx, &full, hints) })
 		if n == full.Limit {
 			return n
 		}
@@ -313,6 +319,33 @@ func (q *queue) claim(ctx context.Context, n int) int {
 		return full.Limit + q.claimWith(ctx, params, false, 0)
 	default:
 		return q.claimWith(ctx, params, true, 0)
+	}
+}
+
+// claimBeside runs full, a full claim into slots reserved for it, beside
+// the loop; hints is the count of wake-up hints when it was sent. It wakes
+// the loop when it ends only if the loop needs it: when it filled its
+// limit, as more may wait, or when a hint came while it ran. That hint's
+// job may sort before the cursor, where neither this claim (sent before
+// it) nor the cursor claim the hint ran can see it, and the next full
+// claim, due only now that this one ended, must take it (wakeForFull arms
+// the timer for it); or the hint found no free slot, and the slots this
+// claim leaves unused are free now. Otherwise nothing waits: a claim from
+// the start of claim order that came back short left no claimable job
+// behind it; after a failed one the loop is woken as after one that
+// failed in the loop (lookSoon, the probe). Waking the loop then would
+// run a cursor claim that comes back short and arms the timer for the
+// next full claim, which runs beside the loop again, and so on: an idle
+// queue claiming by itself every ten full claims' time.
+func (q *queue) claimBeside(ctx context.Context, full *driver.ClaimParams, hints uint64) {
+	got := q.claimWith(ctx, full, true, full.Limit)
+	// The hints are read once the claim no longer counts as running
+	// (fullDone): a hint whose cursor claim saw it running is counted
+	// here, and one whose cursor claim did not had wakeForFull arm the
+	// timer for the next full claim.
+	q.cur.fullDone()
+	if got == full.Limit || q.hints.Load() != hints {
+		q.poke()
 	}
 }
 
@@ -330,7 +363,9 @@ func (q *queue) wakeForFull(ctx context.Context) {
 	wait := time.Duration(q.cur.fullDue() - q.p.cfg.Clock.Now())
 	if wait <= 0 {
 		// Due already (it fell due during the cursor claim), unless a
-		// full claim runs beside the loop, which wakes it when done.
+		// full claim runs beside the loop: it started when due, after
+		// the hints the loop had seen, and wakes the loop when it ends
+		// if a hint came since (claimBeside).
 		if !q.cur.busy() {
 			q.poke()
 		}

@@ -69,7 +69,10 @@ const (
 // that it holds up no cursor claim. A cursor claim that comes back short
 // before a full claim is due has the loop woken when it is
 // (queue.wakeForFull): a job before the cursor waits for that full claim,
-// not for the probe. docs/design.md, "Claim cursor".
+// not for the probe. A full claim beside the loop wakes it when it ends
+// only if it filled its limit or a wake-up hint came while it ran
+// (queue.claimBeside), so that an idle queue makes no claim by itself.
+// docs/design.md, "Claim cursor".
 type cursor struct {
 	// interval is the poll interval: the longest a full claim waits
 	// after the last one ended.
