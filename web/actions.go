@@ -262,11 +262,22 @@ type doneData struct {
 	Done   int
 	// Failed lists the jobs the action was refused for, and why.
 	Failed []string
-	Moved  []view.RescuedView
-	Back   string
+	// Failure, when set, says which job the action failed on with a
+	// server error, under the error id the log has it with; the action
+	// stopped there, leaving Untried jobs after it untried.
+	Failure string
+	Untried int
+	Moved   []view.RescuedView
+	Back    string
 }
 
-// bulk applies the confirmed action to the listed job ids.
+// bulk applies the confirmed action to the listed job ids, in order. A
+// job whose state refuses it is listed with the reason, and the action
+// goes on. A server error (the database unreachable, say) stops it: the
+// rest would most likely fail the same way, each after its own wait. The
+// page then says what was done before, names the failure by an error id
+// only (the log has the error; see failErr), and answers with the status
+// a single job's action would.
 func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 	action := r.PostForm.Get("action")
 	fnFor := h.bulkFunc(r, action)
@@ -281,15 +292,33 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 	}
 	ids, failed := bulkIDs(posted)
 	d := doneData{Action: action, Back: h.path("/jobs"), Failed: failed}
-	for _, id := range ids {
-		if _, err := fnFor(id)(r.Context(), id); err != nil {
-			d.Failed = append(d.Failed, refusal(action, id, err))
+	status := http.StatusOK
+	for i, id := range ids {
+		_, err := fnFor(id)(r.Context(), id)
+		if err == nil {
+			d.Done++
 			continue
 		}
-		d.Done++
+		if s := actionStatus(err); s >= http.StatusInternalServerError {
+			status, d.Untried = s, len(ids)-i-1
+			d.Failure = h.logBulkFailure(r, action, id, err)
+			break
+		}
+		d.Failed = append(d.Failed, refusal(action, id, err))
 	}
-	h.log.InfoContext(r.Context(), "web: bulk action", "action", action, "done", d.Done, "refused", len(d.Failed))
-	h.render(w, r, "done", "Bulk "+action, d)
+	h.log.InfoContext(r.Context(), "web: bulk action", "action", action, "done", d.Done, "refused", len(d.Failed),
+		"untried", d.Untried)
+	h.renderStatus(w, r, status, "done", "Bulk "+action, d)
+}
+
+// logBulkFailure logs the server error err of a bulk action on job id
+// under a new error id, and returns the line its page shows: the job and
+// the error id, not the error's text (see failErr).
+func (h *handler) logBulkFailure(r *http.Request, action string, id int64, err error) string {
+	errID := errorID()
+	h.log.ErrorContext(r.Context(), "web: request failed", "error_id", errID, "path", r.URL.Path,
+		"action", action, "job", id, "err", err)
+	return fmt.Sprintf("job %d: failed (error %s; see the server's log)", id, errID)
 }
 
 // bulkIDs parses the posted job ids ss: the ids, in the order posted and

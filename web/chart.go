@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -41,9 +42,30 @@ func failedOutcome(o leasehold.Outcome) bool {
 	return o == leasehold.OutcomeFailed || o == leasehold.OutcomeRetried || o == leasehold.OutcomeLeaseExpired
 }
 
-// lastHour reads the last hour's totals.
-func (h *handler) lastHour(ctx context.Context) ([]*leasehold.ThroughputBucket, error) {
-	return h.client.Throughput(ctx, chartMinutes*time.Minute)
+// lastHour reads the last hour's totals and the database clock they are
+// measured by: the chartMinutes minutes up to now's, the current one
+// included. Client.Throughput also returns the minute that began an hour
+// before now, a 61st; it is left out here, once, so that the chart and
+// the overview's hour columns count the same minutes.
+func (h *handler) lastHour(ctx context.Context) ([]*leasehold.ThroughputBucket, time.Time, error) {
+	buckets, err := h.client.Throughput(ctx, chartMinutes*time.Minute)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	now, err := h.now(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return slices.DeleteFunc(buckets, func(b *leasehold.ThroughputBucket) bool {
+		age := minuteAge(b.Minute, now)
+		return age < 0 || age >= chartMinutes
+	}), now, nil
+}
+
+// minuteAge is the number of whole minutes between the minute of t and
+// that of now: 0 for the current minute.
+func minuteAge(t, now time.Time) int {
+	return int(now.Truncate(time.Minute).Sub(t.Truncate(time.Minute)) / time.Minute)
 }
 
 // newChart draws the completed and failed attempts of buckets per minute
@@ -55,7 +77,7 @@ func newChart(buckets []*leasehold.ThroughputBucket, now time.Time) *chart {
 		Base: chartTop + chartHeight, LabelY: chartTop + chartHeight + 12}
 	thisMinute := now.Truncate(time.Minute)
 	for _, b := range buckets {
-		age := int(thisMinute.Sub(b.Minute.Truncate(time.Minute)) / time.Minute)
+		age := minuteAge(b.Minute, now)
 		if age < 0 || age >= chartMinutes {
 			continue
 		}

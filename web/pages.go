@@ -76,12 +76,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	buckets, err := h.lastHour(ctx)
-	if err != nil {
-		h.failErr(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	now, err := h.now(ctx)
+	buckets, now, err := h.lastHour(ctx)
 	if err != nil {
 		h.failErr(w, r, http.StatusInternalServerError, err)
 		return

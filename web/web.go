@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/leasehold/leasehold"
@@ -23,7 +24,8 @@ type Options struct {
 	Token string
 	// BasicUser and BasicPassword, when both set, authenticate requests
 	// with HTTP basic authentication. The password has at least
-	// MinSecretLength characters.
+	// MinSecretLength characters; the user holds no colon and no control
+	// character (RFC 7617), which no client could send as part of it.
 	BasicUser, BasicPassword string
 	// ReadOnly refuses every change (retry, cancel, bulk actions, the
 	// watcher pass) even to authenticated operators, and hides their
@@ -130,8 +132,9 @@ func New(client *leasehold.Client, opts Options) (http.Handler, error) {
 // lifetime and credentials, or nil: a Prefix that is not a clean path (see
 // CheckPrefix), a SessionLifetime that is negative or under a second, half
 // the basic-auth credentials, or a Token, BasicUser or BasicPassword that
-// is only white space (no authentication at all, passed off as one), or a
-// Token or BasicPassword shorter than MinSecretLength.
+// is only white space (no authentication at all, passed off as one), a
+// Token or BasicPassword shorter than MinSecretLength, or a BasicUser no
+// client could log in as (see checkBasicUser).
 func (o Options) Check() error {
 	if err := CheckPrefix(o.Prefix); err != nil {
 		return err
@@ -153,6 +156,25 @@ func (o Options) Check() error {
 			return fmt.Errorf("web: %s has %d characters: want at least %d, such as the output of openssl rand -hex 16",
 				c.name, n, MinSecretLength)
 		}
+	}
+	return checkBasicUser(o.BasicUser)
+}
+
+// checkBasicUser refuses a basic-auth user that holds a colon or a
+// control character. Basic authentication (RFC 7617) sends "user:password"
+// and the server splits it at the first colon, so a user with a colon
+// never matches, and every try counts as a failed login that ends in the
+// operator's own address being throttled; the RFC allows no control
+// character in the user either.
+func checkBasicUser(user string) error {
+	if strings.Contains(user, ":") {
+		return errors.New("web: BasicUser holds a colon, which basic authentication (RFC 7617) takes for the end of the user: " +
+			"no client could log in as it; choose a user without one")
+	}
+	if i := strings.IndexFunc(user, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(user[i:])
+		return fmt.Errorf("web: BasicUser holds the control character %U, which basic authentication (RFC 7617) does not allow: "+
+			"no client could log in as it", r)
 	}
 	return nil
 }

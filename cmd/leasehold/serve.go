@@ -198,7 +198,8 @@ func serveMode(o web.Options) string {
 }
 
 // resolve fills the credentials from the environment where no flag gave
-// them, refuses a blank or short token or password, and checks the prefix.
+// them, refuses a blank or short token or password, checks the prefix,
+// and runs the dashboard's own checks (web.Options.Check).
 func (f *serveFlags) resolve(getenv func(string) string) error {
 	for dst, env := range map[*string]string{&f.opts.Token: envWebToken, &f.opts.BasicUser: envWebUser,
 		&f.opts.BasicPassword: envWebPassword} {
@@ -232,6 +233,11 @@ func (f *serveFlags) resolve(getenv func(string) string) error {
 		return cli.Usagef("--prefix: %w", err)
 	}
 	f.opts.Prefix = strings.TrimSuffix(f.prefix, "/")
+	// The dashboard's remaining checks (a basic-auth user no client could
+	// send, say), before the database is opened.
+	if err := f.opts.Check(); err != nil {
+		return cli.Usagef("%w", err)
+	}
 	return nil
 }
 

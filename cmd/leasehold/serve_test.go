@@ -51,6 +51,8 @@ func TestServeRefusesPublicWithoutAuth(t *testing.T) {
 		{"a blank token on loopback", []string{envWebToken + "=\t "}, []string{"--addr", "127.0.0.1:0"}, "the token ($" + envWebToken + " or --token) is blank"},
 		{"a blank --token", nil, []string{"--addr", "[::]:0", "--token", "  "}, "the token ($" + envWebToken + " or --token) is blank"},
 		{"a short token", []string{envWebToken + "=hunter2"}, []string{"--addr", "127.0.0.1:0"}, "has fewer than 16 characters"},
+		// A user no client could send (RFC 7617), refused at once.
+		{"a basic user with a colon", nil, []string{"--basic-user", "ops:team", "--basic-password", serveTestToken, "--addr", "127.0.0.1:0"}, "BasicUser holds a colon"},
 		{"a short basic password", nil, []string{"--basic-user", "ops", "--basic-password", "pw", "--addr", "127.0.0.1:0"}, "basic-auth password (--basic-password"},
 		{"no session lifetime", nil, []string{"--session-lifetime", "0s"}, `--session-lifetime "0s": duration 0s is too short (minimum 1m)`},
 		{"a negative session lifetime", nil, []string{"--session-lifetime", "-1h"}, `--session-lifetime "-1h": negative duration -1h`},
