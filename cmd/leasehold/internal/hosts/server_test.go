@@ -69,7 +69,6 @@ func TestStartServerStopsOrphan(t *testing.T) {
 	}
 }
 
-
 // isZombie reports whether process pid has exited but not been reaped.
 func isZombie(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
