@@ -3,6 +3,9 @@ package pgdriver
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +24,15 @@ import (
 // context has no deadline would wait as long as TCP retransmits, a
 // quarter of an hour, before it got a new connection.
 const pingTimeout = 5 * time.Second
+
+// connectTimeout bounds each connect of the pools Open makes, and of the
+// listener, to each host of the URL, unless the URL sets connect_timeout.
+// pgxpool's own default is 2 min: after a failover whose old primary was
+// powered off or cut off (its SYNs unanswered, or its connections
+// accepted and never answered), every new connection would wait that
+// long on the old primary before it tried the next host of a multi-host
+// URL, the promoted one.
+const connectTimeout = 5 * time.Second
 
 // heartbeatPoolSize is the connection budget reserved for Heartbeat.
 const heartbeatPoolSize = 2
@@ -70,16 +82,26 @@ func New(pool *pgxpool.Pool) (*Driver, error) {
 }
 
 // Open opens a pool on url (a PostgreSQL URL or DSN, as pgxpool.ParseConfig
-// accepts) and returns a driver that owns it: Close closes it. The pool's
-// health check of an idle connection gives up after 5 s unless url sets
-// pool_ping_timeout (pgxpool's default is no bound).
+// accepts) and returns a driver that owns it: Close closes it.
+//
+// Two bounds differ from pgxpool's defaults, each unless url sets its
+// own. The pool's health check of an idle connection gives up after 5 s
+// unless url sets pool_ping_timeout (pgxpool's default is no bound). A
+// connect gives up on a host after 5 s, and tries the URL's next host,
+// unless url (or PGCONNECT_TIMEOUT) sets connect_timeout (pgxpool's
+// default is 2 min, which a failover to the second host of a multi-host
+// URL would spend on a silent first host for each new connection). The
+// heartbeat pool and the listener connect with the same bound.
 func Open(ctx context.Context, url string) (*Driver, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: open: %w", err)
 	}
-	if !strings.Contains(url, "pool_ping_timeout") {
+	if !connStringSets(url, "pool_ping_timeout") {
 		cfg.PingTimeout = pingTimeout
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 && !setsConnectTimeout(url) {
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -91,6 +113,61 @@ func Open(ctx context.Context, url string) (*Driver, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// setsConnectTimeout reports whether connString or the environment sets
+// connect_timeout, 0 included: a connect_timeout of 0 (no bound, which
+// pgxpool makes 2 min) parses to the same ConnectTimeout as none.
+func setsConnectTimeout(connString string) bool {
+	return os.Getenv("PGCONNECT_TIMEOUT") != "" || connStringSets(connString, "connect_timeout")
+}
+
+// connStringSets reports whether connString, a URL or a keyword/value
+// string that pgxpool.ParseConfig accepted, sets key: as a URL's query
+// parameter, or as a keyword (not inside another keyword's value, such as
+// a quoted password).
+func connStringSets(connString, key string) bool {
+	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
+		u, err := neturl.Parse(connString)
+		return err == nil && u.Query().Has(key)
+	}
+	return slices.Contains(keywords(connString), key)
+}
+
+// connSpaces are the characters that separate a keyword/value string's
+// settings.
+const connSpaces = " \t\n\r\v\f"
+
+// keywords returns the keywords of a keyword/value connection string
+// (host=h port=5432 ...), read as pgconn reads them: a value runs to the
+// next space, or is quoted in single quotes, and a backslash escapes the
+// character after it.
+func keywords(s string) []string {
+	var keys []string
+	for {
+		s = strings.TrimLeft(s, connSpaces)
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 {
+			return keys
+		}
+		keys = append(keys, strings.TrimRight(s[:eq], connSpaces))
+		s = strings.TrimLeft(s[eq+1:], connSpaces)
+		quoted := strings.HasPrefix(s, "'")
+		if quoted {
+			s = s[1:]
+		}
+		end := 0
+		for ; end < len(s); end++ {
+			if s[end] == '\\' {
+				end++
+				continue
+			}
+			if quoted && s[end] == '\'' || !quoted && strings.IndexByte(connSpaces, s[end]) >= 0 {
+				break
+			}
+		}
+		s = s[min(end+1, len(s)):]
+	}
 }
 
 func newDriver(pool *pgxpool.Pool, owns bool) (*Driver, error) {

@@ -144,11 +144,18 @@ func insertStatementFor(params []*driver.InsertParams, notify bool) insertStatem
 	}
 }
 
-// maxInsertRounds bounds the rounds of Insert: a round ends either with
-// each job inserted or with the job that holds its key, except when that
-// job left the key's scope (it finished, or was deleted) between the
-// insert and the read, which takes another round.
+// maxInsertRounds bounds the tries of Insert at a batch with a unique
+// key: a try ends either with each job inserted or with the job that
+// holds its key, except when that job left the key's scope (it finished,
+// or was deleted) between the insert and the read, which takes another
+// try (a new round in a caller's transaction, the whole batch again in a
+// new transaction of the driver's own).
 const maxInsertRounds = 10
+
+// errKeyFreed ends a transaction of insertKeyed in which the holder of a
+// key the batch skipped left the key's scope before the read of the
+// holders: the batch is inserted again, whole, in a new transaction.
+var errKeyFreed = errors.New("pgdriver: insert: a unique key's holder left its scope during the insert")
 
 // Insert inserts jobs in one statement, in tx when it is non-nil (see the
 // package documentation for accepted types). A job whose unique key
@@ -156,22 +163,23 @@ const maxInsertRounds = 10
 // the order of params. The hints for jobs with Notify are sent at tx's
 // commit, or, without tx, by the notifier just after the insert commits.
 //
-// Without tx, a batch with a unique key runs in a transaction of its own:
-// a key held by another job takes a second statement (the read of the
-// holder), and a failure there must not leave the batch's other jobs
-// inserted under an error a caller would retry; the holder of a scoped key
-// may also finish between the insert and the read of the holder, and the
-// jobs inserted again then commit with the others, or not at all. A batch
-// without keys is one statement. The server ends that transaction, inserting nothing, if it
-// sits idle between statements past heldIdleTimeout, so that a client cut
-// off inside it does not keep other inserts of its keys waiting.
+// Without tx, a batch with a unique key runs in a transaction of its own
+// (insertKeyed): a key held by another job takes a second statement (the
+// read of the holder), and a failure there must not leave the batch's
+// other jobs inserted under an error a caller would retry. A batch
+// without keys is one statement. The server ends that transaction,
+// inserting nothing, if it sits idle between statements past
+// heldIdleTimeout, so that a client cut off inside it does not keep other
+// inserts of its keys waiting.
 //
 // A batch with a unique key is inserted in key order (insertKeyedRows), so
 // that racing batches with the same keys in any order do not deadlock.
 // In tx, the caller's earlier statements may hold other keys, taken in
-// another order: a deadlock there (PostgreSQL's error 40P01, which ends
-// tx) is the caller's to retry with a new transaction, as for any
-// statement of its own.
+// another order, and so may the first round of this insert when a key's
+// holder left the key's scope before the read of the holders (its jobs
+// are inserted in a next round of tx): a deadlock there (PostgreSQL's
+// error 40P01, which ends tx) is the caller's to retry with a new
+// transaction, as for any statement of its own.
 func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	q, err := d.querierFor(tx)
 	if err != nil {
@@ -184,18 +192,10 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 		return d.insertRounds(ctx, q, insertStatementFor(params, true), params)
 	}
 	var res []*leasehold.InsertResult
-	stmt := insertStatementFor(params, false)
-	if !stmt.clocked {
-		res, err = d.insertRounds(ctx, q, stmt, params)
+	if stmt := insertStatementFor(params, false); stmt.clocked {
+		res, err = d.insertKeyed(ctx, stmt, params)
 	} else {
-		var inner error
-		err = beginBounded(ctx, d.pool, d.heldIdle, func(t pgx.Tx) error {
-			res, inner = d.insertRounds(ctx, pgxQuerier{t}, stmt, params)
-			return inner
-		})
-		if err != nil && inner == nil {
-			err = fmt.Errorf("pgdriver: insert: %w", err)
-		}
+		res, err = d.insertRounds(ctx, q, stmt, params)
 	}
 	if err != nil {
 		return nil, err
@@ -204,25 +204,72 @@ func (d *Driver) Insert(ctx context.Context, tx any, params []*driver.InsertPara
 	return res, nil
 }
 
+// insertKeyed inserts a batch with a unique key in transactions of its
+// own, each taking all the batch's keys in one statement, in key order.
+// When the holder of a skipped key left the key's scope before the read
+// of the holders, the transaction is rolled back and the whole batch
+// inserted again in a new one, rather than the freed keys in a second
+// statement: that statement would take them after the keys of the first,
+// which the transaction still holds, out of key order, and deadlock with
+// a racing batch that took a freed key and waits for one of the others.
+// A new try also draws the batch's ids anew, in batch order.
+func (d *Driver) insertKeyed(ctx context.Context, stmt insertStatement, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
+	var again []int
+	for try := 0; try < maxInsertRounds; try++ {
+		res := make([]*leasehold.InsertResult, len(params))
+		var inner error
+		err := beginBounded(ctx, d.pool, d.heldIdle, func(t pgx.Tx) error {
+			again, inner = d.insertRound(ctx, pgxQuerier{t}, stmt, params, allIndexes(len(params)), res)
+			if inner == nil && len(again) > 0 {
+				return errKeyFreed
+			}
+			return inner
+		})
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, errKeyFreed):
+			continue
+		case inner != nil:
+			return nil, inner
+		default:
+			return nil, fmt.Errorf("pgdriver: insert: %w", err)
+		}
+	}
+	return nil, keepsChanging(params[again[0]])
+}
+
 // insertRounds inserts params with stmt, round after round, until each
 // job is inserted or has the job that holds its key.
 func (d *Driver) insertRounds(ctx context.Context, q querier, stmt insertStatement, params []*driver.InsertParams) ([]*leasehold.InsertResult, error) {
 	res := make([]*leasehold.InsertResult, len(params))
-	todo := make([]int, len(params))
-	for i := range todo {
-		todo[i] = i
-	}
+	todo := allIndexes(len(params))
 	var err error
 	for round := 0; len(todo) > 0; round++ {
 		if round == maxInsertRounds {
-			return nil, fmt.Errorf("pgdriver: insert: the job holding unique key %q of kind %s keeps changing",
-				params[todo[0]].UniqueKey, params[todo[0]].Kind)
+			return nil, keepsChanging(params[todo[0]])
 		}
 		if todo, err = d.insertRound(ctx, q, stmt, params, todo, res); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// allIndexes returns 0, 1, ..., n-1: the indexes of a whole batch.
+func allIndexes(n int) []int {
+	todo := make([]int, n)
+	for i := range todo {
+		todo[i] = i
+	}
+	return todo
+}
+
+// keepsChanging is the error of an insert that gave up after
+// maxInsertRounds tries, each meeting a holder of p's key that left the
+// key's scope before it was read.
+func keepsChanging(p *driver.InsertParams) error {
+	return fmt.Errorf("pgdriver: insert: the job holding unique key %q of kind %s keeps changing", p.UniqueKey, p.Kind)
 }
 
 // anyKeyed reports whether a job of params has a unique key, scoped or

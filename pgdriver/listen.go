@@ -16,7 +16,10 @@ const (
 )
 
 // listenConnectTimeout bounds the listener's connect when the pool's
-// configuration sets no connect_timeout, as pgxpool bounds its own.
+// configuration sets no connect_timeout, as pgxpool bounds its own. The
+// pools Open makes set one (connectTimeout, unless the URL sets its own),
+// which the listener, copying the pool's configuration, keeps; a pool
+// passed to New may have none.
 const listenConnectTimeout = 2 * time.Minute
 
 // Listen implements driver.Notifier: on a dedicated connection (not from
