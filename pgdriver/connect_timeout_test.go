@@ -118,6 +118,12 @@ func TestOpenConnectTimeout(t *testing.T) {
 		{conn: "postgres://u@127.0.0.1:1/db?connect_timeout=2", want: 2 * time.Second},
 		{conn: "postgres://u@127.0.0.1:1/db?connect_timeout=0", want: 0},
 		{conn: "postgres://u@127.0.0.1:1/db?application_name=connect_timeout", want: connectTimeout},
+		// URLs pgconn reads and net/url does not: a port on a host that
+		// is not the last, IPv6 hosts, a raw '#' in the password.
+		{conn: "postgres://u@127.0.0.1:1,127.0.0.2/db?connect_timeout=0", want: 0},
+		{conn: "postgres://u@[::1]:1,[::2]/db?connect_timeout=0", want: 0},
+		{conn: "postgres://u:p#w@127.0.0.1:1/db?connect_timeout=0", want: 0},
+		{conn: "postgres://u:p?w@127.0.0.1:1/db", want: connectTimeout},
 		{conn: "host=127.0.0.1 port=1 user=u", want: connectTimeout},
 		{conn: "host=127.0.0.1 port=1 user=u connect_timeout=3", want: 3 * time.Second},
 		{conn: "host=127.0.0.1 port=1 user=u connect_timeout = 0", want: 0},
@@ -140,5 +146,23 @@ func TestOpenConnectTimeout(t *testing.T) {
 				t.Errorf("Open(%q), PGCONNECT_TIMEOUT=%q: heartbeat pool's ConnectTimeout %v, want %v", c.conn, c.env, got, c.want)
 			}
 		})
+	}
+}
+
+// TestOpenKeepsURLPingTimeout: a pool_ping_timeout the URL sets is kept,
+// in the URL forms pgconn reads and net/url does not.
+func TestOpenKeepsURLPingTimeout(t *testing.T) {
+	for _, conn := range []string{
+		"postgres://u@127.0.0.1:1,127.0.0.2/db?pool_ping_timeout=30s",
+		"postgres://u:p#w@127.0.0.1:1/db?pool_ping_timeout=30s",
+	} {
+		d, err := Open(testCtx(t), conn)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", conn, err)
+		}
+		if got := d.pool.Config().PingTimeout; got != 30*time.Second {
+			t.Errorf("Open(%q): PingTimeout %v, want 30s", conn, got)
+		}
+		d.Close()
 	}
 }

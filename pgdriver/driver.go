@@ -127,11 +127,38 @@ func setsConnectTimeout(connString string) bool {
 // parameter, or as a keyword (not inside another keyword's value, such as
 // a quoted password).
 func connStringSets(connString, key string) bool {
-	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
-		u, err := neturl.Parse(connString)
-		return err == nil && u.Query().Has(key)
+	if rest, ok := cutURLScheme(connString); ok {
+		return urlQuery(rest).Has(key)
 	}
 	return slices.Contains(keywords(connString), key)
+}
+
+// cutURLScheme returns connString without its postgres:// or
+// postgresql:// scheme, and whether it had one.
+func cutURLScheme(connString string) (string, bool) {
+	if rest, ok := strings.CutPrefix(connString, "postgresql://"); ok {
+		return rest, true
+	}
+	return strings.CutPrefix(connString, "postgres://")
+}
+
+// urlQuery returns the query parameters of a PostgreSQL URL without its
+// scheme, found as pgconn finds them, not as net/url would: net/url
+// refuses a multi-host list with a port on any host but the last, and
+// takes a raw '#' in a password for a fragment. The user and password
+// end at an '@' met before any '/'; the query starts at the first '?'
+// after them (no host, port or database name holds one). Parameters
+// that do not decode are left out, as url.ParseQuery leaves them.
+func urlQuery(rest string) neturl.Values {
+	if i := strings.IndexAny(rest, "@/"); i >= 0 && rest[i] == '@' {
+		rest = rest[i+1:]
+	}
+	_, query, ok := strings.Cut(rest, "?")
+	if !ok {
+		return nil
+	}
+	values, _ := neturl.ParseQuery(query)
+	return values
 }
 
 // connSpaces are the characters that separate a keyword/value string's

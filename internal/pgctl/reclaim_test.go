@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,11 +39,10 @@ func TestReclaimStopsLeftServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(left.DataDir, "postmaster.pid"))
+	postmaster, err := pgctl.Postmaster(left.DataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	postmaster, _ := strconv.Atoi(strings.TrimSpace(strings.Split(string(b), "\n")[0]))
 
 	other, err := pgctl.StartServer(ctx, pgctl.ServerOptions{Port: o.Port, ListenAddresses: o.ListenAddresses})
 	if err == nil {
@@ -68,5 +65,63 @@ func TestReclaimStopsLeftServer(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("server directory %s left behind by Stop: %v", dir, err)
+	}
+}
+
+// TestReclaimLeavesPlantedDirectory: a Reclaim directory has a name anyone
+// can predict, under a shared /tmp. One planted there by someone else, its
+// data a link to another cluster's data directory, or owned by another
+// user, is refused (ErrForeignDir): no server is stopped, nothing removed.
+func TestReclaimLeavesPlantedDirectory(t *testing.T) {
+	if _, err := pgctl.Find("pg_ctl"); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	victim, err := pgctl.StartServer(ctx, pgctl.ServerOptions{Port: 5451})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = victim.Stop(context.Background()) })
+	postmaster, err := pgctl.Postmaster(victim.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := t.TempDir()
+	for _, d := range []string{filepath.Dir(planted), planted} { // the server user walks through them
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(victim.DataDir, filepath.Join(planted, "data")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := pgctl.StartServer(ctx, pgctl.ServerOptions{Dir: planted, Reclaim: true, Port: 5452})
+	if err == nil {
+		_ = s.Stop(context.Background())
+	}
+	if !errors.Is(err, pgctl.ErrForeignDir) {
+		t.Errorf("Reclaim of a directory whose data links to another cluster: %v, want ErrForeignDir", err)
+	}
+	if !alive(postmaster) {
+		t.Fatalf("the other cluster's postmaster %d was stopped", postmaster)
+	}
+	if _, err := os.Lstat(filepath.Join(planted, "data")); err != nil {
+		t.Errorf("the planted link was removed: %v", err)
+	}
+
+	if os.Geteuid() != 0 {
+		return // only root can give a directory to another user
+	}
+	owned := filepath.Join(t.TempDir(), "server")
+	if err := os.Mkdir(owned, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(owned, 65534, 65534); err != nil { // nobody
+		t.Fatal(err)
+	}
+	_, err = pgctl.StartServer(ctx, pgctl.ServerOptions{Dir: owned, Reclaim: true, Port: 5452})
+	if !errors.Is(err, pgctl.ErrForeignDir) {
+		t.Errorf("Reclaim of a directory another user owns: %v, want ErrForeignDir", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -136,7 +137,20 @@ func (s *Server) start(ctx context.Context, initdb string, o ServerOptions) erro
 // reclaimDir stops the server that StartServer started in dir, if it
 // still runs, and removes dir. StopDir signals only a postmaster that
 // still works in dir/data, never a process that took a dead one's pid.
+//
+// dir has a name anyone can predict, often under a shared /tmp: what is
+// there is touched only if it is a directory, not a link, of the caller's
+// or the server user's (serverDirOwned), so that a directory planted by
+// someone else (its data a link to another cluster's) stops no server.
 func reclaimDir(ctx context.Context, pgCtl, dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "data")} {
+		if err := serverDirOwned(d); err != nil {
+			return err
+		}
+	}
 	if err := StopDir(ctx, pgCtl, filepath.Join(dir, "data")); err != nil {
 		return fmt.Errorf("pgctl: stop the server left running in %s: %w", dir, err)
 	}
@@ -144,6 +158,36 @@ func reclaimDir(ctx context.Context, pgCtl, dir string) error {
 		return fmt.Errorf("pgctl: remove the server directory left behind: %w", err)
 	}
 	return nil
+}
+
+// ErrForeignDir reports a server directory left at a reclaimed path that
+// is not one of ours: a link, or a directory another user owns.
+var ErrForeignDir = errors.New("pgctl: server directory not ours")
+
+// serverDirOwned checks that dir, if it exists, is a directory (Lstat: a
+// link is refused, not followed) owned by the caller or, as root, by
+// ServerUser, who owns the directories a root caller shares (ShareDir).
+func serverDirOwned(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pgctl: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok {
+		return fmt.Errorf("%w: %s is not a directory (a link?): remove it", ErrForeignDir, dir)
+	}
+	if int(st.Uid) == os.Geteuid() {
+		return nil
+	}
+	if AsRoot() {
+		if u, err := user.Lookup(ServerUser); err == nil && u.Uid == strconv.Itoa(int(st.Uid)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s belongs to uid %d: remove it, or choose another directory", ErrForeignDir, dir, st.Uid)
 }
 
 // URL returns a URL of the postgres database as the postgres superuser:
