@@ -3,6 +3,7 @@ package pgdriver_test
 import (
 	"context"
 	"database/sql"
+	neturl "net/url"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -23,7 +24,20 @@ func TestConformance(t *testing.T) { drivertest.RunDriver(t, pgHarness()) }
 // TestClientConformance runs the client-level invariants on PostgreSQL.
 func TestClientConformance(t *testing.T) { drivertest.RunClient(t, pgHarness()) }
 
-func pgHarness() drivertest.Harness {
+// TestConformanceSimpleProtocol runs the driver conformance suite with
+// pgx's simple protocol (default_query_exec_mode=simple_protocol), as
+// behind a transaction-pooling proxy. pgx then describes no statement and
+// encodes each parameter by its Go type alone: a []byte goes as bytea,
+// which a $n::jsonb refuses, where a string goes as text.
+func TestConformanceSimpleProtocol(t *testing.T) {
+	drivertest.RunDriver(t, pgHarnessWith("default_query_exec_mode", "simple_protocol"))
+}
+
+func pgHarness() drivertest.Harness { return pgHarnessWith("", "") }
+
+// pgHarnessWith is the PostgreSQL harness, its drivers opened with the
+// connection parameter key set to value when key is not empty.
+func pgHarnessWith(key, value string) drivertest.Harness {
 	urls := &drivertest.Locations{}
 	return drivertest.Harness{
 		Name:     "postgres",
@@ -32,7 +46,7 @@ func pgHarness() drivertest.Harness {
 			return holdRow(t, urls.Get(t, d), id)
 		},
 		Open: func(t *testing.T) driver.Driver {
-			url := testdb.PostgresURL(t)
+			url := withParam(t, testdb.PostgresURL(t), key, value)
 			d := openPG(t, url)
 			if _, err := d.Migrate(t.Context()); err != nil {
 				t.Fatalf("Migrate: %v", err)
@@ -155,4 +169,21 @@ func openPG(t *testing.T, url string) *pgdriver.Driver {
 	}
 	t.Cleanup(func() { _ = d.Close() })
 	return d
+}
+
+// withParam returns rawURL with its query parameter key set to value, or
+// rawURL when key is empty.
+func withParam(t *testing.T, rawURL, key, value string) string {
+	t.Helper()
+	if key == "" {
+		return rawURL
+	}
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		t.Fatalf("test database URL: %v", err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

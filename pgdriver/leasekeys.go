@@ -36,29 +36,33 @@ func appendLeaseKey(b []byte, id int64, attempt int) []byte {
 }
 
 // leaseSet encodes leases as an object whose keys are the leases and whose
-// values are all 1, with their ids for the index scan.
-func leaseSet(n int, lease func(i int) driver.LeaseRef) (ids []int64, set []byte) {
+// values are all 1, with their ids for the index scan. The object is a
+// string, not []byte: pgx sends a string as text in every query exec mode,
+// but []byte as bytea in the modes that describe no statement
+// (simple_protocol, exec: behind a transaction-pooling proxy), which
+// ::jsonb refuses.
+func leaseSet(n int, lease func(i int) driver.LeaseRef) (ids []int64, set string) {
 	ids = make([]int64, n)
-	set = make([]byte, 0, 2+n*16)
-	set = append(set, '{')
+	b := make([]byte, 0, 2+n*16)
+	b = append(b, '{')
 	for i := range n {
 		l := lease(i)
 		ids[i] = l.ID
 		if i > 0 {
-			set = append(set, ',')
+			b = append(b, ',')
 		}
-		set = appendLeaseKey(set, l.ID, l.Attempt)
-		set = append(set, ":1"...)
+		b = appendLeaseKey(b, l.ID, l.Attempt)
+		b = append(b, ":1"...)
 	}
-	return ids, append(set, '}')
+	return ids, string(append(b, '}'))
 }
 
 // finishInputs encodes the transitions of ps as an object keyed by lease
 // whose values are the arrays applyHead reads, with their ids for the
-// index scan.
-func finishInputs(ps []*driver.FinishParams) (ids []int64, in []byte, err error) {
+// index scan; a string, as leaseSet's.
+func finishInputs(ps []*driver.FinishParams) (ids []int64, in string, err error) {
 	ids = make([]int64, len(ps))
-	in = append(make([]byte, 0, 96*len(ps)), '{')
+	b := append(make([]byte, 0, 96*len(ps)), '{')
 	for i, p := range ps {
 		ids[i] = p.ID
 		t := p.Transition
@@ -66,13 +70,13 @@ func finishInputs(ps []*driver.FinishParams) (ids []int64, in []byte, err error)
 			flag(t.FreeAttempt), flag(t.KeepLastError), t.LastError, flag(t.Finished),
 			string(t.Outcome), t.AttemptError})
 		if err != nil {
-			return nil, nil, err
+			return nil, "", err
 		}
 		if i > 0 {
-			in = append(in, ',')
+			b = append(b, ',')
 		}
-		in = append(appendLeaseKey(in, p.ID, p.Attempt), ':')
-		in = append(in, v...)
+		b = append(appendLeaseKey(b, p.ID, p.Attempt), ':')
+		b = append(b, v...)
 	}
-	return ids, append(in, '}'), nil
+	return ids, string(append(b, '}')), nil
 }
