@@ -46,6 +46,9 @@ func TestDatabaseClockDecidesExpiry(t *testing.T) {
 			t.Run("RunAt", func(t *testing.T) { checkDueByDatabaseClock(t, d, skew) })
 			t.Run("LeaseExpiry", func(t *testing.T) { checkLeaseExpiryByDatabaseClock(t, d, skew) })
 			t.Run("FenceTx", func(t *testing.T) { checkFenceByDatabaseClock(t, d, skew) })
+			t.Run("Heartbeat", func(t *testing.T) { checkHeartbeatByDatabaseClock(t, d) })
+			t.Run("Probe", func(t *testing.T) { checkProbeByDatabaseClock(t, d, skew) })
+			t.Run("RetryRunAt", func(t *testing.T) { checkRetryByDatabaseClock(t, d) })
 		})
 	}
 }
