@@ -207,7 +207,9 @@ func (s *scratch) pgCeilingLoop(ctx context.Context, owner string, batch int, do
 		if len(ids) == 0 {
 			return nil
 		}
-		tag, err := s.pool.Exec(ctx, pgCeilingComplete, ids, append(leases, '}'), owner)
+		// As text, as the driver sends it: pgx sends a []byte as bytea in
+		// the exec modes that describe no statement (simple_protocol).
+		tag, err := s.pool.Exec(ctx, pgCeilingComplete, ids, string(append(leases, '}')), owner)
 		if err != nil {
 			return fmt.Errorf("complete: %w", err)
 		}

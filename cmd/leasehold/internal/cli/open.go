@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -116,19 +115,26 @@ func serverRefused(t Target, err error) error {
 	return &Error{Code: ExitFailure, Err: Restate(err, "%s (SQLSTATE %s)", msg, pgErr.Code)}
 }
 
-// withConnectTimeout adds connect_timeout to a URL that has none.
+// withConnectTimeout adds connect_timeout to a PostgreSQL URL that sets
+// none, and that the environment (PGCONNECT_TIMEOUT) leaves unset too.
+// The parameter is added as text where pgx reads the query, the rest of
+// the URL kept byte for byte: a round trip through net/url would move a
+// password holding a raw '#' (to net/url, a fragment) and put the query
+// inside what pgx reads as the password.
 func withConnectTimeout(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if os.Getenv("PGCONNECT_TIMEOUT") != "" || queryHas(raw, "connect_timeout") {
 		return raw
 	}
-	q := u.Query()
-	if q.Has("connect_timeout") {
-		return raw
+	param := "connect_timeout=" + connectTimeout
+	switch {
+	case queryIndex(raw) < 0:
+		return raw + "?" + param
+	case strings.HasSuffix(raw, "?") || strings.HasSuffix(raw, "&"):
+		// pgx refuses an empty pair: "?&x=1" or "a=1&&x=1".
+		return raw + param
+	default:
+		return raw + "&" + param
 	}
-	q.Set("connect_timeout", connectTimeout)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // SQL returns a database/sql handle on the database, for application

@@ -88,7 +88,7 @@ func parsePostgres(s string) (Target, error) {
 	scheme, rest, _ := strings.Cut(s, "://")
 	s = strings.ToLower(scheme) + "://" + rest
 	if _, err := url.Parse(s); err != nil {
-		return Target{}, Usagef("malformed database URL %s: %s", redactRaw(s), urlErrReason(err))
+		return Target{}, Usagef("malformed database URL %s: %s", redactURL(s), urlErrReason(err))
 	}
 	if _, err := pgxpool.ParseConfig(s); err != nil {
 		return Target{}, Usagef("malformed database URL: %v", err)
@@ -110,44 +110,112 @@ func urlErrReason(err error) string {
 // sqlite:PATH for SQLite.
 func (t Target) String() string {
 	if t.Dialect == Postgres {
-		u, err := url.Parse(t.URL)
-		if err != nil {
-			return redactRaw(t.URL)
-		}
-		return Redact(u)
+		return redactURL(t.URL)
 	}
 	return "sqlite:" + t.Path
 }
 
-// secretParams are the connection parameters that carry a secret.
-var secretParams = []string{"password", "sslpassword"}
+// passwordMask replaces a password in the text of a URL.
+const passwordMask = "xxxxx"
 
-// Redact returns u as a string with its password, in the userinfo or as
-// a password or sslpassword parameter, replaced by "xxxxx".
-func Redact(u *url.URL) string {
-	c := *u
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			c.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-	}
-	q := u.Query()
-	masked := false
-	for _, p := range secretParams {
-		if q.Has(p) {
-			q.Set(p, "xxxxx")
-			masked = true
-		}
-	}
-	if masked {
-		c.RawQuery = q.Encode()
-	}
-	return c.String()
+// isSecretParam reports whether a connection parameter, named as pgx
+// names it once decoded, carries a secret.
+func isSecretParam(key string) bool {
+	return key == "password" || key == "sslpassword"
 }
 
-var userinfoPattern = regexp.MustCompile(`://[^@/]*@`)
+// redactURL returns the PostgreSQL URL s with the password of its
+// userinfo and the values of its password and sslpassword parameters
+// replaced by "xxxxx", and the rest of the text as it was. It reads s as
+// pgx does, not as net/url would: for net/url a raw '#' in a password
+// starts a fragment, which would leave the password in plain sight (and
+// the user and the first part of the password taken for a host and port).
+// It also serves URLs that pgx refuses, for error messages.
+func redactURL(s string) string {
+	start, end, ok := userinfoSpan(s)
+	rest := s
+	var b strings.Builder
+	if ok {
+		user, _, hasPassword := strings.Cut(s[start:end], ":")
+		b.WriteString(s[:start])
+		b.WriteString(user)
+		if hasPassword {
+			b.WriteString(":" + passwordMask)
+		}
+		rest = s[end:] // from the '@'
+	}
+	q := queryIndex(s)
+	if q < 0 {
+		b.WriteString(rest)
+		return b.String()
+	}
+	b.WriteString(s[len(s)-len(rest) : q+1])
+	pairs := strings.Split(s[q+1:], "&")
+	for i, pair := range pairs {
+		if key, _, found := strings.Cut(pair, "="); found && isSecretParam(queryKey(key)) {
+			pairs[i] = key + "=" + passwordMask
+		}
+	}
+	b.WriteString(strings.Join(pairs, "&"))
+	return b.String()
+}
 
-// redactRaw hides the userinfo of a URL that does not parse.
-func redactRaw(s string) string {
-	return userinfoPattern.ReplaceAllString(s, "://xxxxx@")
+// userinfoSpan returns where the user and password of the URL s start
+// and end (at the '@'), found as pgx finds them: after the scheme's "://",
+// up to the first '@' met before any '/'. Anything may come between,
+// a '#' or a '?' included. ok is false when s has no userinfo.
+func userinfoSpan(s string) (start, end int, ok bool) {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return 0, 0, false
+	}
+	start = i + len("://")
+	j := strings.IndexAny(s[start:], "@/")
+	if j < 0 || s[start+j] != '@' {
+		return 0, 0, false
+	}
+	return start, start + j, true
+}
+
+// queryIndex returns the index of the '?' that starts the query of the
+// PostgreSQL URL s as pgx reads it (the first '?' after the userinfo: no
+// host, port or database name holds one), or -1 when s has no query.
+func queryIndex(s string) int {
+	from := 0
+	if _, end, ok := userinfoSpan(s); ok {
+		from = end + 1
+	} else if i := strings.Index(s, "://"); i >= 0 {
+		from = i + len("://")
+	}
+	i := strings.IndexByte(s[from:], '?')
+	if i < 0 {
+		return -1
+	}
+	return from + i
+}
+
+// queryKey decodes a query parameter's name as pgx does: percent-decoded,
+// spaces around it dropped, '+' kept. A name that does not decode (pgx
+// refuses the URL) is returned as written.
+func queryKey(raw string) string {
+	key, err := url.PathUnescape(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.Trim(key, " ")
+}
+
+// queryHas reports whether the PostgreSQL URL s sets the query parameter
+// key, read as pgx reads it.
+func queryHas(s, key string) bool {
+	q := queryIndex(s)
+	if q < 0 {
+		return false
+	}
+	for _, pair := range strings.Split(s[q+1:], "&") {
+		if k, _, _ := strings.Cut(pair, "="); queryKey(k) == key {
+			return true
+		}
+	}
+	return false
 }
