@@ -253,7 +253,7 @@ func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.C
 			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
 		}
 		return c.claimPeriodic(ctx, built, driver.PeriodicInsertParams{Name: job.Name, Spec: spec, Slot: slot, Next: next,
-			Grace: cmp.Or(job.Grace, DefaultPeriodicGrace)}, claim)
+			Grace: cmp.Or(job.Grace, DefaultPeriodicGrace), Deadline: maintenance.SlotDeadline(ctx)}, claim)
 	}
 }
 

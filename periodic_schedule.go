@@ -46,7 +46,14 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 // TZ=Local, and under the names "localtime" and "posixrules" that zone
 // databases link to a zone each machine sets: name the zone instead (time.LoadLocation("Europe/Paris"),
 // CRON_TZ=Europe/Paris), so that every process reads the fields in it
-// and the recorded spec says which it is. In a zone with daylight
+// and the recorded spec says which it is. The spec records loc under a
+// name that time.LoadLocation loads with loc's offsets, so that it reads
+// as the same zone wherever it is parsed again: loc's own name, or, for
+// a fixed offset of whole hours (time.FixedZone, whatever name it was
+// given), the zone database's name of that offset (Etc/GMT-1 for UTC+1:
+// the sign is inverted there); a loc with no such name (a fixed offset
+// of +05:30, zone data loaded under a name of its own) is refused with
+// ErrInvalidSchedule. In a zone with daylight
 // saving time, a wall-clock slot that does not exist on the day clocks
 // go forward is skipped (not moved), and one that happens twice when they
 // go back fires once, at its first pass: each wall-clock date and time
@@ -87,14 +94,117 @@ func Cron(expr string, loc *time.Location) (Schedule, error) {
 		if loc == nil {
 			loc = time.UTC
 		}
+		zone, err := zoneName(loc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q: %w", ErrInvalidSchedule, expr, err)
+		}
 		spec.Location = loc
-		text = "CRON_TZ=" + loc.String() + " " + expr
+		text = "CRON_TZ=" + zone + " " + expr
 	}
 	c := newCronSchedule(spec, text)
 	if c.Next(time.Now()).IsZero() {
 		return nil, fmt.Errorf("%w: %q never fires", ErrInvalidSchedule, expr)
 	}
 	return c, nil
+}
+
+// Bounds of the instants at which zoneName compares a location's offsets
+// with those of the zone its name loads.
+var (
+	zoneCheckFrom = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	zoneCheckTo   = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// zoneName returns the name under which the spec of a cron expression
+// read in loc records its zone (CRON_TZ=Zone), so that the spec, parsed
+// again (the parser loads Zone with time.LoadLocation), reads its fields
+// at the same offsets: loc's own name when it loads a zone with loc's
+// offsets (time.LoadLocation("Europe/Paris") and time.UTC do); else, for
+// a fixed offset of whole hours (time.FixedZone, whatever name it was
+// given: "", "UTC", "CET"), the zone database's Etc/GMT name of that
+// offset, whose sign is inverted (UTC+1 is Etc/GMT-1), or UTC. A
+// location that neither names itself nor has such an offset (a fixed
+// offset of +05:30, a zone loaded under another name) has no spec that
+// says it: an error.
+func zoneName(loc *time.Location) (string, error) {
+	name := loc.String()
+	if name != "" && loadsSameZone(name, loc) {
+		return name, nil
+	}
+	_, offset := time.Now().In(loc).Zone()
+	if start, end := time.Now().In(loc).ZoneBounds(); start.IsZero() && end.IsZero() { // a fixed offset
+		if etc := etcZone(offset); etc != "" && loadsSameZone(etc, loc) {
+			return etc, nil
+		}
+	}
+	return "", fmt.Errorf("the location %q (UTC%s now) has no zone database name with its offsets, so the recorded spec (CRON_TZ=Zone) could not say it: "+
+		"load the zone by its name (time.LoadLocation(\"Asia/Kolkata\")), or give a fixed offset of whole hours", name, offsetText(offset))
+}
+
+// etcZone returns the zone database's name of the fixed offset of
+// offset seconds east of UTC, or "" when it has none: UTC, or Etc/GMT-H
+// for H hours east (the sign inverted, as POSIX has it), from Etc/GMT+12
+// to Etc/GMT-14.
+func etcZone(offset int) string {
+	switch h := offset / 3600; {
+	case offset%3600 != 0 || h < -12 || h > 14:
+		return ""
+	case h == 0:
+		return "UTC"
+	default:
+		return fmt.Sprintf("Etc/GMT%+d", -h)
+	}
+}
+
+// loadsSameZone reports whether time.LoadLocation(name) loads a zone
+// with loc's offsets, at every instant from 1970 to 2200: it compares
+// them at the start of each period of either zone (ZoneBounds).
+func loadsSameZone(name string, loc *time.Location) bool {
+	loaded, err := time.LoadLocation(name)
+	if err != nil {
+		return false
+	}
+	for t := zoneCheckFrom; t.Before(zoneCheckTo); {
+		a, b := t.In(loc), t.In(loaded)
+		_, offA := a.Zone()
+		_, offB := b.Zone()
+		if offA != offB {
+			return false
+		}
+		_, endA := a.ZoneBounds()
+		_, endB := b.ZoneBounds()
+		if endA.IsZero() && endB.IsZero() {
+			return true // neither changes again
+		}
+		t = nextBound(t, endA, endB)
+	}
+	return true
+}
+
+// nextBound returns the earlier of the period ends a and b (zero: none)
+// after t, or t + 1h when neither is after t: ZoneBounds of a zone whose
+// rules come from its TZ string has given, on 31 December, an end equal
+// to t itself.
+func nextBound(t, a, b time.Time) time.Time {
+	var next time.Time
+	for _, end := range []time.Time{a, b} {
+		if end.After(t) && (next.IsZero() || end.Before(next)) {
+			next = end
+		}
+	}
+	if next.IsZero() {
+		return t.Add(time.Hour)
+	}
+	return next
+}
+
+// offsetText returns offset, seconds east of UTC, as +HH:MM.
+func offsetText(offset int) string {
+	sign := '+'
+	if offset < 0 {
+		sign, offset = '-', -offset
+	}
+	return fmt.Sprintf("%c%02d:%02d", sign, offset/3600, offset%3600/60)
 }
 
 // MustCron is Cron for expressions known to be valid: it panics on an

@@ -118,7 +118,11 @@ func TestCronFallBackFiresOnce(t *testing.T) {
 		}
 	}
 	// Zones without daylight saving time are left as they were.
-	for _, loc := range []*time.Location{time.UTC, time.FixedZone("X", -(3*3600 + 1800))} {
+	kolkata, err := time.LoadLocation("Asia/Kolkata") // +05:30, no daylight saving time
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []*time.Location{time.UTC, time.FixedZone("X", -3*3600), kolkata} {
 		s, err := leasehold.Cron("*/15 * * * *", loc)
 		if err != nil {
 			t.Fatal(err)

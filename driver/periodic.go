@@ -31,6 +31,15 @@ type PeriodicInsertParams struct {
 	Next time.Time
 	// Grace is recorded as PeriodicRegisterParams.Grace is.
 	Grace time.Duration
+	// Deadline, when not zero, is the latest time, by the database clock,
+	// at which the slot may still be claimed (a slot enqueued after its
+	// grace ran out would be missed, not late): a claim whose transaction
+	// finds the clock past it, after any wait for a concurrent claim of
+	// the schedule, is refused with Late set and nothing is written. The
+	// enqueuer gives Slot + Grace for an on-time slot and no deadline for
+	// the catch-up slot (PeriodicJob.CatchUp), which is past its grace
+	// by definition.
+	Deadline time.Time
 	// Job is the slot's job, inserted only when the claim wins. Its Kind
 	// and Queue are recorded with the schedule.
 	Job *InsertParams
@@ -42,6 +51,13 @@ type PeriodicInsertResult struct {
 	// job); false when the schedule's last slot was already this slot or
 	// a later one.
 	Claimed bool
+	// Late is true when the claim was refused because the database clock
+	// was past PeriodicInsertParams.Deadline while the schedule's last
+	// slot was still before Slot: the slot was not enqueued in time, and
+	// nothing was written or looked up (Job is nil). A slot already
+	// taken (the last slot is Slot or later) is reported as taken, not
+	// late, whatever the clock.
+	Late bool
 	// Job is the inserted job when Claimed (Duplicate when its unique key
 	// existed, as for Insert). When not Claimed it is the slot's job as
 	// found by its kind and unique key, as an insert finds a key's holder

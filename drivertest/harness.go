@@ -169,6 +169,7 @@ func invariants() []invariant {
 		{"PeriodicRegister", testPeriodicRegister},
 		{"PeriodicInsertFailure", testPeriodicInsertFailure},
 		{"PeriodicScopedSlotKey", testPeriodicScopedSlotKey},
+		{"PeriodicClaimDeadline", testPeriodicClaimDeadline},
 		{"Migrate", testMigrate},
 		{"SchemaTooNewRefused", testSchemaTooNewRefused},
 	}

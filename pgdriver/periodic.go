@@ -27,17 +27,30 @@ ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, que
 RETURNING ` + periodicColumns
 
 // periodicClaimSQL claims slot $5 of schedule $1: it writes only when the
-// schedule's last slot is earlier, and ON CONFLICT DO UPDATE re-checks
-// that condition on the newest row version after waiting for a
-// concurrent claim, so of many claims of one slot exactly one returns a
-// row.
+// schedule's last slot is earlier and, when $8 is not NULL, the database
+// clock (clock_timestamp(), not the transaction's start) is not past the
+// deadline $8. ON CONFLICT DO UPDATE re-checks both after waiting for a
+// concurrent claim, on the newest row version, so of many claims of one
+// slot exactly one returns a row, and a claim that waited past its
+// deadline writes nothing.
 const periodicClaimSQL = `INSERT INTO leasehold_periodic AS p (name, spec, kind, queue, last_slot, next_slot, grace_us)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+SELECT $1::text, $2::text, $3::text, $4::text, $5::timestamptz, $6::timestamptz, $7::bigint
+WHERE $8::timestamptz IS NULL OR clock_timestamp() <= $8::timestamptz
 ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
 	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot,
 	grace_us = excluded.grace_us, updated_at = now()
-WHERE p.last_slot IS NULL OR p.last_slot < excluded.last_slot
+WHERE (p.last_slot IS NULL OR p.last_slot < excluded.last_slot)
+	AND ($8::timestamptz IS NULL OR clock_timestamp() <= $8::timestamptz)
 RETURNING name`
+
+// periodicTakenSQL reports whether schedule $1's last slot is slot $2 or
+// a later one: whether a refused claim with a deadline was refused as
+// taken rather than late. FOR SHARE waits for a concurrent claim of the
+// schedule that has not committed yet (one that came in time while this
+// one came late, its insert left out by the deadline and so never
+// waiting on the row), and reads the row as that claim left it. No row
+// (a schedule not registered) is not taken.
+const periodicTakenSQL = `SELECT last_slot IS NOT NULL AND last_slot >= $2 FROM leasehold_periodic WHERE name = $1 FOR SHARE`
 
 // periodicJobSQL records the job of the slot just claimed.
 const periodicJobSQL = `UPDATE leasehold_periodic SET last_job_id = $2 WHERE name = $1`
@@ -95,10 +108,9 @@ func (e slotInsertError) Unwrap() error { return e.error }
 func (d *Driver) claimSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
 	var name string
 	err := tx.QueryRow(ctx, periodicClaimSQL, p.Name, p.Spec, p.Job.Kind, p.Job.Queue, p.Slot, nullTime(p.Next),
-		nullDuration(p.Grace)).Scan(&name)
+		nullDuration(p.Grace), nullTime(p.Deadline)).Scan(&name)
 	if errors.Is(err, pgx.ErrNoRows) {
-		job, err := d.slotJob(ctx, tx, p.Job)
-		return &driver.PeriodicInsertResult{Job: job}, err
+		return d.refusedSlot(ctx, tx, p)
 	}
 	if err != nil {
 		return nil, err
@@ -113,6 +125,24 @@ func (d *Driver) claimSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicIns
 		}
 	}
 	return &driver.PeriodicInsertResult{Claimed: true, Job: res[0]}, nil
+}
+
+// refusedSlot is the result of p's claim, refused: late when p has a
+// deadline and the schedule's last slot is still before p.Slot (the
+// deadline refused it), else taken, with the slot's job.
+func (d *Driver) refusedSlot(ctx context.Context, tx pgx.Tx, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+	if !p.Deadline.IsZero() {
+		var taken bool
+		err := tx.QueryRow(ctx, periodicTakenSQL, p.Name, p.Slot).Scan(&taken)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, err
+		}
+		if !taken {
+			return &driver.PeriodicInsertResult{Late: true}, nil
+		}
+	}
+	job, err := d.slotJob(ctx, tx, p.Job)
+	return &driver.PeriodicInsertResult{Job: job}, err
 }
 
 // slotJob finds the job of a slot another process claimed: the job that

@@ -24,16 +24,26 @@ ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, que
 	next_slot = excluded.next_slot, grace_us = excluded.grace_us, updated_at = ?1
 RETURNING ` + periodicColumns
 
-// periodicClaimSQL claims slot ?6 of schedule ?2 at ?1: it writes only
-// when the schedule's last slot is earlier. Claims run in write
-// transactions, one at a time, so of many claims of one slot exactly one
-// changes a row.
+// periodicClaimSQL claims slot ?6 of schedule ?2 at ?1, the
+// transaction's now: it writes only when the schedule's last slot is
+// earlier and, when ?9 is not NULL, ?1 is not past the deadline ?9.
+// Claims run in write transactions, one at a time, so of many claims of
+// one slot exactly one changes a row; ?1 is read in the claim's
+// transaction (inTx), after any wait for another one. The SELECT's
+// WHERE is also what keeps SQLite from parsing ON CONFLICT as a join
+// constraint.
 const periodicClaimSQL = `INSERT INTO leasehold_periodic (name, spec, kind, queue, last_slot, next_slot, grace_us, created_at, updated_at)
-VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?1, ?1)
+SELECT ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?1, ?1
+WHERE ?9 IS NULL OR ?1 <= ?9
 ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, kind = excluded.kind, queue = excluded.queue,
 	last_slot = excluded.last_slot, last_job_id = NULL, next_slot = excluded.next_slot,
 	grace_us = excluded.grace_us, updated_at = ?1
 WHERE leasehold_periodic.last_slot IS NULL OR leasehold_periodic.last_slot < excluded.last_slot`
+
+// periodicTakenSQL reports whether schedule ?1's last slot is slot ?2 or
+// a later one: whether a refused claim with a deadline was refused as
+// taken rather than late.
+const periodicTakenSQL = `SELECT EXISTS (SELECT 1 FROM leasehold_periodic WHERE name = ?1 AND last_slot >= ?2)`
 
 // periodicJobSQL records the job of the slot just claimed.
 const periodicJobSQL = `UPDATE leasehold_periodic SET last_job_id = ?2 WHERE name = ?1`
@@ -69,7 +79,7 @@ func (d *Driver) PeriodicInsert(ctx context.Context, p *driver.PeriodicInsertPar
 		var err error
 		out, err = d.claimSlot(ctx, tx, now, p)
 		return err
-	}, periodicClaimSQL, periodicJobSQL, insertJobSQL, blockerSQL, scopedBlockerSQL)
+	}, periodicClaimSQL, periodicTakenSQL, periodicJobSQL, insertJobSQL, blockerSQL, scopedBlockerSQL)
 	if err != nil {
 		if errors.As(err, new(slotInsertError)) {
 			return nil, fmt.Errorf("%w (periodic schedule %s)", err, p.Name)
@@ -92,7 +102,7 @@ func (e slotInsertError) Unwrap() error { return e.error }
 // claimSlot is PeriodicInsert inside its transaction.
 func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
 	res, err := d.exec(ctx, tx, periodicClaimSQL, now, p.Name, p.Spec, p.Job.Kind, p.Job.Queue,
-		p.Slot.UnixMicro(), nullMicros(p.Next), nullDuration(p.Grace))
+		p.Slot.UnixMicro(), nullMicros(p.Next), nullDuration(p.Grace), nullMicros(p.Deadline))
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +110,7 @@ func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver
 		if err != nil {
 			return nil, err
 		}
-		job, err := d.slotJob(ctx, tx, p.Job, now)
-		return &driver.PeriodicInsertResult{Job: job}, err
+		return d.refusedSlot(ctx, tx, now, p)
 	}
 	ins, err := d.insertAll(ctx, tx, now, []*driver.InsertParams{p.Job})
 	if err != nil {
@@ -113,6 +122,23 @@ func (d *Driver) claimSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver
 		}
 	}
 	return &driver.PeriodicInsertResult{Claimed: true, Job: ins[0]}, nil
+}
+
+// refusedSlot is the result of p's claim, refused at now: late when p
+// has a deadline and the schedule's last slot is still before p.Slot
+// (the deadline refused it), else taken, with the slot's job.
+func (d *Driver) refusedSlot(ctx context.Context, tx *sql.Tx, now int64, p *driver.PeriodicInsertParams) (*driver.PeriodicInsertResult, error) {
+	if !p.Deadline.IsZero() {
+		var taken bool
+		if err := d.queryRow(ctx, tx, periodicTakenSQL, p.Name, p.Slot.UnixMicro()).Scan(&taken); err != nil {
+			return nil, err
+		}
+		if !taken {
+			return &driver.PeriodicInsertResult{Late: true}, nil
+		}
+	}
+	job, err := d.slotJob(ctx, tx, p.Job, now)
+	return &driver.PeriodicInsertResult{Job: job}, err
 }
 
 // slotJob finds the job of a slot another process claimed: the job that

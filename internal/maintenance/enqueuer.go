@@ -50,6 +50,20 @@ var ErrScheduleRemoved = errors.New("periodic schedule removed")
 // calling it (from Args or an insert middleware).
 type Claim func(claim func() error) error
 
+// slotDeadlineKey is the context key of a claim's deadline.
+type slotDeadlineKey struct{}
+
+// SlotDeadline returns the deadline, by the database clock, of the slot
+// claim whose Schedule.Insert got ctx: slot + Grace for an on-time slot,
+// zero (none) for a catch-up slot. Insert gives it to the driver as
+// PeriodicInsertParams.Deadline, so that a claim delayed past the slot's
+// grace (a slow insert middleware, a lock wait, a pause) is refused
+// rather than enqueuing a slot that was missed.
+func SlotDeadline(ctx context.Context) time.Time {
+	t, _ := ctx.Value(slotDeadlineKey{}).(time.Time)
+	return t
+}
+
 // PeriodicDriver is the part of the driver the enqueuer calls itself
 // (slots are claimed through each Schedule's Insert).
 type PeriodicDriver interface {
@@ -74,7 +88,10 @@ type Schedule struct {
 	CatchUp bool
 	// Insert builds slot's job and claims slot with it
 	// (Driver.PeriodicInsert), called through claim; next is the slot
-	// after it.
+	// after it. ctx carries the claim's deadline, SlotDeadline(ctx), to
+	// give the driver as PeriodicInsertParams.Deadline: a claim the
+	// driver refuses as late (PeriodicInsertResult.Late) leaves the slot
+	// to be missed.
 	Insert func(ctx context.Context, slot, next time.Time, claim Claim) (*driver.PeriodicInsertResult, error)
 }
 
@@ -241,13 +258,17 @@ func (e *Enqueuer) launch(r *runner) {
 	})
 }
 
-// run enqueues r's slots until ctx is done.
+// run enqueues r's slots until ctx is done. A step that fails still
+// returns the last slot it dealt with (a gap it reported, a catch-up slot
+// it claimed), and the retry starts after it, so that it neither reports
+// that gap again nor claims that slot again.
 func (e *Enqueuer) run(ctx context.Context, r *runner) {
 	s := e.strict(r.s)
 	cursor, ok := e.begin(ctx, s)
 	retry, limit := enqueuerRetry, retryLimit(s.Grace)
 	for ok && ctx.Err() == nil {
 		next, err := e.step(ctx, r, s, cursor)
+		cursor = next
 		if err != nil {
 			e.failed(ctx, s, err)
 			ok = e.cfg.Sleep(ctx, retry)
@@ -255,7 +276,6 @@ func (e *Enqueuer) run(ctx context.Context, r *runner) {
 			continue
 		}
 		retry = enqueuerRetry
-		cursor = next
 	}
 }
 
@@ -342,7 +362,11 @@ func startAfter(row *leasetype.PeriodicRow, now time.Time) time.Time {
 // step waits until the slot after cursor is due (database clock), then
 // claims, in order, the due slots still within the grace period, after
 // the catch-up slot when the schedule catches up missed ones, and
-// returns the new cursor: the last slot it dealt with.
+// returns the new cursor: the last slot it dealt with. Each on-time
+// claim carries its slot's deadline (slot + Grace): one the driver
+// refuses as late, its grace having run out since now was read, ends
+// the step without moving the cursor past it, so that the next step
+// finds it missed, reports it and applies CatchUp.
 func (e *Enqueuer) step(ctx context.Context, r *runner, s *Schedule, cursor time.Time) (time.Time, error) {
 	slot := s.Next(cursor)
 	if slot.IsZero() {
@@ -364,8 +388,13 @@ func (e *Enqueuer) step(ctx context.Context, r *runner, s *Schedule, cursor time
 		cursor = passed
 	}
 	for slot = s.Next(cursor); !slot.IsZero() && !slot.After(now) && ctx.Err() == nil; slot = s.Next(cursor) {
-		if _, err := e.claim(ctx, r, s, slot); err != nil {
+		got, err := e.claim(ctx, r, s, slot, slot.Add(s.Grace))
+		if err != nil {
 			return cursor, err
+		}
+		if got == claimLate {
+			e.cfg.Logger.Debug("leasehold: periodic slot claimed past its grace: refused", "schedule", s.Name, "slot", slot)
+			return cursor, nil
 		}
 		cursor = slot
 	}
@@ -387,7 +416,9 @@ func (e *Enqueuer) pass(ctx context.Context, r *runner, s *Schedule, passed time
 	var taken bool
 	var err error
 	if s.CatchUp {
-		taken, err = e.claim(ctx, r, s, passed)
+		var got claimResult
+		got, err = e.claim(ctx, r, s, passed, time.Time{}) // no deadline: it is past its grace already
+		taken = got == claimTaken
 	} else {
 		taken, err = e.recorded(ctx, s.Name, passed)
 	}
@@ -420,28 +451,46 @@ func (e *Enqueuer) recorded(ctx context.Context, name string, slot time.Time) (b
 	return false, nil
 }
 
-// claim claims slot of r's schedule s with its job, and reports whether
-// the slot was taken already: the claim was refused because the
-// schedule's last slot is this slot or a later one. A refused job is
-// logged and counts as dealt with (not taken).
-func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot time.Time) (taken bool, err error) {
+// claimResult is what came of a slot's claim.
+type claimResult int
+
+const (
+	// claimDone: the slot is dealt with: claimed with its job, or its
+	// job refused (ErrSlotRefused, logged).
+	claimDone claimResult = iota
+	// claimTaken: refused, the schedule's last slot being this slot or
+	// a later one.
+	claimTaken
+	// claimLate: refused, the database clock being past the claim's
+	// deadline while the slot was not taken.
+	claimLate
+)
+
+// claim claims slot of r's schedule s with its job, by deadline (zero:
+// none), and reports what came of it. A refused job is logged and
+// counts as dealt with.
+func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot, deadline time.Time) (claimResult, error) {
 	next := s.Next(slot)
 	r.inserting.Store(true)
-	res, err := e.insert(ctx, r, s, slot, next)
+	res, err := e.insert(context.WithValue(ctx, slotDeadlineKey{}, deadline), r, s, slot, next)
 	r.inserting.Store(false)
 	switch {
 	case errors.Is(err, ErrSlotRefused):
 		e.cfg.Logger.Error("leasehold: periodic job refused: slot skipped", "schedule", s.Name, "slot", slot, "err", err)
-		return false, nil
+		return claimDone, nil
 	case err != nil:
-		return false, fmt.Errorf("claim slot %v: %w", slot, err)
+		return claimDone, fmt.Errorf("claim slot %v: %w", slot, err)
 	case res == nil:
-		return false, nil
-	case res.Claimed && res.Job != nil && res.Job.Job != nil:
+		return claimDone, nil
+	case res.Late:
+		return claimLate, nil
+	case !res.Claimed:
+		return claimTaken, nil
+	case res.Job != nil && res.Job.Job != nil:
 		e.cfg.Logger.Debug("leasehold: periodic job enqueued", "schedule", s.Name, "slot", slot,
 			"job", res.Job.Job.ID, "duplicate", res.Job.Duplicate)
 	}
-	return !res.Claimed, nil
+	return claimDone, nil
 }
 
 // now reads the database clock, bounded by the enqueuer's Timeout.
