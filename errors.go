@@ -34,9 +34,14 @@ var (
 
 	// ErrShuttingDown is the cause of a handler context cancelled because
 	// the client is stopping and the handler outlived ShutdownTimeout (or
-	// Stop's context). Unless the handler then returns nil, the client
-	// releases the job back to pending (OutcomeReleased) without charging
-	// the attempt, whatever error it returns.
+	// Stop's context). The client has given up on the run before it
+	// cancels the context, and ignores whatever the handler then returns,
+	// nil included: it releases the job back to pending (OutcomeReleased)
+	// without charging the attempt, except in a queue with FlagStuck or
+	// Reconcile, where it writes nothing (the handler may have been cut
+	// off mid-effect) and leaves the lease to expire, for the watcher to
+	// flag the job stuck or reconcile it. A job the handler completed with
+	// CompleteTx in a transaction that committed stays completed.
 	ErrShuttingDown = leasetype.ErrShuttingDown
 
 	// ErrNotReconciling reports a resolution for a job that is no longer
@@ -51,6 +56,12 @@ var (
 	// as t.FailNow does in a test): the attempt ends as one whose handler
 	// returned this error, retried or failed by the job's retry budget.
 	ErrHandlerExited = engine.ErrHandlerExited
+
+	// ErrCompleteTxRolledBack is the error recorded for an attempt whose
+	// handler returned nil after a CompleteTx whose transaction did not
+	// commit: the job is not done, and the attempt is charged like any
+	// failure, retried or failed by the job's retry budget.
+	ErrCompleteTxRolledBack = engine.ErrCompleteTxRolledBack
 
 	// ErrJobNotFound reports that no job has the given id.
 	ErrJobNotFound = errors.New("leasehold: job not found")

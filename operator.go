@@ -247,8 +247,10 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 					ErrAlreadyCompleted, job.ID, job.Attempt, note)
 			}
 		}
-		c.events.emit(Event{Kind: EventFenceRefused, Job: l.Row, Outcome: OutcomeCompleted, State: StateCompleted})
-		l.MarkLost() // nothing more to write for this lease
+		// Nothing more to write for this lease. The refusal is reported
+		// once, when the handler returns (or Stop cuts it off), with how
+		// long it ran (the executor's refusedInTx).
+		l.MarkLost()
 		return fmt.Errorf("%w: job %d attempt %d owner %s", ErrLeaseLost, job.ID, job.Attempt, c.owner)
 	}
 	l.MarkCompletedIn(tx)
@@ -316,9 +318,13 @@ func (c *Client) runningLease(job *JobRow) (*engine.Lease, error) {
 // commits on its own). Call it only from a client configured with the policy
 // (FlagStuck, Reconcile) of every queue that has one, as `leasehold
 // watch` is with its flags: other queues' expired leases go back to
-// pending, or to failed when their budget is spent.
+// pending, or to failed when their budget is spent. The moves count in
+// Throughput as expired leases: a client that is not running (never
+// started, or stopped) writes them before it returns.
 func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
-	return c.rescuer.Pass(ctx)
+	moved, err := c.rescuer.Pass(ctx)
+	c.recordIfIdle(ctx)
+	return moved, err
 }
 
 // DeleteJob deletes one completed, failed or cancelled job and its

@@ -29,8 +29,8 @@ type Stats struct {
 	LeaseLost int64
 	// FinishRefused counts fenced writes (completions, retries...) that the
 	// database refused because the lease was no longer this client's: late
-	// completions that changed nothing (EventFenceRefused, and refused
-	// CompleteTx calls).
+	// completions that changed nothing (EventFenceRefused: a refused
+	// CompleteTx is one, counted when its handler returns).
 	FinishRefused   int64
 	HeartbeatErrors int64 // heartbeat statements that failed (EventHeartbeatFailed)
 	FinishErrors    int64 // finish statements that failed and were retried (EventFinishFailed)

@@ -89,6 +89,7 @@ var clientTests = []struct {
 	{"WorkMiddlewareWrapsHandler", testWorkMiddlewareWrapsHandler},
 	{"EventStreamAndStats", testEventStream},
 	{"ThroughputRecorded", testThroughputRecorded},
+	{"ThroughputRescuedByIdleClient", testThroughputRescuedByIdleClient},
 	{"PeriodicClientsShareSlots", testPeriodicClientsShareSlots},
 	{"PeriodicCatchUp", testPeriodicCatchUp},
 	{"PeriodicCatchUpBeforeFirstSlot", testPeriodicCatchUpBeforeFirstSlot},

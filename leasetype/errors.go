@@ -28,9 +28,11 @@ var (
 
 	// ErrShuttingDown is the cause of a handler context cancelled because
 	// the client is stopping and the handler outlived ShutdownTimeout (or
-	// Stop's context). Unless the handler then returns nil, the client
-	// releases the job back to pending without charging the attempt,
-	// whatever error it returns.
+	// Stop's context). The client has given up on the run by then: whatever
+	// the handler returns, nil included, it releases the job back to
+	// pending without charging the attempt, or, in a queue with FlagStuck
+	// or Reconcile, writes nothing and leaves the lease to expire for the
+	// watcher.
 	ErrShuttingDown = errors.New("leasehold: client shutting down")
 
 	// ErrNotReconciling reports a resolution for a job that is no longer

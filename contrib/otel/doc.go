@@ -64,7 +64,20 @@
 // when the handler returns, leasehold.outcome:
 //
 //   - completed: the handler returned nil (but see lease_lost and
-//     released)
+//     released, and a CompleteTx rolled back, below); or it completed
+//     the job with CompleteTx in a transaction that committed, whatever
+//     it then returned or did (an error, a panic, being cut off by Stop):
+//     the job is completed, as the client reports it. Such a span has
+//     leasehold.completed_in_tx set to true (CompletedInTxKey), and an
+//     error the handler returned is recorded as an event, the status left
+//     Unset. A handler whose CompleteTx succeeded but whose transaction
+//     rolled back, and that returns nil, has not completed the job: the
+//     client charges the attempt, and the span says error, recording
+//     leasehold.ErrCompleteTxRolledBack. The middleware tells the two
+//     apart as the client does, by the attempt's history
+//     (leasehold.CompletedInTx): one read of the database when the
+//     handler returns, for a recorded span of a run that called
+//     CompleteTx successfully, and for no other
 //   - snoozed: Snooze
 //   - failed: Permanent
 //   - cancelled: Cancel, or the job was cancelled by an operator
@@ -87,9 +100,9 @@
 //     context's cause is leasehold.ErrShuttingDown), whatever the handler
 //     then returned, nil included, or the error wrapping
 //     leasehold.ErrLeaseLost that CheckLease then returns: the client has
-//     given up on the run and ignores its result. The job goes back to
-//     pending, its attempt not
-//     charged, except in a queue with FlagStuck or Reconcile, where the
+//     given up on the run and ignores its result (unless the handler had
+//     completed the job with a CompleteTx that committed: completed). The
+//     job goes back to pending, its attempt not charged, except in a queue with FlagStuck or Reconcile, where the
 //     client writes nothing (the handler may have been cut off mid-effect)
 //     and leaves the lease to expire: the watcher then flags the job
 //     stuck, or moves it to reconciling with a reconcile job. The
@@ -104,7 +117,8 @@
 //
 // Every outcome but completed, snoozed and released records the error on
 // the span (for lease_lost with a nil error, the context's cause) and sets
-// its status to Error.
+// its status to Error; completed records the error of a handler that
+// failed after its CompleteTx committed, without that status.
 //
 // The attributes are set just after the span starts, and only on a span
 // that records: a sampler sees a span's name (which holds the job kind)

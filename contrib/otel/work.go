@@ -38,7 +38,7 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 		// returned leasehold.ErrHandlerExited; only recover tells the two
 		// apart, and only when this deferred function calls it itself.
 		if v := recover(); v != nil {
-			endWork(span, OutcomePanic, errPanicked)
+			endPanicked(ctx, span)
 			// The panic goes on, its value unchanged, for the client to
 			// recover: the stack it then takes still holds the panic's
 			// frames.
@@ -55,11 +55,73 @@ func (t *Tracer) work(ctx context.Context, job *leasehold.JobRow, next func(cont
 // endReturned ends the span of a handler, run under ctx, that returned
 // err, with the outcome the client gives the run.
 func endReturned(ctx context.Context, span trace.Span, err error) {
-	o := outcome(ctx, err)
-	if span.IsRecording() && errors.Is(context.Cause(ctx), leasehold.ErrLeaseNotRenewed) {
+	if !span.IsRecording() {
+		span.End() // nothing to record: not even CompletedInTx's read
+		return
+	}
+	o, rec := outcomeOf(ctx, span, err)
+	if errors.Is(context.Cause(ctx), leasehold.ErrLeaseNotRenewed) {
 		span.SetAttributes(LeaseGivenUpKey.Bool(true))
 	}
-	endWork(span, o, recorded(ctx, o, err))
+	endWork(span, o, rec)
+}
+
+// endPanicked ends the span of a handler, run under ctx, that panicked:
+// panic, unless it completed its job with CompleteTx in a transaction
+// that committed, which the panic does not undo.
+func endPanicked(ctx context.Context, span trace.Span) {
+	if span.IsRecording() && leasehold.CompletedInTx(ctx) == leasehold.TxCompletionCommitted {
+		span.SetAttributes(CompletedInTxKey.Bool(true))
+		endWork(span, string(leasehold.OutcomeCompleted), errPanicked)
+		return
+	}
+	endWork(span, OutcomePanic, errPanicked)
+}
+
+// CompletedInTxKey is set, true, on the work span of a run that completed
+// its job with CompleteTx in a transaction that committed
+// (leasehold.CompletedInTx): its outcome is completed whatever the
+// handler then returned, and an error it returned (or its panic) is
+// recorded as an event, the span's status left Unset.
+const CompletedInTxKey = attribute.Key("leasehold.completed_in_tx")
+
+// outcomeOf returns the outcome of the run of a handler, under ctx, that
+// returned err, as the client writes it, and the error its span
+// records; it marks span when the job was completed in a transaction.
+//
+// A run whose handler completed the job with CompleteTx is told apart
+// first, as the client does (leasehold.CompletedInTx, whose answer is the
+// attempt's history): when that transaction committed, the job is
+// completed whatever the handler returned, even once Stop has cut it off
+// (the client's write is refused, and it reports the completion). When it
+// rolled back, a nil is a failure, leasehold.ErrCompleteTxRolledBack,
+// charged as any error is, unless the client no longer writes what the
+// handler returns (Stop cut it off, or the lease is known to be lost); any
+// other return ends the run as it would without CompleteTx.
+func outcomeOf(ctx context.Context, span trace.Span, err error) (string, error) {
+	switch leasehold.CompletedInTx(ctx) {
+	case leasehold.TxCompletionCommitted:
+		span.SetAttributes(CompletedInTxKey.Bool(true))
+		return string(leasehold.OutcomeCompleted), err
+	case leasehold.TxCompletionRolledBack:
+		if err == nil && !resultIgnored(ctx) {
+			return OutcomeError, leasehold.ErrCompleteTxRolledBack
+		}
+	}
+	o := outcome(ctx, err)
+	return o, recorded(ctx, o, err)
+}
+
+// resultIgnored reports whether the client writes nothing of what a
+// handler run under ctx returns: Stop cut it off (and released its lease,
+// or left it to the watcher), or its lease is known to be another
+// worker's (a write would be refused). A lease the worker gave up
+// (ErrLeaseNotRenewed) may still be held: what the handler returns is
+// written.
+func resultIgnored(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return errors.Is(cause, leasehold.ErrShuttingDown) ||
+		errors.Is(cause, leasehold.ErrLeaseLost) && !errors.Is(cause, leasehold.ErrLeaseNotRenewed)
 }
 
 // LeaseGivenUpKey is set, true, on the work span of a run whose lease the
@@ -141,10 +203,17 @@ func (t *Tracer) startWork(parent context.Context, carried bool, job *leasehold.
 }
 
 // endWork records outcome and, for a failure, err on span, and ends it.
+// A completed outcome with an error is a job completed with CompleteTx
+// whose handler then failed: the error is recorded as an event, the
+// status left Unset.
 func endWork(span trace.Span, outcome string, err error) {
 	if span.IsRecording() {
 		span.SetAttributes(OutcomeKey.String(outcome))
-		if err != nil && outcome != string(leasehold.OutcomeSnoozed) && outcome != string(leasehold.OutcomeReleased) {
+		switch {
+		case err == nil, outcome == string(leasehold.OutcomeSnoozed), outcome == string(leasehold.OutcomeReleased):
+		case outcome == string(leasehold.OutcomeCompleted):
+			span.RecordError(err)
+		default:
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
 		}

@@ -71,7 +71,9 @@ func (q *clientCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (q *clientCollector) Collect(ch chan<- prometheus.Metric) {
-	q.failures.Collect(ch)
+	// Sent last: the reading below may count a failure, which this
+	// scrape then shows.
+	defer q.failures.Collect(ch)
 	c := q.client.Load()
 	if c == nil {
 		return

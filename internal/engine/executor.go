@@ -192,16 +192,38 @@ func (e *Executor) ranSoFar(l *Lease) time.Duration {
 // waiting for room in its queue are given up (their leases expire), so a
 // database that does not answer cannot hold Stop. The leases left to the
 // watcher after a CompleteTx are reported by their history
-// (reportCompletedInTx), read within that budget.
+// (reportCompletedInTx), read within that budget, or, when a CompleteTx
+// of theirs was refused, as that refusal (refusedInTx); either with how
+// long the handler ran until then.
 func (e *Executor) releaseRunning() {
 	e.cfg.Completer.ArmRelease()
 	var afterTx []*finishItem
 	for _, l := range e.cfg.Leases.Snapshot() {
-		if e.release(l) && l.completedInTx.Load() {
-			afterTx = append(afterTx, e.unwritten(l))
+		if !e.release(l) {
+			continue
+		}
+		switch {
+		case l.refused.Load():
+			e.cfg.Emit(refusedInTx(l, e.ranSoFar(l), nil))
+		case l.completedInTx.Load():
+			it := e.unwritten(l)
+			it.ran = e.ranSoFar(l)
+			afterTx = append(afterTx, it)
 		}
 	}
 	e.reportCompletedInTx(afterTx)
+}
+
+// refusedInTx is the EventFenceRefused of lease l, whose CompleteTx the
+// database refused (Lease.MarkLost), for a handler that ran for ran and
+// returned err. CompleteTx reports nothing itself: the refusal is reported
+// once the handler has returned (ended), or when Stop cut it off and
+// writes nothing for it (releaseRunning), so that the event carries how
+// long the handler ran and the attempt ends in one event. When Stop
+// releases such a lease, the release's own refusal is that event.
+func refusedInTx(l *Lease, ran time.Duration, err error) leasetype.Event {
+	return leasetype.Event{Kind: leasetype.EventFenceRefused, Job: l.Row, Outcome: leasetype.OutcomeCompleted,
+		State: leasetype.StateCompleted, Duration: ran, Err: err}
 }
 
 // unwritten returns an item for l that is never written, only reported
@@ -292,7 +314,10 @@ func (e *Executor) ended(l *Lease, start int64, err error) {
 	l.cancel(errHandlerDone) // the watchdog and lost-lease checks skip it now
 	if item == nil {
 		e.cfg.Leases.forget(l)
-		if l.completedInTx.Load() {
+		switch {
+		case l.refused.Load():
+			e.cfg.Emit(refusedInTx(l, time.Duration(ran), err))
+		case l.completedInTx.Load():
 			it := e.unwritten(l)
 			it.ran, it.err = time.Duration(ran), err
 			e.reportCompletedInTx([]*finishItem{it})

@@ -85,7 +85,9 @@ func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
 // completion written, which the fence refuses and which is reported
 // refused (the late write a fenced queue exists to stop), unless a
 // CompleteTx of the lease was refused already (refused): that refusal
-// was reported, and a second one would end the attempt twice. A lease
+// is the attempt's one event, reported when the handler returns
+// (Executor.ended, refusedInTx), and a second one would end the attempt
+// twice. A lease
 // the worker stopped relying on is another matter: the watchdog gave it
 // up (expiredLocally), or the handler returned an error wrapping
 // ErrLeaseLost (CheckLease past the safe window, possibly just
@@ -105,8 +107,8 @@ func (e *Executor) decide(l *Lease, err error) *finishItem {
 	item.afterTx = l.completedInTx.Load()
 	switch {
 	case l.refused.Load():
-		// A CompleteTx was refused and reported: nothing more, even for
-		// a nil (a completion would only be refused and reported again).
+		// A CompleteTx was refused, reported by ended: nothing more, even
+		// for a nil (a completion would only be refused and reported again).
 		return nil
 	case err == nil && item.afterTx:
 		item.set(e.cfg.Classify(l.Row, ErrCompleteTxRolledBack))

@@ -146,14 +146,20 @@ func (r *Recorder) finalDeadline() time.Time {
 }
 
 // flush writes the counts taken from the tally, if any.
-func (r *Recorder) flush(ctx context.Context) error {
-	counts := r.tally.take()
+func (r *Recorder) flush(ctx context.Context) error { return r.tally.Flush(ctx, r.rec) }
+
+// Flush writes the counts since the last flush to w's per-minute totals,
+// if any, and keeps them for the next flush when the write fails. A
+// Recorder calls it; a client that runs no Recorder (not started) calls
+// it itself after work it did on the caller's behalf.
+func (t *Tally) Flush(ctx context.Context, w ThroughputWriter) error {
+	counts := t.take()
 	if len(counts) == 0 {
 		return nil
 	}
-	err := r.rec.RecordThroughput(ctx, &driver.ThroughputParams{Counts: counts, Keep: ThroughputKeep})
+	err := w.RecordThroughput(ctx, &driver.ThroughputParams{Counts: counts, Keep: ThroughputKeep})
 	if err != nil {
-		r.tally.restore(counts)
+		t.restore(counts)
 	}
 	return err
 }
