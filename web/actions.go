@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -197,12 +198,12 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 // list does) from f.After on, names the ids it covers (up to the last job
 // listed when more match), and links to the next window's confirmation.
 func (h *handler) bulkRows(ctx context.Context, action string, f filter) (bulkData, []*leasehold.JobRow, error) {
+	back := h.link("/jobs", f.query()) // the list as it was, in its order
 	f.Before, f.Oldest, f.Finished = 0, true, 0
 	if f.Search == "" {
 		f.After = 0
 	}
-	d := bulkData{Action: action, Filter: f, States: bulkStates(action, f), Max: MaxBulk,
-		Back: h.link("/jobs", f.query())}
+	d := bulkData{Action: action, Filter: f, States: bulkStates(action, f), Max: MaxBulk, Back: back}
 	if len(d.States) == 0 {
 		// Nothing to read: ListParams with no States lists every state.
 		return d, nil, nil
@@ -291,7 +292,7 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ids, failed := bulkIDs(posted)
-	d := doneData{Action: action, Back: h.path("/jobs"), Failed: failed}
+	d := doneData{Action: action, Back: h.listBack(r.PostForm.Get("back")), Failed: failed}
 	status := http.StatusOK
 	for i, id := range ids {
 		_, err := fnFor(id)(r.Context(), id)
@@ -309,6 +310,27 @@ func (h *handler) bulk(w http.ResponseWriter, r *http.Request) {
 	h.log.InfoContext(r.Context(), "web: bulk action", "action", action, "done", d.Done, "refused", len(d.Failed),
 		"untried", d.Untried)
 	h.renderStatus(w, r, status, "done", "Bulk "+action, d)
+}
+
+// listBack returns the result page's link back to the jobs list: the
+// filtered list the confirmation posted as back when it is the jobs list
+// under the dashboard's prefix (a path, no scheme or host: anything else
+// would make the page link wherever a forged form says), else the plain
+// list. The link is rebuilt from the prefix and the parsed query.
+func (h *handler) listBack(back string) string {
+	list := h.path("/jobs")
+	if !strings.HasPrefix(back, list) {
+		return list
+	}
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || u.Path != list {
+		return list
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return list
+	}
+	return h.link("/jobs", q)
 }
 
 // logBulkFailure logs the server error err of a bulk action on job id

@@ -16,9 +16,11 @@ type shownJSON struct {
 	Flat bool
 }
 
-// pretty returns raw for display (jsonshow.Indent); the template escapes
-// it.
+// pretty returns raw for display (jsonshow.Indent), with <, > and & shown
+// as characters whichever database stored it (jsonshow.UnescapeHTML:
+// SQLite keeps json.Marshal's \u003c escapes, PostgreSQL's jsonb does
+// not); the template escapes it.
 func pretty(raw json.RawMessage) shownJSON {
 	text, flat := jsonshow.Indent(raw)
-	return shownJSON{Text: string(text), Flat: flat}
+	return shownJSON{Text: string(jsonshow.UnescapeHTML(text)), Flat: flat}
 }

@@ -49,11 +49,12 @@ type bar struct {
 	ErrorTip, ResolutionTip string
 	Y, TextY, MidY, BottomY float64
 	// X, W are the held part: from the claim to the last heartbeat (or to
-	// the end, or to now while running).
+	// the end, or to now while a lease not yet expired runs).
 	X, W float64
 	// TailX, TailW is the rest: the unrenewed end of an expired or lost
-	// lease (hatched), or the time a running lease is granted for
-	// (outlined); TailW is 0 when there is none.
+	// lease, or of a current lease expired and not yet rescued, up to now
+	// (hatched), or the time a running lease is granted for (outlined);
+	// TailW is 0 when there is none.
 	TailX, TailW float64
 	TailClass    string
 	// HeartbeatX is the last renewal's mark, or negative when none.
@@ -62,6 +63,13 @@ type bar struct {
 	// owner is refused by the fence; negative for an attempt that ended
 	// by its own write.
 	FenceX float64
+	// ExpiryX marks where the current lease expired when it has and
+	// nobody (the watcher or a claim taking it over) has ended it yet;
+	// negative otherwise.
+	ExpiryX float64
+	// Holds is set for the attempt holding the job's lease, the one
+	// whose owner the jobs list's owner filter finds the job by.
+	Holds bool
 	// TakenOverBy names the next attempt's owner when the lease expired or
 	// was lost and another claim took the job.
 	TakenOverBy string
@@ -132,7 +140,7 @@ func later(a, b time.Time) time.Time {
 // newBar places attempt i (a) of j.
 func newBar(j view.JobInfoView, i int, a view.AttemptView, now time.Time, x func(time.Time) float64) bar {
 	y := float64(tlTop + i*tlRow)
-	b := bar{AttemptView: a, ErrorTip: short(tipText, a.Error), ResolutionTip: short(tipText, a.Resolution), Y: y, TextY: y + tlBar - 4, MidY: y + tlBar/2, BottomY: y + tlBar, HeartbeatX: -1, FenceX: -1}
+	b := bar{AttemptView: a, ErrorTip: short(tipText, a.Error), ResolutionTip: short(tipText, a.Resolution), Y: y, TextY: y + tlBar - 4, MidY: y + tlBar/2, BottomY: y + tlBar, HeartbeatX: -1, FenceX: -1, ExpiryX: -1}
 	b.X = x(a.ClaimedAt)
 	end := now
 	if a.EndedAt != nil {
@@ -140,15 +148,20 @@ func newBar(j view.JobInfoView, i int, a view.AttemptView, now time.Time, x func
 	}
 	b.EndX = x(end)
 	held := end
+	current := a.EndedAt == nil && j.Lease != nil && j.Attempt == a.Attempt
+	b.Holds = current && j.Lease.Owner == a.Owner
 	switch {
-	case a.EndedAt == nil && j.Lease != nil && j.Attempt == a.Attempt:
+	case current && j.Lease.Until.After(now):
 		b.TailX, b.TailW, b.TailClass = b.EndX, x(j.Lease.Until)-b.EndX, "granted"
+	case current:
+		// Expired, and not yet rescued by the watcher or taken over by
+		// a claim: nobody renewed it after its last heartbeat, and no
+		// fence has ended it yet.
+		held = lastRenewal(a)
+		b.TailX, b.TailW, b.TailClass = x(held), b.EndX-x(held), "unrenewed"
+		b.ExpiryX = x(j.Lease.Until)
 	case leaseEnded(a.Outcome):
-		if a.HeartbeatAt != nil {
-			held = *a.HeartbeatAt
-		} else {
-			held = a.ClaimedAt
-		}
+		held = lastRenewal(a)
 		b.TailX, b.TailW, b.TailClass = x(held), b.EndX-x(held), "unrenewed"
 		b.FenceX = b.EndX
 	}
@@ -160,4 +173,13 @@ func newBar(j view.JobInfoView, i int, a view.AttemptView, now time.Time, x func
 		b.HeartbeatX = x(*a.HeartbeatAt)
 	}
 	return b
+}
+
+// lastRenewal returns when a's lease was last renewed: its last
+// heartbeat, or its claim when it had none.
+func lastRenewal(a view.AttemptView) time.Time {
+	if a.HeartbeatAt != nil {
+		return *a.HeartbeatAt
+	}
+	return a.ClaimedAt
 }

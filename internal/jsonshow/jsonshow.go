@@ -1,7 +1,8 @@
 // Package jsonshow indents JSON for people to read, within a bound: a
 // value nested deep enough (job arguments may nest 1,000 levels) would
 // otherwise grow a thousandfold, indented. The dashboard's job page and the
-// tool's --json output show JSON through it.
+// tool's --json output show JSON through it. UnescapeHTML turns back the
+// escapes json.Marshal writes for <, > and &, for the job page.
 package jsonshow
 
 import (
@@ -117,4 +118,59 @@ func (s *indentScan) token(c byte) {
 // newline counts a line break indented depth levels.
 func (s *indentScan) newline(depth int) {
 	s.size += 1 + 2*max(depth, 0)
+}
+
+// UnescapeHTML returns the JSON text src with the \u003c, \u003e and
+// \u0026 escapes in its strings turned back into <, > and &: json.Marshal
+// writes them for HTML's sake, so a value stored by it (SQLite keeps the
+// text) reads differently from the same value given back by PostgreSQL's
+// jsonb. The value is the same; the result is still JSON. An escaped
+// backslash followed by u003c (a string holding the six characters) is
+// kept, as are other \u escapes. It returns src itself when there is
+// nothing to turn back. The result is not safe to put into HTML
+// unescaped.
+func UnescapeHTML(src []byte) []byte {
+	if !bytes.Contains(src, []byte(`\u00`)) {
+		return src
+	}
+	out := make([]byte, 0, len(src))
+	inString := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			if r, ok := htmlEscape(src[i+1:]); ok {
+				out = append(out, r)
+				i += 5
+				continue
+			}
+			out = append(out, src[i:min(i+2, len(src))]...) // with the escaped byte
+			i++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// htmlEscape returns the character of the escape json.Marshal writes for
+// <, > or & when s starts with one (after its backslash: u003c, u003e or
+// u0026, hex digits in either case).
+func htmlEscape(s []byte) (byte, bool) {
+	if len(s) < 5 || s[0] != 'u' || s[1] != '0' || s[2] != '0' {
+		return 0, false
+	}
+	switch d := s[4] | 0x20; { // 0x20 lowers a letter, keeps a digit
+	case s[3] == '3' && d == 'c':
+		return '<', true
+	case s[3] == '3' && d == 'e':
+		return '>', true
+	case s[3] == '2' && s[4] == '6':
+		return '&', true
+	}
+	return 0, false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/jsonshow"
 	"github.com/leasehold/leasehold/view"
 )
 
@@ -73,9 +74,11 @@ func RenderJob(w io.Writer, info *leasehold.JobInfo, now time.Time) error {
 	kv := NewTable(w)
 	kv.Row("  attempt", fmt.Sprintf("%d (%d of %d charged to the retry budget)", j.Attempt, j.ChargedAttempts(), j.MaxAttempts))
 	kv.Row("  priority", strconv.Itoa(j.Priority))
-	kv.Row("  args", string(j.Args))
+	// <, > and & as characters on both drivers (SQLite keeps the \u003c
+	// escapes json.Marshal wrote; PostgreSQL's jsonb does not).
+	kv.Row("  args", string(jsonshow.UnescapeHTML(j.Args)))
 	if len(j.Metadata) > 0 && string(j.Metadata) != "{}" {
-		kv.Row("  metadata", string(j.Metadata))
+		kv.Row("  metadata", string(jsonshow.UnescapeHTML(j.Metadata)))
 	}
 	if j.UniqueKey != "" {
 		kv.Row("  unique key", j.UniqueKey)
