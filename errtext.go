@@ -7,8 +7,11 @@ import (
 
 // MaxErrorText bounds the error text stored with an attempt and as the
 // job's last error, in bytes; a longer message (a deep panic stack, say)
-// keeps its beginning and ends in "… (truncated)".
+// keeps its beginning and ends in "… (truncated)", within the bound.
 const MaxErrorText = 16 << 10
+
+// truncatedMark ends an error text cut to MaxErrorText.
+const truncatedMark = "… (truncated)"
 
 // errorText returns a handler's error message as the database can store
 // it: valid UTF-8 without NUL bytes (PostgreSQL's text type refuses both;
@@ -20,15 +23,15 @@ func errorText(err error) string {
 	return boundText(strings.ReplaceAll(s, "\x00", "\uFFFD"))
 }
 
-// boundText returns s, valid UTF-8, cut to at most MaxErrorText bytes
-// (ending in "… (truncated)" when it was cut).
+// boundText returns s, valid UTF-8, cut to at most MaxErrorText bytes,
+// the mark that it was cut included.
 func boundText(s string) string {
 	if len(s) <= MaxErrorText {
 		return s
 	}
-	cut := MaxErrorText
+	cut := MaxErrorText - len(truncatedMark)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "… (truncated)"
+	return s[:cut] + truncatedMark
 }

@@ -251,8 +251,8 @@ func testHandlerOutcomes(e *clientEnv) {
 			e.Fatalf("case %d: state %s attempt %d free %d history %s; want %s %d %d %s containing %q",
 				tc.n, row.State, row.Attempt, row.FreeAttempts, fmtHistory(h), tc.state, tc.attempt, tc.freeAttempts, tc.last, tc.errorHas)
 		}
-		if n := len(last.Error); n > leasehold.MaxErrorText+64 || len(row.LastError) != n {
-			e.Fatalf("case %d: stored error of %d bytes (job's last_error %d), want at most about %d",
+		if n := len(last.Error); n > leasehold.MaxErrorText || len(row.LastError) != n {
+			e.Fatalf("case %d: stored error of %d bytes (job's last_error %d), want at most %d",
 				tc.n, n, len(row.LastError), leasehold.MaxErrorText)
 		}
 	}

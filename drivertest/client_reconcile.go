@@ -123,7 +123,7 @@ func testResolutionNoteBounded(e *clientEnv) {
 	}
 	cRef = e.newClient(e.d, ws, reconcileQueues)
 	row := e.waitState(dead.ID, leasehold.StateStuck, 30*time.Second)
-	limit := leasehold.MaxErrorText + len("… (truncated)")
+	limit := leasehold.MaxErrorText
 	if n := len(row.LastError); n > limit || !strings.HasSuffix(row.LastError, "… (truncated)") {
 		e.Errorf("last error of %d bytes (ends %q); want it cut to %d", n, row.LastError[max(0, n-20):], limit)
 	}

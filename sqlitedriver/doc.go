@@ -44,6 +44,9 @@
 // jobs are read after the commit on a reader connection, and only those
 // whose lease the claimer still holds are returned. The write lock is then
 // held for the claim alone, not for copying and decoding a batch of jobs.
+// Every other read outside a transaction (GetJob, ListJobs, Stats, the
+// clock, ...) runs on them too, so none waits behind a write of the
+// driver's that waits for the file's write lock.
 // If that read fails, the claim releases its leases (fenced) before it
 // returns the error. A Driver from New has only the caller's connection
 // and reads the claimed jobs inside the claim's transaction; one from
@@ -119,7 +122,8 @@
 // goroutine that holds the transaction deadlocks until its context ends.
 // One on another *sql.DB holds the file's write lock instead, as another
 // process would: the driver's writes wait for it up to BusyTimeout, a few
-// times over, and then fail with SQLITE_BUSY, and so does a call made with
+// times over, and then fail with SQLITE_BUSY (the reads of a Driver from
+// Open or NewWithReader go on meanwhile), and so does a call made with
 // a nil tx from the goroutine that holds it. Open that *sql.DB with DSN, so
 // that its transactions begin IMMEDIATE: one begun DEFERRED that reads
 // before its first driver call fails with SQLITE_BUSY (its snapshot is

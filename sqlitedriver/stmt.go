@@ -146,8 +146,14 @@ func (c *stmtCache) closeAll() error {
 }
 
 // dbQuery runs query outside a transaction, prepared once, after checking
-// that the file is still the one Open opened (identity.go).
+// that the file is still the one Open opened (identity.go): on the reader
+// connections when the driver has them, so that no read waits behind a
+// write of the driver's that itself waits for the file's write lock
+// (another connection's transaction holding it), else on the writer.
 func (d *Driver) dbQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if d.reader != nil {
+		return d.readQuery(ctx, query, args...)
+	}
 	if err := d.file.check(); err != nil {
 		return nil, err
 	}
@@ -161,9 +167,16 @@ func (d *Driver) dbQuery(ctx context.Context, query string, args ...any) (*sql.R
 	return s.QueryContext(ctx, args...)
 }
 
-// dbQueryRow runs query outside a transaction, prepared once. Its callers
+// dbQueryRow runs query outside a transaction, prepared once, on the
+// reader connections when the driver has them (as dbQuery). Its callers
 // check the file's identity first (a *sql.Row cannot carry that error).
 func (d *Driver) dbQueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if d.reader != nil {
+		if s := d.readStmts.get(ctx, d.reader, query); s != nil {
+			return s.QueryRowContext(ctx, args...)
+		}
+		return d.reader.QueryRowContext(ctx, query, args...)
+	}
 	d.prepare(ctx, query)
 	d.stmts.mu.Lock()
 	s := d.stmts.m[query]

@@ -55,7 +55,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.dbFlag, "db", "", "database: postgres://… URL, sqlite:PATH or a file path (default $"+cli.EnvDatabaseURL+", else ./"+cli.DefaultPath+")")
+	pf.StringVar(&a.dbFlag, "db", "", "database: postgres://… URL, sqlite:PATH or a file path (default $"+cli.EnvDatabaseURL+", else ./"+cli.DefaultPath+"; demo and chaos ignore $"+cli.EnvDatabaseURL+")")
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of tables")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cli.UsageError(fmt.Errorf("%w (see %s --help)", cli.FlagParseError(err), c.CommandPath()))

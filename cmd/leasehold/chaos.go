@@ -43,7 +43,9 @@ interval + poll interval; every worker back on its own after each outage.
 Exit code 1 names each invariant that failed.
 
 The run uses a schema of its own on PostgreSQL (dropped afterwards unless a
-check failed or --keep) and, without --db, a temporary SQLite file.`
+check failed or --keep) and, without --db, a temporary SQLite file: it
+ignores $` + cli.EnvDatabaseURL + `, so that it never kills workers or restarts
+a database that only the environment named.`
 
 func (a *app) chaosCommand() *cobra.Command {
 	var (

@@ -92,7 +92,7 @@ job at a time.`,
 	fl.Var(cli.NewDurationValue(&f.o.ShutdownTimeout, leasehold.DefaultShutdownTimeout, 10*time.Millisecond, time.Hour), "shutdown-timeout", "how long running jobs may finish at shutdown")
 	fl.StringVar(&f.o.ProviderURL, "provider", "", "payment provider base URL (default: an in-process stand-in)")
 	fl.StringVar(&f.o.ReconcileInto, "reconcile-into", "", "reconcile the --queue jobs whose lease expires, with reconcile jobs in this queue (worked too); needs the "+payments.Kind+" kind")
-	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random)")
+	fl.StringVar(&f.o.Owner, "owner", "", "worker instance name written to lease_owner (default host-pid-random); must be unique among running processes: a second process with the same name releases the first's running jobs, which then run again (a live lease of the name is warned of at start)")
 	fl.BoolVar(&f.o.UntilIdle, "until-idle", false, "stop once the queues (and the --reconcile-into queue) hold no pending or processing job of the built-in kinds, two scans a poll interval apart")
 	fl.StringVar(&f.o.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address (host:port; port 0 picks one, logged)")
 	fl.Var(cli.NewDurationValue(&f.queueStats, leaseholdprom.DefaultQueueStatsInterval, 0, 24*time.Hour), "queue-stats-interval",

@@ -16,8 +16,10 @@ import (
 	leaseholdprom "github.com/leasehold/leasehold/contrib/prometheus"
 )
 
-// metricsShutdown bounds how long the metrics server may take to close.
-const metricsShutdown = 5 * time.Second
+// metricsGrace is how long a scrape still in progress when the client
+// has stopped may take to finish: the server then closes its connection,
+// so that a hung scrape does not hold up the stop.
+const metricsGrace = time.Second
 
 // metricsServer serves the worker's Prometheus metrics at /metrics: the
 // client's (leaseholdprom) and the Go runtime's and process's.
@@ -45,11 +47,17 @@ func startMetrics(addr string, queueStats time.Duration, logger *slog.Logger) (*
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", leaseholdprom.Handler(reg))
-	s := &metricsServer{metrics: m, served: make(chan error, 1),
-		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
-	go func() { s.served <- s.srv.Serve(ln) }()
+	s := serveMetrics(ln, mux, m)
 	logger.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	return s, nil
+}
+
+// serveMetrics serves h on ln until close, which also closes m.
+func serveMetrics(ln net.Listener, h http.Handler, m *leaseholdprom.Metrics) *metricsServer {
+	s := &metricsServer{metrics: m, served: make(chan error, 1),
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { s.served <- s.srv.Serve(ln) }()
+	return s
 }
 
 // configure adds the metrics' insert middleware to cfg; s may be nil
@@ -69,13 +77,20 @@ func (s *metricsServer) attach(c *leasehold.Client) error {
 }
 
 // close stops serving and ends the metrics' subscription; s may be nil.
+// A scrape in progress gets metricsGrace to finish, then its connection
+// is closed, which close reports.
 func (s *metricsServer) close() error {
 	if s == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), metricsShutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), metricsGrace)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Close's only error is the listener's, which Shutdown closed.
+		_ = s.srv.Close()
+		err = fmt.Errorf("a scrape still running %s after the worker stopped was cut off: %w", metricsGrace, err)
+	}
 	if serr := <-s.served; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}

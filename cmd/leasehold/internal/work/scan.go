@@ -2,10 +2,12 @@ package work
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/cmd/leasehold/internal/cli"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/jobkinds"
 	"github.com/leasehold/leasehold/cmd/leasehold/internal/payments"
 )
@@ -34,12 +36,32 @@ func checkReconcile(o Options) error {
 	return nil
 }
 
-// checkScan checks that a worker asked to scan runs the heal jobs' kinds.
+// periodicNameMax is the library's limit on a periodic job's name, in
+// bytes (leasehold.ValidatePeriodicName).
+const periodicNameMax = 128
+
+// checkScan checks that a worker asked to scan runs the heal jobs' kinds,
+// and that the scan's schedule name, which holds the reconcile queue's,
+// is one the library takes: a reconcile queue name near the queue name
+// limit makes it too long.
 func checkScan(o Options) error {
-	if o.ScanEvery > 0 && (o.ReconcileInto == "" || !jobkinds.Runs(o.Kinds, payments.Kind)) {
+	if o.ScanEvery <= 0 {
+		return nil
+	}
+	if o.ReconcileInto == "" || !jobkinds.Runs(o.Kinds, payments.Kind) {
 		return errScanNeedsReconcile
 	}
-	return nil
+	name := ScanName(o.ReconcileInto)
+	err := leasehold.ValidatePeriodicName(name)
+	switch {
+	case err == nil:
+		return nil
+	case len(name) > periodicNameMax:
+		return cli.Restate(err, "--reconcile-into: with --scan-every, the reconcile queue's name may be at most %d bytes, not %d: "+
+			"the scan's schedule, %s, has a %d-byte name limit",
+			periodicNameMax-len(ScanName("")), len(o.ReconcileInto), ScanName("QUEUE"), periodicNameMax)
+	}
+	return fmt.Errorf("--reconcile-into: with --scan-every, the scan's schedule name: %w", err)
 }
 
 // periodic returns the worker's periodic jobs: o.Periodic and, when

@@ -40,7 +40,10 @@ type Options struct {
 	// for the reconcile jobs, works it too, and runs the payment
 	// reconcilers: it needs the payment kind (see Prepare).
 	ReconcileInto string
-	// Owner names the worker instance (default host-pid-random).
+	// Owner names the worker instance (default host-pid-random). It must
+	// be unique among running processes: one that shares it releases the
+	// other's running jobs after a failed claim, and they run again. Run
+	// warns at start when a lease of a given Owner is still live.
 	Owner string
 	// UntilIdle stops the worker once its queues hold no pending or
 	// processing job of its kinds.
@@ -99,6 +102,7 @@ func Run(ctx context.Context, o Options) (view.StatsView, error) {
 		return view.StatsView{}, err
 	}
 	defer closeProvider()
+	warnOwnerInUse(ctx, client, o) // before Start: the leases it finds are not this process's
 	if err := client.Start(ctx); err != nil {
 		return view.StatsView{}, fmt.Errorf("start workers: %w", err)
 	}
