@@ -242,8 +242,8 @@ func (c *Client) buildPeriodic(job PeriodicJob, slot time.Time) (*InsertJob, err
 // (maintenance.ErrSlotRefused); any other error is retried. The driver's
 // claim runs through claim, which refuses it once the schedule was
 // removed (maintenance.ErrScheduleRemoved).
-func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.Context, slot, next time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
-	return func(ctx context.Context, slot, next time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
+func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.Context, slot, next, deadline time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
+	return func(ctx context.Context, slot, next, deadline time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
 		var built *InsertJob
 		err := c.recovered(func() (err error) {
 			built, err = c.buildPeriodic(job, slot)
@@ -253,7 +253,7 @@ func (c *Client) periodicInsert(job PeriodicJob, spec string) func(ctx context.C
 			return nil, fmt.Errorf("%w: %w", maintenance.ErrSlotRefused, err)
 		}
 		return c.claimPeriodic(ctx, built, driver.PeriodicInsertParams{Name: job.Name, Spec: spec, Slot: slot, Next: next,
-			Grace: cmp.Or(job.Grace, DefaultPeriodicGrace), Deadline: maintenance.SlotDeadline(ctx)}, claim)
+			Grace: cmp.Or(job.Grace, DefaultPeriodicGrace), Deadline: deadline}, claim)
 	}
 }
 

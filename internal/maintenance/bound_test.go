@@ -274,11 +274,11 @@ func TestEnqueuerHungCallsTimeOut(t *testing.T) {
 	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	f := &fakeSlots{now: base.Add(time.Second), stopAt: 2}
 	var insertHang hangFirst
-	insert := func(ctx context.Context, slot, next time.Time, claim Claim) (*driver.PeriodicInsertResult, error) {
+	insert := func(ctx context.Context, slot, next, deadline time.Time, claim Claim) (*driver.PeriodicInsertResult, error) {
 		if err := insertHang.call(ctx); err != nil {
 			return nil, err
 		}
-		return f.insert(ctx, slot, next, claim)
+		return f.insert(ctx, slot, next, deadline, claim)
 	}
 	var logs testlog.Buffer
 	e := NewEnqueuer(EnqueuerConfig{Driver: &hungSlots{fakeSlots: f}, Logger: logs.Logger(), Sleep: f.sleep,

@@ -50,20 +50,6 @@ var ErrScheduleRemoved = errors.New("periodic schedule removed")
 // calling it (from Args or an insert middleware).
 type Claim func(claim func() error) error
 
-// slotDeadlineKey is the context key of a claim's deadline.
-type slotDeadlineKey struct{}
-
-// SlotDeadline returns the deadline, by the database clock, of the slot
-// claim whose Schedule.Insert got ctx: slot + Grace for an on-time slot,
-// zero (none) for a catch-up slot. Insert gives it to the driver as
-// PeriodicInsertParams.Deadline, so that a claim delayed past the slot's
-// grace (a slow insert middleware, a lock wait, a pause) is refused
-// rather than enqueuing a slot that was missed.
-func SlotDeadline(ctx context.Context) time.Time {
-	t, _ := ctx.Value(slotDeadlineKey{}).(time.Time)
-	return t
-}
-
 // PeriodicDriver is the part of the driver the enqueuer calls itself
 // (slots are claimed through each Schedule's Insert).
 type PeriodicDriver interface {
@@ -88,11 +74,12 @@ type Schedule struct {
 	CatchUp bool
 	// Insert builds slot's job and claims slot with it
 	// (Driver.PeriodicInsert), called through claim; next is the slot
-	// after it. ctx carries the claim's deadline, SlotDeadline(ctx), to
-	// give the driver as PeriodicInsertParams.Deadline: a claim the
-	// driver refuses as late (PeriodicInsertResult.Late) leaves the slot
-	// to be missed.
-	Insert func(ctx context.Context, slot, next time.Time, claim Claim) (*driver.PeriodicInsertResult, error)
+	// after it. deadline, by the database clock, is slot + Grace for an
+	// on-time slot and zero (none) for a catch-up slot: Insert gives it to
+	// the driver as PeriodicInsertParams.Deadline, so that a claim delayed
+	// past the slot's grace (a slow insert middleware, a lock wait, a
+	// pause) is refused (PeriodicInsertResult.Late) and the slot missed.
+	Insert func(ctx context.Context, slot, next, deadline time.Time, claim Claim) (*driver.PeriodicInsertResult, error)
 }
 
 // EnqueuerConfig is what an Enqueuer needs.
@@ -472,7 +459,7 @@ const (
 func (e *Enqueuer) claim(ctx context.Context, r *runner, s *Schedule, slot, deadline time.Time) (claimResult, error) {
 	next := s.Next(slot)
 	r.inserting.Store(true)
-	res, err := e.insert(context.WithValue(ctx, slotDeadlineKey{}, deadline), r, s, slot, next)
+	res, err := e.insert(ctx, r, s, slot, next, deadline)
 	r.inserting.Store(false)
 	switch {
 	case errors.Is(err, ErrSlotRefused):
@@ -517,12 +504,12 @@ func (e *Enqueuer) list(ctx context.Context) ([]*leasetype.PeriodicRow, error) {
 	return rows, timedOut(ctx, err)
 }
 
-// insert runs s's Insert of slot through r's claim, bounded by the
-// enqueuer's Timeout.
-func (e *Enqueuer) insert(ctx context.Context, r *runner, s *Schedule, slot, next time.Time) (*driver.PeriodicInsertResult, error) {
+// insert runs s's Insert of slot, by deadline, through r's claim,
+// bounded by the enqueuer's Timeout.
+func (e *Enqueuer) insert(ctx context.Context, r *runner, s *Schedule, slot, next, deadline time.Time) (*driver.PeriodicInsertResult, error) {
 	ctx, cancel := bound(ctx, e.cfg.Timeout)
 	defer cancel()
-	res, err := s.Insert(ctx, slot, next, r.claim)
+	res, err := s.Insert(ctx, slot, next, deadline, r.claim)
 	return res, timedOut(ctx, err)
 }
 

@@ -86,7 +86,7 @@ func runSchedule(t *testing.T, d driver.Driver, pause time.Duration, logs *testl
 	e.Add(&maintenance.Schedule{
 		Name: "tick", Spec: "@every 100ms", Kind: "tick", Queue: "default", Grace: grace,
 		Next: func(t time.Time) time.Time { return t.Truncate(every).Add(every) },
-		Insert: func(ctx context.Context, slot, next time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
+		Insert: func(ctx context.Context, slot, next, _ time.Time, claim maintenance.Claim) (*driver.PeriodicInsertResult, error) {
 			var res *driver.PeriodicInsertResult
 			err := claim(func() error {
 				var err error

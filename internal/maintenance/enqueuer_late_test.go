@@ -13,15 +13,14 @@ import (
 // slowClaims is a fakeSlots whose first claim takes lag of the fake
 // clock before it reaches the database (an insert middleware's lookup, a
 // lock wait), and whose claims are refused as late past the deadline
-// their Insert got (SlotDeadline), as the drivers refuse them.
+// their Insert got, as the drivers refuse them.
 type slowClaims struct {
 	*fakeSlots
 	lag       time.Duration
 	deadlines map[time.Time][]time.Time // each slot's deadlines, by try
 }
 
-func (f *slowClaims) insert(ctx context.Context, slot, next time.Time, c Claim) (*driver.PeriodicInsertResult, error) {
-	deadline := SlotDeadline(ctx)
+func (f *slowClaims) insert(ctx context.Context, slot, next, deadline time.Time, c Claim) (*driver.PeriodicInsertResult, error) {
 	f.mu.Lock()
 	f.deadlines[slot] = append(f.deadlines[slot], deadline)
 	if f.tried == 0 {
@@ -35,7 +34,7 @@ func (f *slowClaims) insert(ctx context.Context, slot, next time.Time, c Claim) 
 	if late {
 		return &driver.PeriodicInsertResult{Late: true}, nil
 	}
-	return f.fakeSlots.insert(ctx, slot, next, c)
+	return f.fakeSlots.insert(ctx, slot, next, deadline, c)
 }
 
 // runSlow runs a schedule every 10 s, grace 1 s, whose last slot is

@@ -56,13 +56,13 @@ func TestCatchUpSlotTriedOnceAcrossRetries(t *testing.T) {
 	defer cancel()
 	f.cancel = cancel
 	tries := map[time.Time]int{}
-	insert := func(ctx context.Context, slot, next time.Time, c Claim) (*driver.PeriodicInsertResult, error) {
+	insert := func(ctx context.Context, slot, next, deadline time.Time, c Claim) (*driver.PeriodicInsertResult, error) {
 		tries[slot]++
 		if slot.Equal(onTime) && failOnTime > 0 {
 			failOnTime--
 			return nil, errors.New("database unreachable")
 		}
-		return f.insert(ctx, slot, next, c)
+		return f.insert(ctx, slot, next, deadline, c)
 	}
 	e := NewEnqueuer(EnqueuerConfig{Driver: f, Logger: logged.Logger(), Sleep: f.sleep})
 	s := &Schedule{Name: "s", Next: everyTen, Grace: time.Minute, CatchUp: true, Insert: insert}

@@ -64,7 +64,7 @@ func (f *fakeSlots) sleep(ctx context.Context, d time.Duration) bool {
 	return ctx.Err() == nil
 }
 
-func (f *fakeSlots) insert(_ context.Context, slot, _ time.Time, _ Claim) (*driver.PeriodicInsertResult, error) {
+func (f *fakeSlots) insert(_ context.Context, slot, _, _ time.Time, _ Claim) (*driver.PeriodicInsertResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tried++
@@ -226,7 +226,7 @@ func TestEnqueuerAddRemoveWhileRunning(t *testing.T) {
 	mk := func(name string) *Schedule {
 		return &Schedule{Name: name, Grace: time.Minute,
 			Next: func(t time.Time) time.Time { return t.Add(time.Hour) },
-			Insert: func(context.Context, time.Time, time.Time, Claim) (*driver.PeriodicInsertResult, error) {
+			Insert: func(context.Context, time.Time, time.Time, time.Time, Claim) (*driver.PeriodicInsertResult, error) {
 				mu.Lock()
 				runs[name]++
 				mu.Unlock()
