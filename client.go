@@ -316,7 +316,7 @@ func (c *Client) buildServices(kinds []string) []service.Service {
 	// Retention runs apart from the watcher: `leasehold watch`, which
 	// DisableWatcher defers to, deletes no finished jobs.
 	if cfg.FinishedRetention > 0 {
-		svcs = append(svcs, maintenance.NewRetainer(c.driver, cfg.FinishedRetention, cfg.WatcherInterval, log))
+		svcs = append(svcs, maintenance.NewRetainer(c.driver, cfg.queueNames(), cfg.FinishedRetention, cfg.WatcherInterval, log))
 	}
 	if len(kinds) > 0 {
 		p := engine.NewProducer(c.producerConfig(kinds))

@@ -117,16 +117,22 @@ type Config struct {
 	// finished jobs.
 	DisableWatcher bool
 
-	// FinishedRetention, when positive, makes the client delete
-	// completed, failed and cancelled jobs (and their history) that
-	// finished longer ago than this, in batches, every WatcherInterval,
-	// keeping the table small; with or without DisableWatcher. Every
-	// client that sets it deletes, which is safe: each batch is one
-	// delete of finished jobs. Default 0: keep every job until
-	// PurgeFinished is called. A deleted job no longer holds its unique
-	// key: a plain key (the default scope) is free again once its job is
-	// purged, so an insert with that key adds a new job; keep finished
-	// jobs as long as their keys must hold (docs/unique.md).
+	// FinishedRetention, when positive, makes the client delete the
+	// completed, failed and cancelled jobs (and their history) of its
+	// own queues that finished longer ago than this, in batches, every
+	// WatcherInterval, keeping the table small; with or without
+	// DisableWatcher. Its own queues are those its watcher looks at: the
+	// queues in Queues, the queue "default" when none are configured. It
+	// deletes no other queue's finished jobs, which another service may
+	// keep for their unique keys: set it in a client for each queue
+	// whose jobs should go, or call PurgeFinished (`leasehold purge`),
+	// which deletes those of every queue. Every client that sets it
+	// deletes, which is safe: each batch is one delete of finished jobs.
+	// Default 0: keep every job until PurgeFinished is called. A deleted
+	// job no longer holds its unique key: a plain key (the default scope)
+	// is free again once its job is purged, so an insert with that key
+	// adds a new job; keep finished jobs as long as their keys must hold
+	// (docs/unique.md).
 	FinishedRetention time.Duration
 
 	// PollInterval is how often the client asks the database which of its

@@ -88,7 +88,9 @@ var (
 	// was in a state the action allows, three times in a row. The job is
 	// changing state faster than the action can catch it (claimed and
 	// finished again and again); nothing was written, and the action may
-	// be tried again later.
+	// be tried again later. RetryCompletedJobAttempt returns it, at once,
+	// for a job no longer at the attempt the caller saw: it ran again
+	// since; read it again before asking anew.
 	ErrJobChanging = errors.New("leasehold: job keeps changing state")
 
 	// ErrJobNotFinished reports an operator action allowed only on a job in
@@ -169,9 +171,10 @@ var (
 	ErrNotInHandler = errors.New("leasehold: job is not running in this client")
 
 	// ErrAlreadyCompleted reports a second CompleteTx for the same lease:
-	// in the same transaction, where the first one already completed the
-	// job, or in another after the first one's transaction committed. The
-	// lease is not lost and nothing was written.
+	// in the same transaction (through a savepoint of it too), where the
+	// first one already completed the job and the completion commits with
+	// the transaction, or in another after the first one's transaction
+	// committed. The lease is not lost and nothing was written.
 	ErrAlreadyCompleted = errors.New("leasehold: job already completed in this transaction")
 
 	// ErrMiddlewareResults reports an insert middleware that returned

@@ -35,7 +35,7 @@ func Example_postgres() {
 		log.Fatal(err)
 	}
 	defer driver.Close()
-	pool := driver.Pool() // the driver's pgx pool, for the application's own transactions
+	pool := driver.Pool() // the driver's pgx pool, for the application's own transactions: size it (README, Drivers)
 	psp := &examplePSP{}
 
 	workers := leasehold.NewWorkers()

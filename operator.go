@@ -97,7 +97,21 @@ func (c *Client) RetryCompletedJob(ctx context.Context, id int64) (*JobRow, erro
 	return c.retry(ctx, &driver.RetryParams{ID: id, Completed: true})
 }
 
-// retry is RetryJob and RetryCompletedJob.
+// RetryCompletedJobAttempt is RetryCompletedJob for a job the caller saw
+// at attempt: the same statement that makes the job pending checks that
+// the job is still at that attempt, so a confirmation given for one run
+// never runs the job once more after someone else ran it again since (a
+// form loaded before another operator's retry). A job at another attempt
+// is refused with ErrJobChanging and left as it is; read it again before
+// asking anew. An attempt of 0 is RetryCompletedJob.
+func (c *Client) RetryCompletedJobAttempt(ctx context.Context, id int64, attempt int) (*JobRow, error) {
+	if attempt < 0 {
+		return nil, fmt.Errorf("%w: retry job %d: negative attempt %d", ErrInvalidArgs, id, attempt)
+	}
+	return c.retry(ctx, &driver.RetryParams{ID: id, Completed: true, Attempt: attempt})
+}
+
+// retry is RetryJob, RetryCompletedJob and RetryCompletedJobAttempt.
 func (c *Client) retry(ctx context.Context, p *driver.RetryParams) (*JobRow, error) {
 	row, err := c.driver.RetryJob(ctx, p)
 	if err != nil {
@@ -116,6 +130,12 @@ func (c *Client) retry(ctx context.Context, p *driver.RetryParams) (*JobRow, err
 // in a queue with Reconcile, where its reconciler decides first (completed
 // if the work was done, cancelled where a retry or snooze would run it
 // again; docs/reconciliation.md). A
+// reconcile job (of a queue with Reconcile) whose job is still
+// reconciling at the attempt it reconciles takes that job with it to
+// stuck, in the same transaction, for an operator to retry or cancel: a
+// job is never left reconciling with nothing to decide it. Its last_error
+// and the attempt's resolution say which reconcile job was cancelled, and
+// a reconciler still running that job gets ErrNotReconciling. A
 // finished job is left alone and ErrJobFinished is returned with it. A
 // job that changed state under each of the driver's tries is
 // ErrJobChanging, as for RetryJob.
@@ -128,8 +148,8 @@ func (c *Client) CancelJob(ctx context.Context, id int64) (*JobRow, error) {
 }
 
 // PurgeFinished deletes completed, failed and cancelled jobs (and their
-// history) that finished more than olderThan ago, in batches, and returns
-// how many it deleted. A deleted job's unique key is free again: an
+// history) of every queue, whatever Config.Queues, that finished more
+// than olderThan ago, in batches, and returns how many it deleted. A deleted job's unique key is free again: an
 // insert with it adds a new job (see Config.FinishedRetention).
 func (c *Client) PurgeFinished(ctx context.Context, olderThan time.Duration) (int64, error) {
 	if olderThan < 0 {
@@ -204,10 +224,16 @@ func (c *Client) Throughput(ctx context.Context, since time.Duration) ([]*Throug
 // nil transaction (a nil *sql.Tx or pgx.Tx included) or one the driver
 // does not accept (checked first, in or outside a handler), ErrNotInHandler
 // when job is not a lease this client is running, and ErrAlreadyCompleted
-// when this lease was already completed in the same transaction, or by an
-// earlier CompleteTx whose transaction committed (the lease is not lost:
-// roll tx back and return). Once ctx is done it reaches no database and
-// returns an error wrapping context.Cause(ctx), as FenceTx does.
+// when this lease was already completed in the same transaction (also
+// through another object of it: a pgx savepoint of tx, or tx after a
+// CompleteTx in one of its savepoints; that completion commits with tx),
+// or by an earlier CompleteTx whose transaction committed (roll tx back
+// and return); either way the lease is not lost and this call wrote
+// nothing. A completion undone by a rollback to a savepoint (a pgx
+// savepoint's Rollback, or ROLLBACK TO in SQL) is no longer there: a
+// CompleteTx in the transaction then completes the job again. Once ctx is
+// done it reaches no database and returns an error wrapping
+// context.Cause(ctx), as FenceTx does.
 //
 // If tx rolls back after a successful CompleteTx and the handler returns
 // nil, the attempt counts as failed: it is charged to the retry budget and
@@ -223,7 +249,9 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	if err != nil {
 		return err
 	}
-	if l.CompletedIn(tx) {
+	if l.CompletedIn(tx) && driver.TxEndedReaderOf(c.driver) == nil {
+		// The driver cannot read in tx (alreadyCompleted): tell by the
+		// transaction's identity alone, without the database.
 		return fmt.Errorf("%w: job %d attempt %d", ErrAlreadyCompleted, job.ID, job.Attempt)
 	}
 	if err := leaseGone(ctx, l); err != nil {
@@ -238,13 +266,15 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	}
 	if len(ids) == 0 {
 		if l.CompletedInTx() {
-			// An earlier CompleteTx of this lease may have committed:
-			// then the job is completed by this very lease, not taken
-			// over, and the attempt's one event comes from the history
-			// when the handler returns (the completer's settle).
-			if done, note := c.completedEarlier(ctx, l); done {
-				return fmt.Errorf("%w: job %d attempt %d: an earlier CompleteTx of this lease committed%s",
-					ErrAlreadyCompleted, job.ID, job.Attempt, note)
+			// An earlier CompleteTx of this lease may have completed the
+			// job, in tx (through tx or another object of it, a
+			// savepoint) or in a transaction that committed: then the
+			// job is completed by this very lease, not taken over, and
+			// the attempt's one event comes from the history when the
+			// handler returns (the completer's settle). One undone by a
+			// rollback to a savepoint let the fence above match again.
+			if done, why := c.alreadyCompleted(ctx, tx, l); done {
+				return fmt.Errorf("%w: job %d attempt %d: %s", ErrAlreadyCompleted, job.ID, job.Attempt, why)
 			}
 		}
 		// Nothing more to write for this lease. The refusal is reported
@@ -255,6 +285,64 @@ func (c *Client) CompleteTx(ctx context.Context, tx any, job *JobRow) error {
 	}
 	l.MarkCompletedIn(tx)
 	return nil
+}
+
+// alreadyCompleted reports whether an earlier CompleteTx of l completed
+// its job, for a CompleteTx in tx whose fenced write matched no row, and
+// where, for the caller's error. The attempt's history row read in tx
+// (completedInCallerTx) sees a completion tx holds uncommitted, made
+// through tx or another object of the same transaction (a pgx savepoint
+// of tx, or tx for a call in one of its savepoints); the read of what
+// committed (completedEarlier) tells that one from a completion whose
+// transaction committed, and decides alone when the read in tx does not
+// show it. When the read in tx fails, a CompleteTx that succeeded in tx
+// itself decides, as it did before the driver could read in tx.
+func (c *Client) alreadyCompleted(ctx context.Context, tx any, l *engine.Lease) (done bool, where string) {
+	const here = "the transaction already holds its completion, by an earlier CompleteTx in it or in one of its savepoints"
+	inTx, read := c.completedInCallerTx(ctx, tx, l)
+	if l.CompletedIn(tx) && (inTx || !read) {
+		return true, here
+	}
+	committed, note := c.completedEarlier(ctx, l)
+	switch {
+	case committed && (note == "" || !inTx):
+		return true, "an earlier CompleteTx of this lease committed" + note
+	case inTx && !committed:
+		return true, here
+	case inTx:
+		return true, "the transaction sees its completion by an earlier CompleteTx of this lease, in it, in one of its savepoints or in one that committed (what committed could not be read)"
+	}
+	return false, ""
+}
+
+// completedInCallerTx reports whether the history row of l's attempt, read
+// in the caller's transaction tx (driver.TxEndedReader), records this owner
+// ending it completed; read is false when the driver cannot read in tx or
+// the read failed (tx aborted by an earlier error, its connection gone):
+// the caller then decides as without it, so that a failed read never
+// hides a lease taken over. The read runs under ctx alone: a deadline of
+// its own could cut the caller's transaction off mid-statement.
+func (c *Client) completedInCallerTx(ctx context.Context, tx any, l *engine.Lease) (done, read bool) {
+	r := driver.TxEndedReaderOf(c.driver)
+	if r == nil {
+		return false, false
+	}
+	ended, err := r.EndedAttemptsTx(ctx, tx, []driver.LeaseRef{l.Ref()})
+	if err != nil {
+		return false, false
+	}
+	return c.endedCompleted(ended, l), true
+}
+
+// endedCompleted reports whether ended holds the history row of l's
+// attempt and it records this owner ending it completed.
+func (c *Client) endedCompleted(ended []driver.EndedAttempt, l *engine.Lease) bool {
+	for _, a := range ended {
+		if a.ID == l.Row.ID && a.Attempt == l.Row.Attempt {
+			return a.Owner == c.owner && a.Outcome == OutcomeCompleted
+		}
+	}
+	return false
 }
 
 // completedReadTimeout bounds completedEarlier's read of the history.
@@ -281,12 +369,7 @@ func (c *Client) completedEarlier(ctx context.Context, l *engine.Lease) (done bo
 	if err != nil {
 		return true, fmt.Sprintf(" (by the lease's record; the history could not be read: %v)", err)
 	}
-	for _, a := range ended {
-		if a.ID == l.Row.ID && a.Attempt == l.Row.Attempt {
-			return a.Owner == c.owner && a.Outcome == OutcomeCompleted, ""
-		}
-	}
-	return false, ""
+	return c.endedCompleted(ended, l), ""
 }
 
 // runningLease returns the lease of job that this client's handler runs,
@@ -333,7 +416,10 @@ func (c *Client) RescueExpired(ctx context.Context) ([]*RescuedJob, error) {
 // with ErrJobRunning when it is processing and ErrJobNotFinished when it
 // is pending, stuck or reconciling (cancel it first); a missing job is ErrJobNotFound,
 // and one that changed state under each of the driver's tries
-// ErrJobChanging, as for RetryJob.
+// ErrJobChanging, as for RetryJob. Deleting a reconcile job whose job is
+// still reconciling at that attempt (its handler returned without
+// resolving) sends that job to stuck in the same transaction, as
+// CancelJob does.
 func (c *Client) DeleteJob(ctx context.Context, id int64) (*JobRow, error) {
 	row, err := c.driver.DeleteJob(ctx, id)
 	if err != nil {

@@ -13,7 +13,7 @@ type Stats struct {
 	Retried   int64 // failures scheduled for another attempt (EventFinished, retried)
 	Failed    int64 // jobs failed for good (EventFinished, failed, State failed)
 	Snoozed   int64 // jobs snoozed by their handler (EventFinished, snoozed)
-	Cancelled int64 // jobs cancelled: operator, handler, or a resolution that met a cancel request (EventFinished, cancelled, State cancelled)
+	Cancelled int64 // jobs cancelled: operator, handler, or a retry, snooze or release (by a handler, a resolution, a shutdown or a give-up) that met a cancel request (EventFinished, cancelled, State cancelled)
 	// Flagged counts reconcile jobs that gave up (their budget spent, a
 	// permanent error, a cancel their handler returned) and were flagged
 	// stuck for an operator instead of failed or cancelled (EventFinished,

@@ -90,13 +90,17 @@ type Driver interface {
 	// Finish applies the Transition of each lease in p, fenced by (ID,
 	// status = 'processing', Owner, Attempt), in one statement or
 	// transaction (in tx when tx is non-nil), and writes the history row
-	// of each attempt it ends (see Transition). It returns the ids whose
-	// fence matched; the others were refused and left unchanged. It
-	// returns an error, and writes nothing, when a transition fails
+	// of each attempt it ends (see Transition). It returns one result per
+	// job whose fence matched, saying whether a cancel request turned its
+	// transition into cancelled (FinishResult.Cancelled: the history row
+	// then records Transition.OutcomeWhenCancelled), learnt from what the
+	// statement returns, never by another statement; the others were
+	// refused and left unchanged.
+	// It returns an error, and writes nothing, when a transition fails
 	// Transition.Validate. A batch names each lease at most once (the
 	// completer sends it so): of two entries for one lease, one applies
 	// and which one is not specified (the drivers differ).
-	Finish(ctx context.Context, tx any, p []*FinishParams) ([]int64, error)
+	Finish(ctx context.Context, tx any, p []*FinishParams) ([]FinishResult, error)
 
 	// RescueExpired takes up to Limit processing jobs whose lease expired
 	// (database clock), oldest lease first, asks p.Decide for the
@@ -172,18 +176,27 @@ type Driver interface {
 
 	// CancelJob cancels a pending, stuck or reconciling job at once, and sets
 	// CancelRequested on a processing one. It returns ErrJobFinished, with
-	// the job, for a terminal job.
+	// the job, for a terminal job. When the job is a reconcile job whose
+	// job is still reconciling at the attempt it reconciles, that job
+	// goes to stuck in the same transaction (its last_error and the
+	// attempt's resolution say the reconcile job was cancelled by an
+	// operator), so that no job is left reconciling with no reconcile job
+	// to decide it; a running reconciler's resolution is then refused with
+	// ErrNotReconciling.
 	CancelJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// DeleteJob deletes one completed, failed or cancelled job, its
 	// history and its checkpoints, and returns the job as it was. For an
 	// unfinished job it deletes nothing and returns the job with
 	// ErrJobRunning (processing) or ErrJobNotFinished (pending, stuck,
-	// reconciling); for a missing one ErrJobNotFound.
+	// reconciling); for a missing one ErrJobNotFound. A reconcile job
+	// deleted while its job is still reconciling at that attempt (one
+	// whose handler returned without resolving) sends that job to stuck
+	// in the same transaction, as CancelJob does.
 	DeleteJob(ctx context.Context, id int64) (*leasetype.JobRow, error)
 
 	// Purge deletes up to Limit terminal jobs (with their history and
-	// checkpoints) finished
+	// checkpoints) of Queues (nil: every queue) finished
 	// longer than OlderThan ago, and returns how many it deleted.
 	Purge(ctx context.Context, p *PurgeParams) (int64, error)
 
@@ -436,6 +449,25 @@ type FinishParams struct {
 	Transition
 }
 
+// FinishResult is one job whose fence matched in Finish.
+type FinishResult struct {
+	ID int64
+	// Cancelled is true when the job was cancelled where its transition
+	// made it pending or stuck (Transition.Cancellable): an operator asked
+	// to cancel it while it ran. Its attempt's history row records
+	// Transition.OutcomeWhenCancelled.
+	Cancelled bool
+}
+
+// FinishedIDs returns the ids of rs, in their order.
+func FinishedIDs(rs []FinishResult) []int64 {
+	ids := make([]int64, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
 // RescueParams configures one pass of the stuck watcher.
 type RescueParams struct {
 	// Decide returns the transition of one expired lease, given its job
@@ -511,12 +543,28 @@ type RetryParams struct {
 	// Completed allows retrying a completed job, whose handler then runs
 	// again; without it RetryJob refuses one with ErrJobCompleted.
 	Completed bool
+	// Attempt, when not 0, is the attempt the caller saw the job at: the
+	// UPDATE that makes the job pending checks it too, and a job claimed
+	// again since (Attempt moved on) is refused with ErrJobChanging,
+	// changing nothing. 0 retries the job at any attempt.
+	Attempt int
 }
 
 // PurgeParams selects finished jobs to delete.
 type PurgeParams struct {
+	// OlderThan is how long ago, by the database clock, a job must have
+	// finished to be deleted.
 	OlderThan time.Duration
-	Limit     int
+	// Limit caps the jobs one call deletes; 0 means the driver's default
+	// (10,000).
+	Limit int
+	// Queues, when non-nil, limits the call to the finished jobs of these
+	// queues: a client's retention passes the queues it is configured
+	// for (its Config.Queues), so that it never deletes another
+	// service's jobs, nor frees the unique keys they hold. Nil means
+	// every queue (the operator's PurgeFinished, `leasehold purge`); an
+	// empty, non-nil slice, none, as in RescueParams.
+	Queues []string
 }
 
 // DefaultListLimit is ListParams.Limit when it is 0: a ListJobs call

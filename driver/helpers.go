@@ -148,20 +148,27 @@ func RescueWrites(jobs []*leasetype.JobRow, decide func(*leasetype.JobRow) Trans
 
 // Rescued returns, ordered by id, what RescueExpired reports for each job
 // of jobs whose write (ps, index by index, from RescueWrites) was applied:
-// those whose id is in applied. It is for drivers implementing
-// RescueExpired.
-func Rescued(jobs []*leasetype.JobRow, ps []*FinishParams, applied []int64) []*leasetype.RescuedJob {
-	done := make(map[int64]bool, len(applied))
-	for _, id := range applied {
-		done[id] = true
+// those named in applied, with the state each write gave its job
+// (cancelled where a cancel request turned its transition into
+// cancelled). It is for drivers implementing RescueExpired.
+func Rescued(jobs []*leasetype.JobRow, ps []*FinishParams, applied []FinishResult) []*leasetype.RescuedJob {
+	done := make(map[int64]FinishResult, len(applied))
+	for _, r := range applied {
+		done[r.ID] = r
 	}
 	out := make([]*leasetype.RescuedJob, 0, len(applied))
 	for i, j := range jobs {
-		if done[j.ID] {
-			out = append(out, &leasetype.RescuedJob{
-				ID: j.ID, Queue: j.Queue, Kind: j.Kind, Attempt: j.Attempt, Owner: j.LeaseOwner, NewState: ps[i].State,
-			})
+		r, ok := done[j.ID]
+		if !ok {
+			continue
 		}
+		state := ps[i].State
+		if r.Cancelled {
+			state = leasetype.StateCancelled
+		}
+		out = append(out, &leasetype.RescuedJob{
+			ID: j.ID, Queue: j.Queue, Kind: j.Kind, Attempt: j.Attempt, Owner: j.LeaseOwner, NewState: state,
+		})
 	}
 	slices.SortFunc(out, func(a, b *leasetype.RescuedJob) int { return cmp.Compare(a.ID, b.ID) })
 	return out

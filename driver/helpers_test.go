@@ -82,9 +82,10 @@ func TestRescueWritesAndRescued(t *testing.T) {
 			t.Errorf("write %d = %+v, want the fence and transition of job %+v", i, p, jobs[i])
 		}
 	}
-	got := Rescued(jobs, ps, []int64{9, 4})
+	got := Rescued(jobs, ps, []FinishResult{{ID: 9}, {ID: 4}, {ID: 6, Cancelled: true}})
 	want := []*leasetype.RescuedJob{
 		{ID: 4, Queue: "r", Kind: "k", Attempt: 1, Owner: "b", NewState: leasetype.StateStuck},
+		{ID: 6, Queue: "q", Kind: "k", Attempt: 1, Owner: "a", NewState: leasetype.StateCancelled},
 		{ID: 9, Queue: "q", Kind: "k", Attempt: 2, Owner: "a", NewState: leasetype.StatePending},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -27,8 +27,9 @@ import (
 //	lease_owner   = NULL, lease_until = NULL
 //
 // and writes the history row of the attempt it ends: owner, claimed_at
-// and heartbeat_at from the job row, ended_at = now, outcome = Outcome,
-// error = AttemptError (NULL when empty); an open row left by a claim from
+// and heartbeat_at from the job row, ended_at = now, outcome = Outcome
+// (CancelledOutcome, when set, for a job so cancelled), error =
+// AttemptError (NULL when empty); an open row left by a claim from
 // before migration 008 is ended with the same values instead. attempt,
 // heartbeat_at and cancel_requested are not changed. Drivers refuse a
 // transition that Validate refuses.
@@ -37,10 +38,14 @@ import (
 // an operator may ask to cancel a job while it runs (CancelJob), and the
 // engine learns of it only at the next heartbeat. An attempt that ends
 // before then, retried, snoozed, released or given up, must not put the
-// job back in line: it is cancelled instead, the history row keeping the
-// outcome given. A reconciler's resolution (Driver.Resolve) applies the
-// rule to pending alone: a resolution to stuck stays stuck, for an
-// operator to decide what the reconciler could not.
+// job back in line: it is cancelled instead, and its history row records
+// CancelledOutcome (the engine's state machine sets it to cancelled), so
+// that the history, the events and the counters say what became of the
+// attempt; with no CancelledOutcome the row keeps Outcome. Finish reports
+// each lease so cancelled (FinishResult.Cancelled). A reconciler's
+// resolution (Driver.Resolve) applies the rule to pending alone: a
+// resolution to stuck stays stuck, for an operator to decide what the
+// reconciler could not.
 //
 // A transition to reconciling carries Spawn, the reconcile job: the
 // driver inserts it in the same transaction as the move, for each job
@@ -75,6 +80,12 @@ type Transition struct {
 	// outcomes (completed, retried, failed, snoozed, released,
 	// lease_expired, lease_lost, cancelled).
 	Outcome leasetype.Outcome
+	// CancelledOutcome, when not empty, is recorded on the attempt's
+	// history row in place of Outcome when the job is cancelled where
+	// State would make it pending or stuck (its cancel was requested
+	// while it ran); it may be set only for those two states. See
+	// OutcomeWhenCancelled.
+	CancelledOutcome leasetype.Outcome
 	// AttemptError is the error text recorded on the attempt's history row
 	// (NULL when empty).
 	AttemptError string
@@ -94,7 +105,9 @@ var endedOutcomes = []leasetype.Outcome{
 
 // Validate returns an error unless t is a transition a driver may apply:
 // a known state other than processing, Finished agreeing with it, Spawn
-// set exactly for reconciling, an ended outcome, no Delay with KeepRunAt and no LastError with KeepLastError.
+// set exactly for reconciling, an ended outcome, a CancelledOutcome that
+// is empty or an ended outcome of a transition to pending or stuck, no
+// Delay with KeepRunAt and no LastError with KeepLastError.
 // Every such transition has one meaning, so that two equal transitions
 // are two identical writes.
 func (t Transition) Validate() error {
@@ -111,6 +124,13 @@ func (t Transition) Validate() error {
 	if !ended(t.Outcome) {
 		return fmt.Errorf("transition with attempt outcome %q: not an ended outcome", t.Outcome)
 	}
+	if t.CancelledOutcome != "" && !ended(t.CancelledOutcome) {
+		return fmt.Errorf("transition with cancelled outcome %q: not an ended outcome", t.CancelledOutcome)
+	}
+	if t.CancelledOutcome != "" && !t.Cancellable() {
+		return fmt.Errorf("transition to state %s with cancelled outcome %q: only a transition to pending or stuck is cancelled by a cancel request",
+			t.State, t.CancelledOutcome)
+	}
 	if t.KeepRunAt && t.Delay != 0 {
 		return fmt.Errorf("transition keeping run_at with a delay of %v", t.Delay)
 	}
@@ -118,6 +138,22 @@ func (t Transition) Validate() error {
 		return fmt.Errorf("transition keeping last_error with a new last_error %q", t.LastError)
 	}
 	return nil
+}
+
+// Cancellable reports whether a cancel request turns t into cancelled:
+// whether its State is pending or stuck.
+func (t Transition) Cancellable() bool {
+	return t.State == leasetype.StatePending || t.State == leasetype.StateStuck
+}
+
+// OutcomeWhenCancelled is the outcome the history row of an attempt that
+// t ends records when a cancel request turns t into cancelled:
+// CancelledOutcome, or Outcome when that is empty.
+func (t Transition) OutcomeWhenCancelled() leasetype.Outcome {
+	if t.CancelledOutcome != "" {
+		return t.CancelledOutcome
+	}
+	return t.Outcome
 }
 
 // ended reports whether o is an outcome an attempt row can end with.

@@ -12,6 +12,13 @@ func TestTransitionValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid transition refused: %v", err)
 	}
+	for _, st := range []leasetype.JobState{leasetype.StatePending, leasetype.StateStuck} {
+		c := ok
+		c.State, c.CancelledOutcome = st, leasetype.OutcomeCancelled
+		if err := c.Validate(); err != nil {
+			t.Errorf("transition to %s with a cancelled outcome refused: %v", st, err)
+		}
+	}
 	bad := map[string]func(*Transition){
 		"no state":                   func(t *Transition) { t.State = "" },
 		"unknown state":              func(t *Transition) { t.State = "done" },
@@ -24,6 +31,10 @@ func TestTransitionValidate(t *testing.T) {
 		"error with kept last_error": func(t *Transition) { t.LastError = "x" },
 		"reconciling without Spawn":  func(t *Transition) { t.State = leasetype.StateReconciling },
 		"Spawn without reconciling":  func(t *Transition) { t.Spawn = &InsertParams{Kind: "k"} },
+		"unknown cancelled outcome":  func(t *Transition) { t.CancelledOutcome = "exploded" },
+		"cancelled outcome of a terminal state": func(t *Transition) {
+			t.State, t.Finished, t.CancelledOutcome = leasetype.StateCompleted, true, leasetype.OutcomeCancelled
+		},
 	}
 	for name, change := range bad {
 		tr := ok

@@ -15,8 +15,8 @@ import (
 // while it ran (CancelJob on a processing job), and its attempt ended
 // before a heartbeat told the worker. A transition that would put the job
 // back in line (retried, snoozed, released, given up, or stuck) cancels it
-// instead, finished, the attempt row keeping the outcome given; completed
-// and failed stand. Each ending is written alone (the uniform statement)
+// instead, finished, the attempt row ending cancelled; completed and
+// failed stand. Each ending is written alone (the uniform statement)
 // and all of them together (the mixed one), and a job whose cancel was
 // not requested is retried as usual.
 func testCancelRequestedEndsCancelled(c *tc) {
@@ -54,8 +54,12 @@ func testCancelRequestedEndsCancelled(c *tc) {
 			what := fmt.Sprintf("job %d, cancel requested, attempt ended %s (flag %v)", id, en.e.Outcome, en.e.Flag)
 			c.eq(what+": state", j.State, en.want)
 			c.eq(what+": finished", !j.FinishedAt.IsZero(), en.want.Finished())
-			if h := c.attempts(id); len(h) != 1 || h[0].Outcome != en.e.Outcome {
-				c.Errorf("%s: history %s, want one attempt ended %s", what, fmtHistory(h), en.e.Outcome)
+			outcome := en.e.Outcome
+			if en.want == leasehold.StateCancelled {
+				outcome = leasehold.OutcomeCancelled
+			}
+			if h := c.attempts(id); len(h) != 1 || h[0].Outcome != outcome {
+				c.Errorf("%s: history %s, want one attempt ended %s", what, fmtHistory(h), outcome)
 			}
 		}
 	}
@@ -66,7 +70,8 @@ func testCancelRequestedEndsCancelled(c *tc) {
 
 // testClientCancelBeforeHeartbeat: an operator cancels a running job
 // whose handler then fails before any heartbeat tells the worker; the job
-// ends cancelled after that one attempt and its handler never runs again.
+// ends cancelled after that one attempt, ended cancelled, and its handler
+// never runs again.
 func testClientCancelBeforeHeartbeat(e *clientEnv) {
 	started, release := make(chan struct{}, 4), make(chan struct{})
 	c := e.newClient(e.d, e.workers(func(context.Context, *leasehold.Job[testArgs]) error {
@@ -81,8 +86,8 @@ func testClientCancelBeforeHeartbeat(e *clientEnv) {
 	}
 	close(release)
 	row := e.waitState(id, leasehold.StateCancelled, 30*time.Second)
-	if h := e.history(id); row.Attempt != 1 || len(h) != 1 || h[0].Outcome != leasehold.OutcomeRetried {
-		e.Fatalf("cancelled job: attempt %d, history %s; want one attempt, ended retried", row.Attempt, fmtHistory(h))
+	if h := e.history(id); row.Attempt != 1 || len(h) != 1 || h[0].Outcome != leasehold.OutcomeCancelled {
+		e.Fatalf("cancelled job: attempt %d, history %s; want one attempt, ended cancelled", row.Attempt, fmtHistory(h))
 	}
 	if n := len(started); n != 0 {
 		e.Fatalf("the handler ran %d more times after the cancel", n)

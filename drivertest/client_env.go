@@ -45,6 +45,7 @@ var clientTests = []struct {
 	{"GivenUpLeaseInReconcileQueueLeftToWatcher", testGivenUpLeaseInReconcileQueueLeftToWatcher},
 	{"GivenUpReconcileJobNeverFailed", testGivenUpReconcileJobNeverFailed},
 	{"CancelBeforeHeartbeat", testClientCancelBeforeHeartbeat},
+	{"CancelledAttemptReported", testClientCancelledAttemptReported},
 	{"LateClaimReplyNeverStartsHandler", testLateClaimNeverRuns},
 	{"LateClaimReplyReleased", testLateClaimReleased},
 	{"CheckLeaseRefusesPastSafeWindow", testCheckLeaseRefusesPastSafeWindow},
@@ -129,7 +130,8 @@ func newClientEnv(t *testing.T, h Harness) *clientEnv {
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newClient builds a client on d with fast test timings, applies tweak,
-// starts it when it has workers, and stops it at cleanup.
+// starts it (a client without workers runs only its maintenance), and
+// stops it at cleanup.
 func (e *clientEnv) newClient(d driver.Driver, ws *leasehold.Workers, tweak func(*leasehold.Config)) *leasehold.Client {
 	e.Helper()
 	cfg := leasehold.Config{
@@ -248,7 +250,7 @@ var errRefused = errors.New("test: the database refuses this outcome")
 
 // Finish fails while holdFinish is set, and refuses batches that hold
 // the first attempt of job refuse.
-func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
+func (f *faultDriver) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]driver.FinishResult, error) {
 	if f.holdFinish.Load() {
 		return nil, errCutOff
 	}

@@ -111,7 +111,14 @@ func testLostClaimReplyReleased(e *clientEnv) {
 		e.Fatalf("job after a lost claim reply: %s, handler ran %d times, history %s; want completed, once, released then completed",
 			row.State, ran, fmtHistory(h))
 	}
-	if st := c.Stats(); st.Released != 1 || st.Completed != 2 {
+	// A completion is reported after its commit: wait for the counts,
+	// then check that none went past them.
+	st := c.Stats()
+	for deadline := time.Now().Add(5 * time.Second); (st.Released < 1 || st.Completed < 2) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		st = c.Stats()
+	}
+	if st.Released != 1 || st.Completed != 2 {
 		e.Fatalf("Stats after a lost claim reply: released %d, completed %d; want the release and both completions reported",
 			st.Released, st.Completed)
 	}

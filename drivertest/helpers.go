@@ -159,11 +159,18 @@ func (c *tc) claim(queue, owner string, limit int, takeOver bool) []*leasehold.J
 // finish applies ps without a transaction and returns the accepted ids.
 func (c *tc) finish(ps ...*driver.FinishParams) []int64 {
 	c.Helper()
-	ids, err := c.d.Finish(c.ctx, nil, ps)
+	return driver.FinishedIDs(c.finishResults(ps...))
+}
+
+// finishResults applies ps without a transaction and returns Finish's
+// results.
+func (c *tc) finishResults(ps ...*driver.FinishParams) []driver.FinishResult {
+	c.Helper()
+	rs, err := c.d.Finish(c.ctx, nil, ps)
 	if err != nil {
 		c.Fatalf("Finish: %v", err)
 	}
-	return ids
+	return rs
 }
 
 // heartbeat renews leases of owner and returns the result by id (each

@@ -63,7 +63,7 @@ func testTxKind(c *tc, k TxKind) {
 			_ = rollback()
 			c.Fatalf("Finish in %s: %v", k.Name, err)
 		}
-		return got, commit, rollback
+		return driver.FinishedIDs(got), commit, rollback
 	}
 	stale := fin(h, leasehold.OutcomeCompleted)
 	stale.Owner = "other"

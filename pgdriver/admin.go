@@ -194,21 +194,27 @@ func listQuery(p *leasehold.ListParams) (string, []any) {
 }
 
 // retrySQL makes job $1 pending now with a fresh retry budget, unless it
-// is processing, or completed and $2 (allow completed) is false.
+// is processing, or completed and $2 (allow completed) is false, or $3
+// (the attempt the caller saw) is not 0 and not its attempt.
 const retrySQL = `UPDATE leasehold_jobs SET status = 'pending', run_at = now(),
 	free_attempts = attempt, finished_at = NULL, cancel_requested = false,
 	lease_owner = NULL, lease_until = NULL, heartbeat_at = NULL
 WHERE id = $1 AND status <> 'processing' AND (status <> 'completed' OR $2)
+	AND ($3::int = 0 OR attempt = $3::int)
 RETURNING ` + jobColumns
 
 // RetryJob makes job p.ID pending now with a fresh retry budget. It
 // returns ErrJobRunning for a processing job, ErrJobCompleted for a
-// completed one unless p.Completed, ErrJobNotFound for a missing one and
+// completed one unless p.Completed, ErrJobChanging for one no longer at
+// p.Attempt (when set), ErrJobNotFound for a missing one and
 // ErrUniqueKeyHeld for a finished one whose scoped key another job holds.
 func (d *Driver) RetryJob(ctx context.Context, p *driver.RetryParams) (*leasehold.JobRow, error) {
 	j, err := d.updateOr(ctx, p.ID, retrySQL, func(j *leasehold.JobRow) error {
+		if err := attemptMoved(j, p.Attempt); err != nil {
+			return err
+		}
 		return retryRefused(j.State, p.Completed)
-	}, p.Completed)
+	}, p.Completed, p.Attempt)
 	if scopedKeyTaken(err) {
 		err = fmt.Errorf("%w: %w", leasehold.ErrUniqueKeyHeld, err)
 	}
@@ -229,6 +235,24 @@ func retryRefused(s leasehold.JobState, completed bool) error {
 	}
 	return nil
 }
+
+// attemptMoved returns ErrJobChanging when a retry that saw the job at
+// attempt (0: any) finds it at another: it was claimed again since.
+func attemptMoved(j *leasehold.JobRow, attempt int) error {
+	if attempt != 0 && j.Attempt != attempt {
+		return fmt.Errorf("%w: it ran again since (attempt %d, not %d)", leasehold.ErrJobChanging, j.Attempt, attempt)
+	}
+	return nil
+}
+
+// strandedByCancel and strandedByDelete are the last_error and history
+// resolution (strandedSQL's $2, formatted with the reconcile job's id) of
+// a job whose reconcile job an operator cancelled or deleted before it
+// decided.
+const (
+	strandedByCancel = "stuck: reconcile job %s was cancelled by an operator before it decided; retry or cancel this job"
+	strandedByDelete = "stuck: reconcile job %s was deleted by an operator without having decided; retry or cancel this job"
+)
 
 // maxOperatorTries is how many times updateOr tries its write before it
 // gives up with ErrJobChanging.
@@ -259,15 +283,52 @@ func (d *Driver) updateOr(ctx context.Context, id int64, update string, refuse f
 	}
 }
 
-const cancelSQL = `UPDATE leasehold_jobs SET
-	status = CASE WHEN status = 'processing' THEN status ELSE 'cancelled' END,
-	finished_at = CASE WHEN status = 'processing' THEN finished_at ELSE now() END,
-	cancel_requested = cancel_requested OR status = 'processing'
-WHERE id = $1 AND status IN ('pending', 'stuck', 'reconciling', 'processing')
-RETURNING ` + jobColumns
+// cancelSQL cancels job $1 (or marks it, processing) and sends the job
+// it reconciles, if it is a reconcile job, to stuck (strandedSQL, $2).
+const cancelSQL = `WITH c AS (
+	UPDATE leasehold_jobs SET
+		status = CASE WHEN status = 'processing' THEN status ELSE 'cancelled' END,
+		finished_at = CASE WHEN status = 'processing' THEN finished_at ELSE now() END,
+		cancel_requested = cancel_requested OR status = 'processing'
+	WHERE id = $1 AND status IN ('pending', 'stuck', 'reconciling', 'processing')
+	RETURNING *
+)` + strandedSQL + `
+SELECT ` + jobColumns + ` FROM c`
+
+// strandedSQL follows a CTE c of the jobs an operator cancelled or
+// deleted: a reconcile job among them (its kind, or the unique key its
+// args rebuild, as statemachine.Reconciler knows one) whose job is still
+// reconciling at the attempt it reconciles sends that job to stuck, its
+// last_error and the attempt's resolution set to format($2, reconcile
+// job id), so that no job is left reconciling without a reconcile job to
+// decide it. The job's row is found by primary key (the args' numbers
+// cast only when they are integers).
+const strandedSQL = `, stranded AS (
+	UPDATE leasehold_jobs t SET status = 'stuck', last_error = format($2::text, c.id)
+	FROM c
+	WHERE (c.kind = '` + leasehold.ReconcileKind + `' OR coalesce(c.unique_key, c.unique_scoped_key) =
+			'reconcile:' || (c.args->>'idempotency_key') || ':' || (c.args->>'attempt'))
+		AND t.id = ` + argJobID + ` AND t.attempt = ` + argAttempt + `
+		AND t.status = 'reconciling'
+	RETURNING t.id, t.attempt, t.last_error
+), stranded_history AS (
+	UPDATE leasehold_attempts a SET resolution = s.last_error
+	FROM stranded s
+	WHERE a.job_id = s.id AND a.attempt = s.attempt
+)`
+
+// argJobID and argAttempt are the job_id and attempt of c's args as
+// bigints, NULL when they are not integers.
+const (
+	argJobID = `(CASE WHEN jsonb_typeof(c.args->'job_id') = 'number' AND (c.args->>'job_id') ~ '^[0-9]{1,18}$'
+		THEN (c.args->>'job_id')::bigint END)`
+	argAttempt = `(CASE WHEN jsonb_typeof(c.args->'attempt') = 'number' AND (c.args->>'attempt') ~ '^[0-9]{1,9}$'
+		THEN (c.args->>'attempt')::int END)`
+)
 
 // CancelJob cancels a pending, stuck or reconciling job at once and sets CancelRequested
-// on a processing one. For a terminal job it returns the job and
+// on a processing one; a reconcile job's job still reconciling goes to
+// stuck with it (strandedSQL). For a terminal job it returns the job and
 // ErrJobFinished; for a missing one ErrJobNotFound.
 func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
 	j, err := d.updateOr(ctx, id, cancelSQL, func(j *leasehold.JobRow) error {
@@ -275,7 +336,7 @@ func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, er
 			return leasehold.ErrJobFinished
 		}
 		return nil
-	})
+	}, strandedByCancel)
 	if err != nil {
 		return j, wrapOp(err)
 	}
@@ -283,22 +344,23 @@ func (d *Driver) CancelJob(ctx context.Context, id int64) (*leasehold.JobRow, er
 }
 
 // deleteSQL deletes finished job $1, its history and its checkpoints in
-// one statement.
-const deleteSQL = `WITH doomed AS (
+// one statement, and sends the job it reconciles, if it is a reconcile
+// job, to stuck (strandedSQL, $2).
+const deleteSQL = `WITH c AS (
 	DELETE FROM leasehold_jobs WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled')
 	RETURNING *
 ), history AS (
-	DELETE FROM leasehold_attempts a USING doomed d WHERE a.job_id = d.id
+	DELETE FROM leasehold_attempts a USING c d WHERE a.job_id = d.id
 ), checkpoints AS (
-	DELETE FROM leasehold_checkpoints c USING doomed d WHERE c.job_id = d.id
-)
-SELECT ` + jobColumns + ` FROM doomed`
+	DELETE FROM leasehold_checkpoints k USING c d WHERE k.job_id = d.id
+)` + strandedSQL + `
+SELECT ` + jobColumns + ` FROM c`
 
 // DeleteJob deletes a finished job and its history. For an unfinished job
 // it returns the job and ErrJobRunning or ErrJobNotFinished; for a missing
 // one ErrJobNotFound.
 func (d *Driver) DeleteJob(ctx context.Context, id int64) (*leasehold.JobRow, error) {
-	j, err := d.updateOr(ctx, id, deleteSQL, unfinished)
+	j, err := d.updateOr(ctx, id, deleteSQL, unfinished, strandedByDelete)
 	if err != nil {
 		return j, wrapOp(err)
 	}

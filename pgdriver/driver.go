@@ -92,6 +92,11 @@ func New(pool *pgxpool.Pool) (*Driver, error) {
 // default is 2 min, which a failover to the second host of a multi-host
 // URL would spend on a silent first host for each new connection). The
 // heartbeat pool and the listener connect with the same bound.
+//
+// The pool's size stays pgxpool's (pool_max_conns in url sets it). A
+// handler that holds a transaction on Pool holds one of its connections:
+// give the pool more than the handlers that run at once, or give the
+// application's transactions a pool of their own (README, "Drivers").
 func Open(ctx context.Context, url string) (*Driver, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {

@@ -112,7 +112,7 @@ func finish(t *testing.T, d *Driver, tx any, p *driver.FinishParams) bool {
 	if err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
-	return len(ids) == 1 && ids[0] == p.ID
+	return len(ids) == 1 && ids[0].ID == p.ID
 }
 
 // transition is the state machine's transition for outcome o with error

@@ -66,9 +66,13 @@ func finishInputs(ps []*driver.FinishParams) (ids []int64, in string, err error)
 	for i, p := range ps {
 		ids[i] = p.ID
 		t := p.Transition
-		v, err := json.Marshal([]any{p.Owner, string(t.State), flag(t.KeepRunAt), micros(t.Delay),
+		fields := []any{p.Owner, string(t.State), flag(t.KeepRunAt), micros(t.Delay),
 			flag(t.FreeAttempt), flag(t.KeepLastError), t.LastError, flag(t.Finished),
-			string(t.Outcome), t.AttemptError})
+			string(t.Outcome), t.AttemptError}
+		if c := t.OutcomeWhenCancelled(); c != t.Outcome {
+			fields = append(fields, string(c)) // see applyEnded
+		}
+		v, err := json.Marshal(fields)
 		if err != nil {
 			return nil, "", err
 		}

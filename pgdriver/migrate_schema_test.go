@@ -157,6 +157,12 @@ func TestMigrateOneSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := latestVersion(ms)
+	after14 := 0 // the migrations migratedBehind leaves to apply
+	for _, m := range ms {
+		if m.version > 14 {
+			after14++
+		}
+	}
 
 	t.Run("fresh", func(t *testing.T) {
 		urlA, urlB := testdb.PostgresURL(t), testdb.PostgresURL(t)
@@ -183,7 +189,7 @@ func TestMigrateOneSchema(t *testing.T) {
 			path := tc.before + a
 			d := openURL(t, ctx, withSearchPath(t, urlBA, path))
 			res, err := d.Migrate(ctx)
-			if err != nil || res.From != 14 || res.To != known || res.Applied != 1 {
+			if err != nil || res.From != 14 || res.To != known || res.Applied != after14 {
 				t.Fatalf("Migrate with search_path %s: %+v, %v", path, res, err)
 			}
 			if n := countInt(t, ctx, dA, "SELECT count(*) FROM leasehold_jobs"); n != 1 {

@@ -71,7 +71,7 @@ func (d *Driver) rescue(ctx context.Context, tx pgx.Tx, limit int, p *driver.Res
 		return nil, err
 	}
 	rescued := driver.Rescued(jobs, ps, done)
-	spawn, by := driver.Spawned(ps, done)
+	spawn, by := driver.Spawned(ps, driver.FinishedIDs(done))
 	if len(spawn) == 0 {
 		return rescued, nil
 	}

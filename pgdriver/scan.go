@@ -85,24 +85,6 @@ func scanAttempt(r scanner) (*leasehold.Attempt, error) {
 	return &a, nil
 }
 
-// idScan scans the ids a statement returns, into one variable for all its
-// rows.
-type idScan struct {
-	id   int64
-	dest []any
-}
-
-func newIDScan() *idScan {
-	s := &idScan{}
-	s.dest = []any{&s.id}
-	return s
-}
-
-func (s *idScan) scan(r scanner) (int64, error) {
-	err := r.Scan(s.dest...)
-	return s.id, err
-}
-
 // deref turns a NULL timestamp into the zero time.
 func deref(t *time.Time) time.Time {
 	if t == nil {

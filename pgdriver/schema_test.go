@@ -3,6 +3,7 @@ package pgdriver
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -196,4 +197,23 @@ func TestSchemaUpgradeFromVersion7(t *testing.T) {
 		return err
 	})
 	drivertest.CheckHistoryAfterUpgrade(t, d)
+}
+
+// TestSchemaUpgradeFromVersion15 migrates a version 15 schema holding
+// finished jobs of two queues: migration 016 indexes them by queue, and a
+// purge of one queue deletes that queue's only.
+func TestSchemaUpgradeFromVersion15(t *testing.T) {
+	d := upgradeFrom(t, 15, func(tx pgx.Tx) error {
+		_, err := tx.Exec(testCtx(t), `INSERT INTO leasehold_jobs (kind, queue, status, attempt, max_attempts, args, uuid, finished_at)
+			VALUES ('k', 'a', 'completed', 1, 3, '{}', gen_random_uuid(), now() - interval '1 hour'),
+				('k', 'b', 'completed', 1, 3, '{}', gen_random_uuid(), now() - interval '1 hour')`)
+		return err
+	})
+	var def string
+	err := d.pool.QueryRow(testCtx(t), `SELECT indexdef FROM pg_indexes
+		WHERE tablename = 'leasehold_jobs' AND indexname = 'leasehold_jobs_finished_queue_idx'`).Scan(&def)
+	if want := "(queue, finished_at, id) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]))"; err != nil || !strings.HasSuffix(def, want) {
+		t.Fatalf("leasehold_jobs_finished_queue_idx after the upgrade: %q, %v; want it ending %q", def, err, want)
+	}
+	drivertest.CheckPurgeQueuesAfterUpgrade(t, d)
 }

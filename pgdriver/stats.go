@@ -12,32 +12,68 @@ import (
 const defaultPurgeLimit = 10000
 
 // purgeSQL: $1 age in microseconds, $2 limit. One statement, so jobs and
-// their history go in one transaction.
+// their history go in one transaction: the oldest finished jobs of every
+// queue, through leasehold_jobs_finished_idx. The jobs, their history and
+// their checkpoints are each deleted by an array of ids (ARRAY(...),
+// evaluated once), so that each delete probes its table's primary key
+// whatever the planner estimates of the batch. Joined to the batch
+// instead, a generic plan (a statement the pool caches may get one),
+// which estimates LIMIT $2 at a tenth of the candidates, hashed the batch
+// and read each table whole (TestPurgeDeletesByKey).
 const purgeSQL = `WITH doomed AS (
-	DELETE FROM leasehold_jobs WHERE id IN (
+	DELETE FROM leasehold_jobs WHERE id = ANY (ARRAY(
 		SELECT id FROM leasehold_jobs
 		WHERE status IN ('completed', 'failed', 'cancelled')
 			AND finished_at < now() - $1::bigint * interval '1 microsecond'
 		ORDER BY finished_at
 		LIMIT $2::int
-		FOR UPDATE SKIP LOCKED)
+		FOR UPDATE SKIP LOCKED))
 	RETURNING id
-), history AS (
-	DELETE FROM leasehold_attempts a USING doomed d WHERE a.job_id = d.id
+)` + purgeDependents
+
+// purgeQueuesSQL is purgeSQL for the finished jobs of the queues $3 only,
+// read through leasehold_jobs_finished_queue_idx (migration 016): one
+// index range per queue, in the index's order (queue, then finish time),
+// so that a batch reads the jobs it deletes and those of no other queue,
+// and stops at the limit without sorting what it read.
+const purgeQueuesSQL = `WITH doomed AS (
+	DELETE FROM leasehold_jobs WHERE id = ANY (ARRAY(
+		SELECT id FROM leasehold_jobs
+		WHERE status IN ('completed', 'failed', 'cancelled')
+			AND finished_at < now() - $1::bigint * interval '1 microsecond'
+			AND queue = ANY ($3::text[])
+		ORDER BY queue, finished_at
+		LIMIT $2::int
+		FOR UPDATE SKIP LOCKED))
+	RETURNING id
+)` + purgeDependents
+
+// purgeDependents deletes the history and checkpoints of the jobs doomed
+// deleted, by primary key (see purgeSQL), and counts the jobs.
+const purgeDependents = `, history AS (
+	DELETE FROM leasehold_attempts a WHERE a.job_id = ANY (ARRAY(SELECT id FROM doomed))
 ), checkpoints AS (
-	DELETE FROM leasehold_checkpoints c USING doomed d WHERE c.job_id = d.id
+	DELETE FROM leasehold_checkpoints c WHERE c.job_id = ANY (ARRAY(SELECT id FROM doomed))
 )
 SELECT count(*) FROM doomed`
 
-// Purge deletes up to p.Limit (default 10000) terminal jobs finished more
-// than p.OlderThan ago, with their history, and returns how many it deleted.
+// Purge deletes up to p.Limit (default 10000) terminal jobs of p.Queues
+// (nil: every queue; empty: none) finished more than p.OlderThan ago,
+// with their history and checkpoints, and returns how many it deleted.
 func (d *Driver) Purge(ctx context.Context, p *driver.PurgeParams) (int64, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = defaultPurgeLimit
 	}
+	sql, args := purgeSQL, []any{micros(p.OlderThan), limit}
+	switch {
+	case p.Queues != nil && len(p.Queues) == 0:
+		return 0, nil
+	case p.Queues != nil:
+		sql, args = purgeQueuesSQL, append(args, p.Queues)
+	}
 	var n int64
-	if err := d.pool.QueryRow(ctx, purgeSQL, micros(p.OlderThan), limit).Scan(&n); err != nil {
+	if err := d.pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pgdriver: purge: %w", err)
 	}
 	return n, nil

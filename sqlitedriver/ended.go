@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/leasetype"
 )
 
 // endedAttemptsSQL reads the history rows of the ended attempts among the
@@ -39,22 +38,5 @@ func (d *Driver) EndedAttempts(ctx context.Context, leases []driver.LeaseRef) ([
 
 // readEnded runs endedAttemptsSQL for the leases arr and scans its rows.
 func (d *Driver) readEnded(ctx context.Context, arr string) ([]driver.EndedAttempt, error) {
-	rows, err := d.dbQuery(ctx, endedAttemptsSQL, arr)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []driver.EndedAttempt
-	for rows.Next() {
-		var (
-			a       driver.EndedAttempt
-			outcome string
-		)
-		if err := rows.Scan(&a.ID, &a.Attempt, &a.Owner, &outcome); err != nil {
-			return nil, err
-		}
-		a.Outcome = leasetype.Outcome(outcome)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return scanEndedRows(d.dbQuery(ctx, endedAttemptsSQL, arr))
 }

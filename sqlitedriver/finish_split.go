@@ -54,7 +54,7 @@ func splitUniform(ps []*driver.FinishParams) (groups [][]*driver.FinishParams, r
 // finishSplit is Finish for a batch of several transitions split by
 // splitUniform into groups and rest: each group written as a uniform
 // batch (uniformIn), the rest with applySQL, in one transaction.
-func (d *Driver) finishSplit(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams, groups [][]*driver.FinishParams, rest []*driver.FinishParams) ([]int64, error) {
+func (d *Driver) finishSplit(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams, groups [][]*driver.FinishParams, rest []*driver.FinishParams) ([]driver.FinishResult, error) {
 	var queries []string
 	for _, g := range groups {
 		queries = append(queries, uniformQueries(g[0].Transition)...)
@@ -67,9 +67,9 @@ func (d *Driver) finishSplit(ctx context.Context, t *sql.Tx, ps []*driver.Finish
 		}
 		queries = append(queries, endFinishedSQL, finishSQL)
 	}
-	var matched map[int64]int
+	var matched map[int64]updated
 	err := d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		matched = make(map[int64]int, len(ps))
+		matched = make(map[int64]updated, len(ps))
 		for _, g := range groups {
 			m, all, err := d.uniformIn(ctx, tx, now, g)
 			if err != nil {
@@ -77,7 +77,7 @@ func (d *Driver) finishSplit(ctx context.Context, t *sql.Tx, ps []*driver.Finish
 			}
 			if all {
 				for _, p := range g {
-					matched[p.ID] = p.Attempt
+					matched[p.ID] = updated{attempt: p.Attempt}
 				}
 			}
 			maps.Copy(matched, m)
@@ -92,5 +92,5 @@ func (d *Driver) finishSplit(ctx context.Context, t *sql.Tx, ps []*driver.Finish
 	if err != nil {
 		return nil, err
 	}
-	return appliedIDs(ps, matched), nil
+	return appliedResults(ps, matched), nil
 }

@@ -112,7 +112,7 @@ func TestFinishBatchPartial(t *testing.T) {
 		{ID: js[1].ID, Owner: "x", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")},
 		{ID: js[2].ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeRetried, "e")},
 	})
-	if err != nil || len(ids) != 2 || ids[0] != js[0].ID || ids[1] != js[2].ID {
+	if err != nil || len(ids) != 2 || ids[0].ID != js[0].ID || ids[1].ID != js[2].ID {
 		t.Fatalf("Finish = %v, %v; want [%d %d]", ids, err, js[0].ID, js[2].ID)
 	}
 	if a := attempts(t, d, js[1].ID)[0]; !a.EndedAt.IsZero() {
@@ -130,7 +130,7 @@ func TestFinishUniformSameLeaseTwice(t *testing.T) {
 	j := claimOne(t, d, 3)
 	p := &driver.FinishParams{ID: j.ID, Owner: "w", Attempt: 1, Transition: transition(leasehold.OutcomeCompleted, "")}
 	ids, err := d.Finish(testCtx(t), nil, []*driver.FinishParams{p, p})
-	if err != nil || len(ids) != 1 || ids[0] != j.ID {
+	if err != nil || len(ids) != 1 || ids[0].ID != j.ID {
 		t.Fatalf("Finish = %v, %v; want [%d]", ids, err, j.ID)
 	}
 	if got := mustGet(t, d, j.ID); got.State != leasehold.StateCompleted {
@@ -154,7 +154,7 @@ func TestFinishUniformStaleAndCurrentAttempt(t *testing.T) {
 		{ID: j.ID, Owner: "w", Attempt: 1, Transition: done},
 		{ID: j.ID, Owner: "w", Attempt: 0, Transition: done},
 	})
-	if err != nil || len(ids) != 1 || ids[0] != j.ID {
+	if err != nil || len(ids) != 1 || ids[0].ID != j.ID {
 		t.Fatalf("Finish = %v, %v; want [%d]", ids, err, j.ID)
 	}
 	if got := mustGet(t, d, j.ID); got.State != leasehold.StateCompleted {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/leasetype"
 )
 
 // uniformFrom is the rest of a uniform batch's statement after its SET
@@ -21,8 +21,7 @@ WHERE leasehold_jobs.id = r.rid AND leasehold_jobs.attempt = r.ratt
 
 // uniformReturning ends a uniform batch's statement that returns the
 // leases it applied.
-const uniformReturning = `
-RETURNING id, attempt`
+const uniformReturning = finishReturning
 
 // uniformSQL returns finishSQL, without its RETURNING clause, for the
 // common batch, one transition t for every lease and every lease of one
@@ -33,13 +32,15 @@ RETURNING id, attempt`
 // batch of completions, evaluating any expression per row: a CASE on a
 // parameter, evaluated for every row, costs SQLite about a tenth of a
 // drained job. Each shape of transition is one statement text, prepared
-// once.
-func uniformSQL(t driver.Transition) (string, []any) {
+// once. With plain set, the statement leaves out the cancel rule (see
+// applySQL), for a batch none of whose jobs had its cancel requested
+// (uniformIn knows it from the history rows it wrote).
+func uniformSQL(t driver.Transition, plain bool) (string, []any) {
 	var b strings.Builder
 	args := []any{string(t.State)}
 	// A pending or stuck job whose cancel was requested is cancelled (see
 	// applySQL); a batch of completions, the common one, pays no CASE.
-	cancellable := t.State == leasetype.StatePending || t.State == leasetype.StateStuck
+	cancellable := t.Cancellable() && !plain
 	if cancellable {
 		b.WriteString("UPDATE leasehold_jobs SET status = CASE WHEN cancel_requested THEN 'cancelled' ELSE ?4 END")
 	} else {
@@ -80,14 +81,14 @@ func leasePairs(ps []*driver.FinishParams) (set string, distinct bool) {
 
 // finishUniform is Finish for a batch driver.Uniform accepts, in tx t or
 // in a transaction of its own (see uniformIn).
-func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams) ([]int64, error) {
-	var done []int64
+func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.FinishParams) ([]driver.FinishResult, error) {
+	var done []driver.FinishResult
 	err := d.withTx(ctx, t, func(ctx context.Context, tx *sql.Tx, now int64) error {
 		matched, all, err := d.uniformIn(ctx, tx, now, ps)
 		if all {
-			done = batchIDs(ps)
+			done = batchResults(ps)
 		} else {
-			done = appliedIDs(ps, matched)
+			done = appliedResults(ps, matched)
 		}
 		return err
 	}, uniformQueries(ps[0].Transition)...)
@@ -100,8 +101,12 @@ func (d *Driver) finishUniform(ctx context.Context, t *sql.Tx, ps []*driver.Fini
 // uniformQueries returns the statements uniformIn may run for a batch of
 // transition t, to be prepared.
 func uniformQueries(t driver.Transition) []string {
-	update, _ := uniformSQL(t)
-	return []string{endUniformSQL, update, update + uniformReturning}
+	update, _ := uniformSQL(t, false)
+	if !t.Cancellable() {
+		return []string{endUniformSQL, update, update + uniformReturning}
+	}
+	plain, _ := uniformSQL(t, true)
+	return []string{endUniformPlainSQL, endUniformCancelledSQL, plain, plain + uniformReturning, update + uniformReturning}
 }
 
 // uniformIn writes, in tx at now, the leases of ps, one owner and one
@@ -113,26 +118,64 @@ func uniformQueries(t driver.Transition) []string {
 // matches. When it is all of them (the common case), the update runs
 // without RETURNING and uniformIn reports all, with no map; otherwise the
 // update returns the leases it applied, as the attempt of each job it
-// updated. Both run in tx, so no other writer can change a fence between
-// the two.
-func (d *Driver) uniformIn(ctx context.Context, tx *sql.Tx, now int64, ps []*driver.FinishParams) (matched map[int64]int, all bool, err error) {
+// updated, and whether each job's cancel was requested. For a transition
+// the cancel rule applies to (to pending or stuck) the history rows are
+// written by endUniformPlainSQL, and only when it did not write them all
+// by endUniformCancelledSQL as well: unless that one wrote a row, no job
+// of the batch had its cancel requested, and the update leaves out the
+// rule (and, when the first wrote every row, RETURNING too: the common
+// batch costs the statements it did before the rule was reported). Every
+// statement runs in tx, so no other writer can change a fence or a cancel
+// request between them.
+func (d *Driver) uniformIn(ctx context.Context, tx *sql.Tx, now int64, ps []*driver.FinishParams) (matched map[int64]updated, all bool, err error) {
 	set, distinct := leasePairs(ps)
 	tr := ps[0].Transition
-	update, targs := uniformSQL(tr)
-	res, err := d.exec(ctx, tx, endUniformSQL, now, set, ps[0].Owner, string(tr.Outcome), tr.AttemptError)
+	head := []any{now, set, ps[0].Owner}
+	ended, requested, err := d.endUniform(ctx, tx, tr, head, len(ps))
 	if err != nil {
-		return nil, false, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
+		return nil, false, err
 	}
-	ended, err := res.RowsAffected()
-	if err != nil {
-		return nil, false, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
-	}
-	args := append([]any{now, set, ps[0].Owner}, targs...)
-	if distinct && ended == int64(len(ps)) {
+	update, targs := uniformSQL(tr, !requested)
+	args := slices.Concat(head, targs)
+	if distinct && ended == int64(len(ps)) && !requested {
 		return nil, true, d.updateAll(ctx, tx, update, len(ps), args)
 	}
 	matched, err = d.finishJobs(ctx, tx, update+uniformReturning, args...)
 	return matched, false, err
+}
+
+// endUniform writes the history rows of a uniform batch of n leases of
+// transition t (head: the statements' parameters ?1 to ?3) and returns
+// how many it wrote, and whether the job of one of them had its cancel
+// requested where the cancel rule applies to t (see uniformIn).
+func (d *Driver) endUniform(ctx context.Context, tx *sql.Tx, t driver.Transition, head []any, n int) (ended int64, requested bool, err error) {
+	if !t.Cancellable() {
+		ended, err = d.execCount(ctx, tx, endUniformSQL, slices.Concat(head, []any{string(t.Outcome), t.AttemptError}))
+		return ended, false, err
+	}
+	ended, err = d.execCount(ctx, tx, endUniformPlainSQL, slices.Concat(head, []any{string(t.Outcome), t.AttemptError}))
+	if err != nil || ended == int64(n) {
+		// Every lease's row written: none of these jobs had its cancel
+		// requested.
+		return ended, false, err
+	}
+	more, err := d.execCount(ctx, tx, endUniformCancelledSQL,
+		slices.Concat(head, []any{string(t.OutcomeWhenCancelled()), t.AttemptError}))
+	return ended + more, more > 0, err
+}
+
+// execCount runs query, a statement that writes history rows, with args
+// in tx, and returns how many rows it wrote.
+func (d *Driver) execCount(ctx context.Context, tx *sql.Tx, query string, args []any) (int64, error) {
+	res, err := d.exec(ctx, tx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlitedriver: end finished attempts: %w", err)
+	}
+	return n, nil
 }
 
 // updateAll runs update, a uniform batch's statement without RETURNING,
@@ -153,11 +196,13 @@ func (d *Driver) updateAll(ctx context.Context, tx *sql.Tx, update string, n int
 	return nil
 }
 
-// batchIDs returns the ids of ps, in order.
-func batchIDs(ps []*driver.FinishParams) []int64 {
-	ids := make([]int64, len(ps))
+// batchResults returns the jobs of ps, in order, none cancelled: the
+// result of a uniform batch whose every fence matched and whose
+// transition the cancel rule does not apply to.
+func batchResults(ps []*driver.FinishParams) []driver.FinishResult {
+	rs := make([]driver.FinishResult, len(ps))
 	for i, p := range ps {
-		ids[i] = p.ID
+		rs[i] = driver.FinishResult{ID: p.ID}
 	}
-	return ids
+	return rs
 }

@@ -29,12 +29,16 @@ ON CONFLICT (job_id, attempt) DO UPDATE SET ended_at = excluded.ended_at, outcom
 
 // endFinishedFrom selects the history rows of the leases in ?2 (the JSON
 // shape of applySQL) whose fence matches, with their outcome and error,
-// at ?1. Statements add their fence beyond applySQL's, if any, and
-// historyUpsert.
+// at ?1: for a job that applySQL's cancel rule cancels, the entry's
+// cancelled outcome (its outcome when it has none). Statements add their
+// fence beyond applySQL's, if any, and historyUpsert.
 const endFinishedFrom = historyInsert + `SELECT j.id, j.attempt, j.lease_owner, coalesce(j.claimed_at, ?1),
-    j.heartbeat_at, ?1, r.outcome, NULLIF(r.err, '')
-FROM (SELECT value->>0 AS rid, value->>1 AS ratt, value->>2 AS rowner, value->>10 AS outcome,
-        value->>11 AS err FROM json_each(?2)) AS r
+    j.heartbeat_at, ?1,
+    CASE WHEN j.cancel_requested AND r.state IN ('pending', 'stuck') THEN coalesce(r.cancelled, r.outcome)
+        ELSE r.outcome END,
+    NULLIF(r.err, '')
+FROM (SELECT value->>0 AS rid, value->>1 AS ratt, value->>2 AS rowner, value->>3 AS state,
+        value->>10 AS outcome, value->>11 AS err, value->>12 AS cancelled FROM json_each(?2)) AS r
 JOIN leasehold_jobs AS j ON j.id = r.rid
 WHERE j.attempt = r.ratt AND j.lease_owner = r.rowner AND +j.status = 'processing'`
 
@@ -49,11 +53,27 @@ const (
 // endUniformSQL writes the history rows of the leases of lease set ?2
 // (see leaseRowsFrom) of owner ?3 whose fence matches (uniformFrom's), with
 // outcome ?4 and error ?5, at ?1.
-const endUniformSQL = historyInsert + `SELECT j.id, j.attempt, j.lease_owner, coalesce(j.claimed_at, ?1),
+const endUniformSQL = endUniformFrom + historyUpsert
+
+// endUniformPlainSQL and endUniformCancelledSQL split endUniformSQL for a
+// transition to pending or stuck, which the cancel rule turns into
+// cancelled for a job whose cancel was requested: the first writes the
+// rows of the jobs without a request, the second those of the jobs with
+// one (?4 then the outcome recorded for a job so cancelled). Neither
+// evaluates a CASE per row, and the second runs only when the first did
+// not write every lease's row.
+const (
+	endUniformPlainSQL     = endUniformFrom + ` AND NOT j.cancel_requested` + historyUpsert
+	endUniformCancelledSQL = endUniformFrom + ` AND j.cancel_requested` + historyUpsert
+)
+
+// endUniformFrom selects what endUniformSQL writes; statements add a
+// condition, if any, and historyUpsert.
+const endUniformFrom = historyInsert + `SELECT j.id, j.attempt, j.lease_owner, coalesce(j.claimed_at, ?1),
     j.heartbeat_at, ?1, ?4, NULLIF(?5, '')
 FROM ` + leaseRowsFrom + `?2` + leaseRowsTo + `
 JOIN leasehold_jobs AS j ON j.id = r.rid
-WHERE j.attempt = r.ratt AND j.lease_owner = ?3 AND +j.status = 'processing'` + historyUpsert
+WHERE j.attempt = r.ratt AND j.lease_owner = ?3 AND +j.status = 'processing'`
 
 // endTakenOverSQL writes, at ?1, the history rows of the expired leases
 // the claim that follows it in the same transaction takes over: the same

@@ -105,8 +105,8 @@ func TestHelperWorker(t *testing.T) {
 		if err != nil || len(ids) != len(js) {
 			t.Fatalf("Finish = %v, %v", ids, err)
 		}
-		for _, id := range ids {
-			fmt.Printf("done %d\n", id)
+		for _, r := range ids {
+			fmt.Printf("done %d\n", r.ID)
 		}
 	}
 }

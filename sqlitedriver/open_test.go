@@ -85,7 +85,7 @@ func TestFinishStaleAndCurrentInOneBatch(t *testing.T) {
 		{ID: cur.ID, Owner: "x", Attempt: 2, Transition: transition(leasehold.OutcomeFailed, "")},
 		{ID: cur.ID, Owner: "w2", Attempt: 2, Transition: transition(leasehold.OutcomeCompleted, "")},
 	})
-	if err != nil || len(ids) != 1 || ids[0] != cur.ID {
+	if err != nil || len(ids) != 1 || ids[0].ID != cur.ID {
 		t.Fatalf("Finish = %v, %v; want [%d]", ids, err, cur.ID)
 	}
 	if j := mustGet(t, d, cur.ID); j.State != leasehold.StateCompleted {

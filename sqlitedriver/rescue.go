@@ -21,8 +21,7 @@ ORDER BY lease_until, id LIMIT ?2 + 0`
 
 // rescueApplySQL is finishSQL fenced by the lease still being expired as
 // well.
-const rescueApplySQL = applySQL + ` AND leasehold_jobs.lease_until < ?1
-RETURNING id, attempt`
+const rescueApplySQL = applySQL + ` AND leasehold_jobs.lease_until < ?1` + finishReturning
 
 // RescueExpired reads up to p.Limit (default driver.DefaultRescueLimit)
 // processing jobs whose lease expired, asks p.Decide for the transition of
@@ -75,9 +74,9 @@ func (d *Driver) rescue(ctx context.Context, tx *sql.Tx, now int64, sel []any, d
 	if err != nil {
 		return nil, err
 	}
-	done := appliedIDs(ps, matched)
+	done := appliedResults(ps, matched)
 	rescued := driver.Rescued(jobs, ps, done)
-	spawn, by := driver.Spawned(ps, done)
+	spawn, by := driver.Spawned(ps, driver.FinishedIDs(done))
 	if len(spawn) == 0 {
 		return rescued, nil
 	}

@@ -94,8 +94,8 @@ func startRefused(t *testing.T, d *Driver, version int) {
 	}
 }
 
-// upgradeFrom opens a driver on a fresh file at version (its first
-// migrations), where setup adds what the test needs in the same
+// upgradeFrom opens a driver on a fresh file at version (the migrations
+// up to it), where setup adds what the test needs in the same
 // transaction (now is the database clock); it checks that Start refuses
 // the schema, migrates it to the latest version and returns the driver.
 func upgradeFrom(t *testing.T, version int, setup func(tx *sql.Tx, now int64) error) *Driver {
@@ -110,8 +110,12 @@ func upgradeFrom(t *testing.T, version int, setup func(tx *sql.Tx, now int64) er
 	if err != nil {
 		t.Fatal(err)
 	}
+	applied := 0 // migrations up to version (their versions have gaps)
+	for applied < len(ms) && ms[applied].version <= version {
+		applied++
+	}
 	err = d.inTx(ctx, func(ctx context.Context, tx *sql.Tx, now int64) error {
-		for _, m := range ms[:version] {
+		for _, m := range ms[:applied] {
 			if _, _, err := applyMigration(ctx, tx, now, m, latestVersion(ms)); err != nil {
 				return err
 			}
@@ -126,7 +130,7 @@ func upgradeFrom(t *testing.T, version int, setup func(tx *sql.Tx, now int64) er
 	if err != nil {
 		t.Fatalf("Migrate from version %d: %v", version, err)
 	}
-	if want := (driver.MigrateResult{From: version, To: latestVersion(ms), Applied: len(ms) - version}); *res != want {
+	if want := (driver.MigrateResult{From: version, To: latestVersion(ms), Applied: len(ms) - applied}); *res != want {
 		t.Fatalf("Migrate from version %d = %+v, want %+v", version, *res, want)
 	}
 	return d
@@ -181,4 +185,25 @@ func TestSchemaUpgradeFromVersion7(t *testing.T) {
 		return err
 	})
 	drivertest.CheckHistoryAfterUpgrade(t, d)
+}
+
+// TestSchemaUpgradeFromVersion15 migrates a version 15 database holding
+// finished jobs of two queues: migration 016 indexes them by queue, and a
+// purge of one queue deletes that queue's only.
+func TestSchemaUpgradeFromVersion15(t *testing.T) {
+	d := upgradeFrom(t, 15, func(tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(testCtx(t), `INSERT INTO leasehold_jobs
+			(kind, queue, status, attempt, max_attempts, args, run_at, created_at, uuid, finished_at)
+			VALUES ('k', 'a', 'completed', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000001', ?1 - ?2),
+				('k', 'b', 'completed', 1, 3, '{}', ?1, ?1, 'c0ffee00-0000-4000-8000-000000000002', ?1 - ?2)`,
+			now, int64(3600000000))
+		return err
+	})
+	var n int
+	err := d.DB().QueryRowContext(testCtx(t), `SELECT count(*) FROM sqlite_schema
+		WHERE type = 'index' AND name = 'leasehold_jobs_finished_queue_idx'`).Scan(&n)
+	if err != nil || n != 1 {
+		t.Fatalf("leasehold_jobs_finished_queue_idx after the upgrade: %d, %v; want it", n, err)
+	}
+	drivertest.CheckPurgeQueuesAfterUpgrade(t, d)
 }

@@ -15,19 +15,54 @@ import (
 )
 
 // retry makes one job pending again; a completed one only when the form
-// confirms it (completed=1).
+// confirms it (completed=1), and only at the attempt the page showed
+// (attempt): a job that ran again since the page was loaded is refused.
 func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
-	h.act(w, r, "retry", h.retryFunc(r))
+	if r.PostForm.Get("completed") != "1" {
+		h.act(w, r, "retry", h.client.RetryJob)
+		return
+	}
+	attempt, err := formAttempt(r.PostForm.Get("attempt"))
+	if err != nil {
+		h.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	h.act(w, r, "retry", func(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+		row, err := h.client.RetryCompletedJobAttempt(ctx, id, attempt)
+		if errors.Is(err, leasehold.ErrJobChanging) && attempt != 0 {
+			err = ranAgainError{id: id, attempt: attempt, err: err}
+		}
+		return row, err
+	}, "completed", true)
 }
 
-// retryFunc is the Client's retry the form of r asks for: one that also
-// retries completed jobs when it carries completed=1.
-func (h *handler) retryFunc(r *http.Request) func(context.Context, int64) (*leasehold.JobRow, error) {
-	if r.PostForm.Get("completed") == "1" {
-		return h.client.RetryCompletedJob
+// formAttempt parses the attempt a form posted: 0 (any) when it posted
+// none, as a page loaded before forms carried it does.
+func formAttempt(s string) (int, error) {
+	if s == "" {
+		return 0, nil
 	}
-	return h.client.RetryJob
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("attempt %q: want a positive number", s)
+	}
+	return n, nil
 }
+
+// ranAgainError is the refusal of a "Run again" whose job ran again since
+// the page that posted it was loaded; it matches ErrJobChanging (409).
+type ranAgainError struct {
+	id      int64
+	attempt int
+	err     error
+}
+
+func (e ranAgainError) Error() string {
+	return fmt.Sprintf("leasehold: retry job %d: it ran again since this page was loaded (at attempt %d): "+
+		"nothing was changed; reload the job's page to see its latest run before running it again", e.id, e.attempt)
+}
+
+func (e ranAgainError) Unwrap() error { return e.err }
 
 // cancel cancels one job.
 func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
@@ -78,9 +113,10 @@ func (h *handler) queueAction(w http.ResponseWriter, r *http.Request, name strin
 	http.Redirect(w, r, h.path("/"), http.StatusSeeOther)
 }
 
-// act runs one job action and goes back to the job's page.
+// act runs one job action and goes back to the job's page; attrs are
+// logged with the action.
 func (h *handler) act(w http.ResponseWriter, r *http.Request, name string,
-	fn func(context.Context, int64) (*leasehold.JobRow, error)) {
+	fn func(context.Context, int64) (*leasehold.JobRow, error), attrs ...any) {
 	id, ok := h.jobID(w, r)
 	if !ok {
 		return
@@ -89,7 +125,7 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request, name string,
 		h.failAction(w, r, name, id, err)
 		return
 	}
-	h.log.InfoContext(r.Context(), "web: job action", "action", name, "job", id)
+	h.log.InfoContext(r.Context(), "web: job action", append([]any{"action", name, "job", id}, attrs...)...)
 	http.Redirect(w, r, h.path("/jobs/"+strconv.FormatInt(id, 10)+"?done="+name), http.StatusSeeOther)
 }
 
@@ -144,11 +180,12 @@ type bulkData struct {
 	// States, at most MaxBulk.
 	IDs []int64
 	// Completed counts the completed jobs among IDs, which a retry runs
-	// again only when the form confirms it; CompletedIDs are their ids,
-	// posted with the form so that the confirmation covers these jobs
-	// alone, not one that completes after the page was shown.
+	// again only when the form confirms it; CompletedIDs are their ids
+	// with the attempt each was at ("ID:ATTEMPT"), posted with the form so
+	// that the confirmation covers these jobs alone, at that attempt: not
+	// one that completes, or runs again, after the page was shown.
 	Completed    int
-	CompletedIDs []int64
+	CompletedIDs []string
 	// More is set when more than MaxBulk jobs matched. Relisted is set
 	// when the action leaves the jobs it touches in one of States (a
 	// retry makes them pending), so running it again lists them again.
@@ -184,7 +221,7 @@ func (h *handler) bulkConfirm(w http.ResponseWriter, r *http.Request) {
 		d.IDs = append(d.IDs, j.ID)
 		if j.State == leasehold.StateCompleted {
 			d.Completed++
-			d.CompletedIDs = append(d.CompletedIDs, j.ID)
+			d.CompletedIDs = append(d.CompletedIDs, fmt.Sprintf("%d:%d", j.ID, j.Attempt))
 		}
 	}
 	h.render(w, r, "bulk", "Confirm bulk "+action, d)
@@ -365,29 +402,52 @@ func bulkIDs(ss []string) (ids []int64, failed []string) {
 // Client's function to apply (nil for an unknown action). A retry runs a
 // completed job again only when the form confirms it (completed=1) and
 // names the job among those that were completed when the confirmation
-// was shown (completed_id): a job that completed since is refused with
-// ErrJobCompleted, as a single retry that did not ask would be.
+// was shown (completed_id, "ID:ATTEMPT"; a bare id, from a page shown
+// before the attempt was posted, at any attempt): a job that completed
+// since is refused with ErrJobCompleted, as a single retry that did not
+// ask would be, and one that ran again since with ErrJobChanging.
 func (h *handler) bulkFunc(r *http.Request, action string) func(id int64) func(context.Context, int64) (*leasehold.JobRow, error) {
 	switch action {
 	case "cancel":
 		return func(int64) func(context.Context, int64) (*leasehold.JobRow, error) { return h.client.CancelJob }
 	case "retry":
-		again := map[int64]bool{}
+		again := map[int64]int{}
 		if r.PostForm.Get("completed") == "1" {
 			for _, s := range r.PostForm["completed_id"] {
-				if id, err := strconv.ParseInt(s, 10, 64); err == nil {
-					again[id] = true
+				if id, attempt, ok := completedID(s); ok {
+					again[id] = attempt
 				}
 			}
 		}
 		return func(id int64) func(context.Context, int64) (*leasehold.JobRow, error) {
-			if again[id] {
-				return h.client.RetryCompletedJob
+			attempt, ok := again[id]
+			if !ok {
+				return h.client.RetryJob
 			}
-			return h.client.RetryJob
+			return func(ctx context.Context, id int64) (*leasehold.JobRow, error) {
+				return h.client.RetryCompletedJobAttempt(ctx, id, attempt)
+			}
 		}
 	}
 	return nil
+}
+
+// completedID parses a completed_id value: "ID:ATTEMPT", or a bare ID
+// (attempt 0: any).
+func completedID(s string) (id int64, attempt int, ok bool) {
+	idText, attemptText, hasAttempt := strings.Cut(s, ":")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, 0, false
+	}
+	if !hasAttempt {
+		return id, 0, true
+	}
+	attempt, err = strconv.Atoi(attemptText)
+	if err != nil || attempt <= 0 {
+		return 0, 0, false
+	}
+	return id, attempt, true
 }
 
 // rescue runs one pass of the stuck watcher now.

@@ -126,15 +126,20 @@ func (h *handler) jobID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 
 // noticeText is the message of the finished action done, by its name,
 // when the job j is as that action leaves it: pending after a retry,
-// cancelled (or its cancellation requested) after a cancel. A link to the
+// cancelled after a cancel, or still running with its cancellation
+// requested (its handler may yet complete it). A link to the
 // page with ?done=cancel cannot make it say that a job was cancelled that
 // was not.
 func noticeText(done string, j *leasehold.JobRow) string {
 	switch {
 	case done == "retry" && j.State == leasehold.StatePending:
 		return "The job is pending again, with a fresh retry budget."
-	case done == "cancel" && (j.State == leasehold.StateCancelled || j.CancelRequested && !j.State.Finished()):
-		return "The job was cancelled (a running handler is cancelled at its next heartbeat; a job whose lease expired, by the watcher at its next pass)."
+	case done == "cancel" && j.State == leasehold.StateCancelled:
+		return "The job was cancelled."
+	case done == "cancel" && j.CancelRequested && !j.State.Finished():
+		return "Cancellation requested: the job is still " + string(j.State) + ". Its handler is cancelled at its next " +
+			"heartbeat, and the job ends cancelled unless the attempt completes or fails first; a job whose lease " +
+			"expired is ended by the watcher at its next pass (in a queue that reconciles, its reconciler decides first)."
 	}
 	return ""
 }

@@ -25,6 +25,10 @@ type filter struct {
 	// Search is a substring of a string value in the jobs' args or
 	// metadata (ListParams.Search).
 	Search string
+	// Expired selects the processing jobs whose lease has expired
+	// (ListParams.Expired): the attention page's expired leases, all of
+	// them.
+	Expired bool
 	// Oldest orders by ascending id; the default is newest first.
 	Oldest bool
 	// Before and After are the keyset: the last id of the previous page.
@@ -43,7 +47,7 @@ func (f filter) ByFinish() bool { return f.byFinish() }
 // reads id windows). An index serves that order for completed jobs,
 // which the id order cannot at any table size.
 func (f filter) byFinish() bool {
-	if len(f.States) == 0 || f.Search != "" {
+	if len(f.States) == 0 || f.Search != "" || f.Expired {
 		return false
 	}
 	for _, s := range f.States {
@@ -67,6 +71,9 @@ func parseFilter(q url.Values) (filter, error) {
 		return f, err
 	}
 	if f.States, err = parseStates(q); err != nil {
+		return f, err
+	}
+	if f.Expired, err = parseExpired(q.Get("expired")); err != nil {
 		return f, err
 	}
 	if f.Before, err = optionalID(q, "before"); err != nil {
@@ -99,6 +106,20 @@ func parseOrder(s string) (oldest bool, err error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%w: unknown order %q: want newest or oldest", errBadQuery, s)
+}
+
+// parseExpired reads the expired parameter: whether only processing jobs
+// whose lease has expired are listed. "1" (the form's checkbox) selects
+// them; anything but that or nothing is refused, so that a link with
+// expired=yes does not quietly list every job.
+func parseExpired(s string) (bool, error) {
+	switch strings.TrimSpace(s) {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: expired must be 1 (only processing jobs whose lease expired), got %q", errBadQuery, s)
 }
 
 // ownerFilter is the lease owner filter of the value s: s as it is, for
@@ -154,7 +175,7 @@ func optionalPositive(q url.Values, name, what string) (int64, error) {
 // params returns the ListParams of f, for at most limit jobs.
 func (f filter) params(limit int) *leasehold.ListParams {
 	p := &leasehold.ListParams{Queue: f.Queue, Kind: f.Kind, Owner: f.Owner, Search: f.Search, Desc: !f.Oldest,
-		BeforeID: f.Before, AfterID: f.After, Limit: limit}
+		BeforeID: f.Before, AfterID: f.After, Limit: limit, Expired: f.Expired}
 	for _, s := range f.States {
 		p.States = append(p.States, leasehold.JobState(s))
 	}
@@ -177,6 +198,9 @@ func (f filter) query() url.Values {
 		if v != "" {
 			q.Set(k, v)
 		}
+	}
+	if f.Expired {
+		q.Set("expired", "1")
 	}
 	if f.Oldest {
 		q.Set("order", "oldest")

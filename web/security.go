@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -243,7 +245,7 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 			w.Header().Add("WWW-Authenticate", `Bearer realm="leasehold"`)
 		}
 		if !presented && r.Method == http.MethodGet && h.opts.Token != "" && h.opts.BasicUser == "" {
-			http.Redirect(w, r, h.path("/login"), http.StatusSeeOther)
+			http.Redirect(w, r, h.loginLink(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
 		h.fail(w, r, http.StatusUnauthorized, "authentication required: log in with the dashboard's token or credentials")
@@ -357,7 +359,59 @@ func (h *handler) loginPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "this dashboard has no token to log in with")
 		return
 	}
-	h.render(w, r, "login", "Log in", struct{ Failed bool }{})
+	h.render(w, r, "login", "Log in", loginData{Next: nextPath(r.URL.Query().Get(nextField))})
+}
+
+// nextField is the login page's parameter, and its form's field, that
+// names the page to show after the login: a path under the dashboard's
+// prefix, without the prefix, with its query.
+const nextField = "next"
+
+// loginData is the login page's: whether the token typed was wrong, and
+// the page to go to after the login ("" for the overview).
+type loginData struct {
+	Failed bool
+	Next   string
+}
+
+// loginLink returns the login page's path, naming the page next (a path
+// under the prefix, with its query) to show after the login; next is
+// left out when it is the overview or is not such a path.
+func (h *handler) loginLink(next string) string {
+	next = nextPath(next)
+	if next == "" || next == "/" {
+		return h.path("/login")
+	}
+	return h.link("/login", url.Values{nextField: {next}})
+}
+
+// nextPath returns next when it is a path of the dashboard (without the
+// prefix, which afterLogin adds) with its query, else "": it must start
+// with a single slash, carry no scheme, host, backslash or fragment, and
+// be a clean path, so that the prefix added in front of it keeps it on
+// this site and under the prefix, whatever a forged link to the login
+// page names (//evil.example, https://evil.example, /\evil.example,
+// /../other).
+func nextPath(next string) string {
+	p, _, _ := strings.Cut(next, "?")
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\#") {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		path.Clean(u.Path) != u.Path || strings.HasPrefix(u.EscapedPath(), "//") {
+		return ""
+	}
+	return next
+}
+
+// afterLogin is where the login sends the browser: the page next names
+// under the prefix (see nextPath), else the overview.
+func (h *handler) afterLogin(next string) string {
+	if next = nextPath(next); next == "" {
+		return h.path("/")
+	}
+	return h.path(next)
 }
 
 // login checks the typed token and sets the session cookie, which the
@@ -376,13 +430,14 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if !equal(r.PostForm.Get("token"), h.opts.Token) {
 		h.throttle.failed(r)
-		h.renderStatus(w, r, http.StatusUnauthorized, "login", "Log in", struct{ Failed bool }{true})
+		h.renderStatus(w, r, http.StatusUnauthorized, "login", "Log in",
+			loginData{Failed: true, Next: nextPath(r.PostForm.Get(nextField))})
 		return
 	}
 	c := h.cookie(r, sessionCookie, h.sessionValue(time.Now()))
 	c.MaxAge = int(min(h.opts.SessionLifetime, maxCookieAge) / time.Second)
 	http.SetCookie(w, c)
-	http.Redirect(w, r, h.path("/"), http.StatusSeeOther)
+	http.Redirect(w, r, h.afterLogin(r.PostForm.Get(nextField)), http.StatusSeeOther)
 }
 
 // maxCookieAge is the longest Max-Age browsers keep (about 400 days); a

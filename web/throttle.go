@@ -1,6 +1,7 @@
 package web
 
 import (
+	"container/list"
 	"math"
 	"net"
 	"net/http"
@@ -23,22 +24,31 @@ const (
 	FailedLoginBurst = 10
 	// FailedLoginEvery is how often a throttled address may try again.
 	FailedLoginEvery = 6 * time.Second
-	// maxThrottled bounds the addresses remembered; past it, addresses
-	// not yet remembered share one allowance.
+	// maxThrottled bounds the addresses remembered; past it, the one
+	// whose last failure is the oldest is forgotten to make room, so that
+	// other addresses' failures never use up a new address's allowance.
 	maxThrottled = 10000
 )
 
-// throttle counts the failed attempts of each client address.
+// throttle counts the failed attempts of each client address, at most
+// maxThrottled of them: the list keeps them by their last failure, the
+// most recent first.
 type throttle struct {
-	mu       sync.Mutex
-	addrs    map[netip.Prefix]*rate.Limiter
-	overflow *rate.Limiter
-	now      func() time.Time
+	mu    sync.Mutex
+	addrs map[netip.Prefix]*list.Element // of *failures
+	order *list.List
+	now   func() time.Time
+}
+
+// failures is the allowance of one address.
+type failures struct {
+	key netip.Prefix
+	lim *rate.Limiter
 }
 
 // newThrottle returns an empty throttle.
 func newThrottle() *throttle {
-	return &throttle{addrs: map[netip.Prefix]*rate.Limiter{}, overflow: newAllowance(), now: time.Now}
+	return &throttle{addrs: map[netip.Prefix]*list.Element{}, order: list.New(), now: time.Now}
 }
 
 // newAllowance is one address's allowance of failed attempts.
@@ -47,53 +57,45 @@ func newAllowance() *rate.Limiter {
 }
 
 // wait returns how long r's address must wait before its credentials are
-// checked again: 0 unless it has used up its failed attempts.
+// checked again: 0 unless it has used up its failed attempts. An address
+// not remembered has its whole allowance.
 func (t *throttle) wait(r *http.Request) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	lim, ok := t.addrs[clientOf(r)]
+	e, ok := t.addrs[clientOf(r)]
 	if !ok {
-		if len(t.addrs) < maxThrottled {
-			return 0
-		}
-		lim = t.overflow
+		return 0
 	}
-	tokens := lim.TokensAt(t.now())
+	tokens := e.Value.(*failures).lim.TokensAt(t.now())
 	if tokens >= 1 {
 		return 0
 	}
 	return time.Duration((1 - tokens) * float64(FailedLoginEvery))
 }
 
-// failed counts a failed attempt of r's address.
+// failed counts a failed attempt of r's address. A new address, when
+// maxThrottled are remembered, takes the place of the one whose last
+// failure is the oldest: that one has had the longest to recover, and an
+// attacker failing from many addresses forgets its own first ones rather
+// than throttling anyone else.
 func (t *throttle) failed(r *http.Request) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	key := clientOf(r)
-	lim, ok := t.addrs[key]
-	if !ok {
-		t.prune()
-		lim = t.overflow
-		if len(t.addrs) < maxThrottled {
-			lim = newAllowance()
-			t.addrs[key] = lim
+	e, ok := t.addrs[key]
+	switch {
+	case ok:
+		t.order.MoveToFront(e)
+	default:
+		if t.order.Len() >= maxThrottled {
+			oldest := t.order.Back()
+			delete(t.addrs, oldest.Value.(*failures).key)
+			t.order.Remove(oldest)
 		}
+		e = t.order.PushFront(&failures{key: key, lim: newAllowance()})
+		t.addrs[key] = e
 	}
-	lim.AllowN(t.now(), 1)
-}
-
-// prune forgets the addresses whose allowance is whole again, once the
-// map is full.
-func (t *throttle) prune() {
-	if len(t.addrs) < maxThrottled {
-		return
-	}
-	now := t.now()
-	for k, lim := range t.addrs {
-		if lim.TokensAt(now) >= FailedLoginBurst {
-			delete(t.addrs, k)
-		}
-	}
+	e.Value.(*failures).lim.AllowN(t.now(), 1)
 }
 
 // clientOf is the address r came from: the IPv4 address, or the /64 of

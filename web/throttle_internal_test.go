@@ -66,31 +66,43 @@ func TestThrottleRecovers(t *testing.T) {
 	}
 }
 
-// TestThrottleBounded: past maxThrottled addresses, those whose
-// allowance is whole again are forgotten, and new ones share one
-// allowance rather than grow the map.
+// TestThrottleBounded: the throttle remembers at most maxThrottled
+// addresses; failures from more addresses than that forget the one whose
+// last failure is the oldest, and never throttle an address that has not
+// failed: an attacker failing from many addresses cannot lock out an
+// operator's.
 func TestThrottleBounded(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	th := newThrottle()
 	th.now = func() time.Time { return now }
-	for i := range maxThrottled {
+	guesser := newReq("198.51.100.1:1")
+	for range FailedLoginBurst {
+		th.failed(guesser)
+	}
+	for i := range maxThrottled + 10 {
+		if i == maxThrottled/2 {
+			if d := th.wait(guesser); d <= 0 {
+				t.Fatalf("an address that used up its allowance is no longer throttled after %d others failed", i)
+			}
+		}
 		th.failed(newReq(v4(i) + ":1"))
 	}
-	if len(th.addrs) != maxThrottled {
-		t.Fatalf("%d addresses remembered, want %d", len(th.addrs), maxThrottled)
+	if len(th.addrs) != maxThrottled || th.order.Len() != maxThrottled {
+		t.Errorf("%d addresses remembered (list %d), want %d", len(th.addrs), th.order.Len(), maxThrottled)
 	}
-	for range FailedLoginBurst {
-		th.failed(newReq("198.51.100.1:1"))
+	for _, fresh := range []string{"192.0.2.1:1", "[2001:db8::1]:1"} {
+		if d := th.wait(newReq(fresh)); d != 0 {
+			t.Errorf("after failures from %d addresses, a fresh address %s waits %v", maxThrottled+10, fresh, d)
+		}
 	}
-	if len(th.addrs) != maxThrottled {
-		t.Errorf("a map already full grew to %d", len(th.addrs))
+	if _, ok := th.addrs[clientOf(newReq(v4(0)+":1"))]; ok {
+		t.Errorf("the address whose last failure is the oldest is still remembered")
 	}
-	if d := th.wait(newReq("198.51.100.2:1")); d <= 0 {
-		t.Errorf("a new address past the bound is not held to the shared allowance")
+	last := newReq(v4(maxThrottled+9) + ":1")
+	for range FailedLoginBurst - 1 {
+		th.failed(last)
 	}
-	now = now.Add(FailedLoginBurst * FailedLoginEvery)
-	th.failed(newReq("198.51.100.3:1"))
-	if len(th.addrs) != 1 {
-		t.Errorf("after every allowance recovered, %d addresses remembered, want only the new one", len(th.addrs))
+	if d := th.wait(last); d <= 0 {
+		t.Errorf("a remembered address that used up its allowance is not throttled")
 	}
 }

@@ -39,10 +39,16 @@ func (a *app) enqueueCommand() *cobra.Command {
 		Short: "Add a job of kind KIND",
 		Long: `Add a job. KIND names the worker that runs it: one of your application's
 kinds, or one built into ` + "`leasehold work`" + ` (` + strings.Join(jobkinds.Kinds(), ", ") + `);
---args is its JSON object. With --unique-key the insert is idempotent: an
-existing job of the same kind that holds that key is returned instead (exit
-code 0); --unique-while-unfinished and --unique-window say which
-jobs hold it.
+--args is its JSON object. With --unique-key the insert is idempotent: while a
+job of the same kind holds that key, it is returned instead (exit code 0,
+nothing enqueued). The scope is part of the key: with --unique-key alone, a job
+inserted with that key and neither --unique-while-unfinished nor
+--unique-window holds it in every state until it is deleted or purged; with
+--unique-while-unfinished, a job inserted with that flag holds it until it is
+completed, failed or cancelled; with --unique-window D, a job inserted with the
+same window length holds it within its window of the database clock. A job that
+holds the key under another scope or window does not block the insert: the key
+then names several jobs.
 --args @FILE reads the JSON object from FILE, and --args - from standard
 input, for arguments too long for a command line (--metadata likewise).`,
 		Example: `  leasehold enqueue leasehold.demo.charge --args '{"payment_id":"p-1","amount_cents":1200}' --unique-key p-1

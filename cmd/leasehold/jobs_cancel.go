@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,8 +27,10 @@ unless the attempt completes or fails first (a handler that returns nil
 completes it) (if
 its worker died, the watcher cancels it when the lease expires; in a queue
 that reconciles, its reconciler decides first: completed if the work was done,
-cancelled where a retry would run it again). A finished job is left alone
-(exit code 1).`,
+cancelled where a retry would run it again). Cancelling a reconcile job that has
+not decided sends the job it reconciles, if still reconciling, to stuck for an
+operator to retry or cancel; the output names that job. A finished job is left
+alone (exit code 1).`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])
@@ -41,9 +45,16 @@ cancelled where a retry would run it again). A finished job is left alone
 				if err != nil {
 					return nil, jobErr(id, err)
 				}
+				stranded := strandedJob(ctx, c, row)
 				return func(now time.Time) error {
 					return a.print(view.NewJobView(row, now), func(w io.Writer) error {
-						_, err := fmt.Fprintln(w, cancelMessage(row, now))
+						if _, err := fmt.Fprintln(w, cancelMessage(row, now)); err != nil {
+							return err
+						}
+						if stranded == nil {
+							return nil
+						}
+						_, err := fmt.Fprintln(w, strandedMessage(row, stranded))
 						return err
 					})
 				}, nil
@@ -67,4 +78,32 @@ func cancelMessage(row *leasehold.JobRow, now time.Time) string {
 	default:
 		return fmt.Sprintf("job %d is processing: cancellation requested, its handler stops at the next heartbeat", row.ID)
 	}
+}
+
+// strandedJob returns the job that rec, a reconcile job just cancelled,
+// was reconciling, when the cancel sent it to stuck (at the attempt rec
+// reconciled, its last_error naming rec); nil otherwise, or when it
+// cannot be read (the cancel itself succeeded: its line stands alone).
+func strandedJob(ctx context.Context, c *leasehold.Client, rec *leasehold.JobRow) *leasehold.JobRow {
+	var a leasehold.ReconcileArgs
+	if rec.Kind != leasehold.ReconcileKind && !strings.HasPrefix(rec.UniqueKey, "reconcile:") {
+		return nil
+	}
+	if err := json.Unmarshal(rec.Args, &a); err != nil || a.JobID <= 0 {
+		return nil
+	}
+	j, err := c.GetJob(ctx, a.JobID)
+	if err != nil || j.State != leasehold.StateStuck || j.Attempt != a.Attempt ||
+		!strings.Contains(j.LastError, fmt.Sprintf("reconcile job %d ", rec.ID)) {
+		return nil
+	}
+	return j.JobRow
+}
+
+// strandedMessage says that cancelling reconcile job rec sent job to
+// stuck, and how to decide it.
+func strandedMessage(rec, job *leasehold.JobRow) string {
+	return fmt.Sprintf("job %d, which reconcile job %d was deciding (attempt %d), is now stuck for an operator: "+
+		"find out whether its attempt had its effect, then leasehold jobs retry %d or leasehold jobs cancel %d",
+		job.ID, rec.ID, job.Attempt, job.ID, job.ID)
 }

@@ -20,7 +20,9 @@ func (a *app) jobsDeleteCommand() *cobra.Command {
 		Short: "Delete a finished job and its attempt history",
 		Long: `Delete one completed, failed or cancelled job, with its attempt history, and
 print it as it was. A pending, processing, stuck or reconciling job is left
-alone (exit code 1): cancel it first (a reconciling job is cancelled at once).`,
+alone (exit code 1): cancel it first (a reconciling job is cancelled at once).
+A deleted job no longer holds its unique key (enqueue --unique-key): an enqueue
+with that key adds a new job.`,
 		Args: argNames("ID"),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			id, err := cli.ParseJobID(args[0])
@@ -29,6 +31,12 @@ alone (exit code 1): cancel it first (a reconciling job is cancelled at once).`,
 			}
 			return a.withOperator(cmd, func(ctx context.Context, c *leasehold.Client) (func(now time.Time) error, error) {
 				row, err := c.DeleteJob(ctx, id)
+				if errors.Is(err, leasehold.ErrJobRunning) && row != nil {
+					if row, ago, expired := leaseExpired(ctx, c, id, row); expired {
+						return nil, expiredLeaseErr(row, ago, "cancel it, "+watchOnce(row.Queue)+
+							", which ends it cancelled (in a queue that reconciles, its reconciler decides first), then delete it")
+					}
+				}
 				if errors.Is(err, leasehold.ErrJobNotFinished) || errors.Is(err, leasehold.ErrJobRunning) {
 					return nil, cli.Failf("job %d has not finished; cancel it first, then delete it", id)
 				}

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,7 +29,9 @@ func (a *app) jobsStuckCommand() *cobra.Command {
 (their worker died or hung; the watcher takes them back, or a new claim unless
 their queue flags or reconciles them or a cancel was requested) and
 jobs flagged stuck by the watcher in queues that flag instead of requeueing
-(decide with jobs retry or jobs cancel). Below them, a line points at each kind
+(decide with jobs retry or jobs cancel), among them a reconciling job whose
+reconcile job an operator cancelled or deleted before it decided (the reason
+names that reconcile job). Below them, a line points at each kind
 whose due jobs no worker ever claimed for longer than --unclaimed-after while
 none of its jobs runs (as ` + "`leasehold queues`" + ` does): probably no running worker
 handles it. At most --limit jobs of each sort are listed, the oldest first; when
@@ -52,7 +57,7 @@ With --json only the jobs are printed, and --unclaimed-after is refused:
 					}
 				}
 				return func(now time.Time) error {
-					if err := a.printJobs(jobs, now, cli.RenderStuck); err != nil {
+					if err := a.printJobs(jobs, now, renderStuck); err != nil {
 						return err
 					}
 					if err := a.printCut(cut, limit); err != nil {
@@ -110,6 +115,24 @@ func stuckJobs(ctx context.Context, c *leasehold.Client, queue string, limit int
 	jobs := append(expired, flagged...)
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].ID < jobs[j].ID })
 	return jobs, cut, nil
+}
+
+// renderStuck is cli.RenderStuck, whose reason for a job sent to stuck
+// when its reconcile job was cancelled or deleted is the job's
+// last_error, which names that reconcile job.
+func renderStuck(w io.Writer, jobs []*leasehold.JobRow, now time.Time) error {
+	if len(jobs) == 0 {
+		return cli.RenderStuck(w, jobs, now)
+	}
+	t := cli.NewTable(w, "ID", "KIND", "QUEUE", "STATUS", "ATTEMPT", "REASON")
+	for _, j := range jobs {
+		reason := cli.StuckReason(j, now)
+		if j.State == leasehold.StateStuck && strings.HasPrefix(j.LastError, "stuck: reconcile job ") {
+			reason = j.LastError
+		}
+		t.Row(strconv.FormatInt(j.ID, 10), j.Kind, j.Queue, string(j.State), strconv.Itoa(j.Attempt), reason)
+	}
+	return t.Flush()
 }
 
 // printCut says, for each sort of stuck jobs that has more jobs than

@@ -21,6 +21,10 @@ func (a *app) purgeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "purge --older-than DURATION",
 		Short: "Delete completed, failed and cancelled jobs (and their history) finished before a cutoff",
+		Long: `Delete the completed, failed and cancelled jobs that finished more than
+--older-than ago (0s: every finished job), with their attempt history, in
+batches, and print how many. A deleted job no longer holds its unique key
+(enqueue --unique-key): an enqueue with that key adds a new job.`,
 		Example: `  leasehold purge --older-than 7d
   leasehold purge --older-than 0s   # every finished job`,
 		Args: argNames(),

@@ -29,7 +29,7 @@ const minReleaseBudget = 500 * time.Millisecond
 
 // Finisher is the part of the driver the completer calls.
 type Finisher interface {
-	Finish(ctx context.Context, tx any, p []*driver.FinishParams) ([]int64, error)
+	Finish(ctx context.Context, tx any, p []*driver.FinishParams) ([]driver.FinishResult, error)
 }
 
 // CompleterConfig is what a Completer needs.
@@ -274,9 +274,11 @@ func (k *Completer) forget(it *finishItem) { k.cfg.Leases.forget(it.lease) }
 func (k *Completer) drop(it *finishItem) { k.cfg.Emit(it.event(leasetype.EventOutcomeDropped)) }
 
 // account reports the outcomes of a written batch: EventFinished for
-// each item whose write applied, EventFenceRefused for each whose fence
-// matched nothing. Two kinds of unapplied items say nothing by themselves,
-// and are settled by the history of their attempts (settle): those of a
+// each item whose write applied (outcome cancelled, state cancelled, for
+// one a cancel request turned into cancelled: see cancelledEvent),
+// EventFenceRefused for each whose fence matched nothing. Two kinds of
+// unapplied items say nothing by themselves, and are settled by the
+// history of their attempts (settle): those of a
 // retried batch (an earlier try failed, retried, and may have committed:
 // its reply lost), and those written after CompleteTx (afterTx: the
 // refusal is that of a job completed by the handler's transaction, or of
@@ -289,13 +291,15 @@ func (k *Completer) drop(it *finishItem) { k.cfg.Emit(it.event(leasetype.EventOu
 // them: the other claims came before it. So a job named applied is the
 // applied outcome of its latest attempt alone, and the lost lease's
 // write is unapplied.
-func (k *Completer) account(batch []*finishItem, applied []int64, retried bool) {
+func (k *Completer) account(batch []*finishItem, applied []driver.FinishResult, retried bool) {
 	latest := latestApplied(batch, applied)
 	var unsure []*finishItem
 	for _, it := range batch {
 		a, ok := latest[it.p.ID]
 		switch {
-		case ok && it.p.Attempt == a:
+		case ok && it.p.Attempt == a.attempt && a.cancelled:
+			k.cfg.Emit(it.cancelledEvent())
+		case ok && it.p.Attempt == a.attempt:
 			k.cfg.Emit(it.event(leasetype.EventFinished))
 		case retried || it.afterTx:
 			unsure = append(unsure, it)
@@ -308,16 +312,25 @@ func (k *Completer) account(batch []*finishItem, applied []int64, retried bool) 
 	}
 }
 
+// appliedWrite is what account knows of a job whose write applied: the
+// attempt that wrote it and whether the cancel rule cancelled the job.
+type appliedWrite struct {
+	attempt   int
+	cancelled bool
+}
+
 // latestApplied maps each job named in applied to the highest attempt of
-// it in batch: the one whose write applied (see account).
-func latestApplied(batch []*finishItem, applied []int64) map[int64]int {
-	latest := make(map[int64]int, len(applied))
-	for _, id := range applied {
-		latest[id] = 0
+// it in batch, the one whose write applied (see account), and to whether
+// that write cancelled it.
+func latestApplied(batch []*finishItem, applied []driver.FinishResult) map[int64]appliedWrite {
+	latest := make(map[int64]appliedWrite, len(applied))
+	for _, r := range applied {
+		latest[r.ID] = appliedWrite{cancelled: r.Cancelled}
 	}
 	for _, it := range batch {
-		if a, ok := latest[it.p.ID]; ok && it.p.Attempt > a {
-			latest[it.p.ID] = it.p.Attempt
+		if a, ok := latest[it.p.ID]; ok && it.p.Attempt > a.attempt {
+			a.attempt = it.p.Attempt
+			latest[it.p.ID] = a
 		}
 	}
 	return latest

@@ -19,14 +19,14 @@ type attemptFencedDB struct {
 	current map[int64]int
 }
 
-func (db *attemptFencedDB) Finish(_ context.Context, _ any, ps []*driver.FinishParams) ([]int64, error) {
+func (db *attemptFencedDB) Finish(_ context.Context, _ any, ps []*driver.FinishParams) ([]driver.FinishResult, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	var ids []int64
+	var ids []driver.FinishResult
 	for _, p := range ps {
 		if db.current[p.ID] == p.Attempt {
 			delete(db.current, p.ID)
-			ids = append(ids, p.ID)
+			ids = append(ids, driver.FinishResult{ID: p.ID})
 		}
 	}
 	return ids, nil

@@ -24,7 +24,9 @@ type attemptKey struct {
 // read in one statement: the finish writes an attempt's row with the job
 // update, naming the owner and the outcome. An item is finished when its
 // attempt was ended by its owner with its own outcome (an earlier try of
-// this write committed; retried only) or, written after CompleteTx, with
+// this write committed; retried only), or with the outcome it records
+// when a cancel request cancelled the job (cancelled, then: see
+// cancelledEvent), or, written after CompleteTx, with
 // completed (the handler's transaction committed); any other item is
 // refused: its lease was taken over or rescued, its job finished by
 // nobody of this attempt. When the driver cannot read the rows, or the
@@ -42,6 +44,8 @@ func (k *Completer) settle(items []*finishItem, retried bool) {
 		switch {
 		case mine && retried && e.Outcome == it.p.Outcome:
 			k.cfg.Emit(it.event(leasetype.EventFinished))
+		case mine && retried && it.p.Cancellable() && e.Outcome == it.p.OutcomeWhenCancelled():
+			k.cfg.Emit(it.cancelledEvent())
 		case mine && it.afterTx && e.Outcome == leasetype.OutcomeCompleted:
 			k.cfg.Emit(completedInTx(it))
 		default:

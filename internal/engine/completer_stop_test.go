@@ -15,7 +15,7 @@ import (
 // its context ends.
 type silentFinisher struct{}
 
-func (silentFinisher) Finish(ctx context.Context, _ any, _ []*driver.FinishParams) ([]int64, error) {
+func (silentFinisher) Finish(ctx context.Context, _ any, _ []*driver.FinishParams) ([]driver.FinishResult, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
@@ -29,7 +29,7 @@ type enteredFinisher struct {
 	entered chan struct{}
 }
 
-func (f *enteredFinisher) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
+func (f *enteredFinisher) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]driver.FinishResult, error) {
 	f.once.Do(func() { close(f.entered) })
 	return f.silentFinisher.Finish(ctx, tx, ps)
 }

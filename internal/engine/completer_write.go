@@ -176,7 +176,7 @@ func (k *Completer) writeHalves(w *writing, p part) {
 // retried says an earlier statement for them failed (see account).
 func (k *Completer) try(items []*finishItem, params []*driver.FinishParams, retried bool) error {
 	ctx, cancel := context.WithTimeout(k.tryCtx, ClaimTimeout)
-	ids, err := k.cfg.Finisher.Finish(ctx, nil, params)
+	applied, err := k.cfg.Finisher.Finish(ctx, nil, params)
 	cancel()
 	if err != nil {
 		k.cfg.Emit(leasetype.Event{Kind: leasetype.EventFinishFailed, Leases: len(params), Err: err})
@@ -184,7 +184,7 @@ func (k *Completer) try(items []*finishItem, params []*driver.FinishParams, retr
 		return err
 	}
 	k.lastOK.Store(k.cfg.Window.Clock.Now())
-	k.account(items, ids, retried)
+	k.account(items, applied, retried)
 	return nil
 }
 

@@ -174,7 +174,7 @@ func refusedUnlessFlaky(err error) bool {
 	return !errors.Is(err, errFlaky) && !errors.Is(err, errDown)
 }
 
-func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
+func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]driver.FinishResult, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.silent {
@@ -204,16 +204,22 @@ func (db *fakeDB) Finish(ctx context.Context, tx any, ps []*driver.FinishParams)
 		return nil, errFlaky
 	}
 	db.batches = append(db.batches, len(ps))
-	var ids []int64
+	var ids []driver.FinishResult
 	for _, p := range ps {
 		if db.refuse[p.ID] || !db.held[p.ID] {
 			continue
 		}
 		delete(db.held, p.ID)
 		db.finished = append(db.finished, *p)
+		// The drivers' cancel rule (driver.Transition).
+		cancelled := db.cancelAsked[p.ID] && p.Cancellable()
+		outcome := p.Outcome
+		if cancelled {
+			outcome = p.OutcomeWhenCancelled()
+		}
 		db.endedRows[attemptKey{p.ID, p.Attempt}] = driver.EndedAttempt{ID: p.ID, Attempt: p.Attempt,
-			Owner: p.Owner, Outcome: p.Outcome}
-		ids = append(ids, p.ID)
+			Owner: p.Owner, Outcome: outcome}
+		ids = append(ids, driver.FinishResult{ID: p.ID, Cancelled: cancelled})
 	}
 	if db.lostReplies > 0 {
 		db.lostReplies--

@@ -76,6 +76,15 @@ func (it *finishItem) event(k leasetype.EventKind) leasetype.Event {
 	return leasetype.Event{Kind: k, Job: it.lease.Row, Outcome: it.p.Outcome, State: it.p.State, Duration: it.ran, Err: it.err}
 }
 
+// cancelledEvent returns the EventFinished of an item whose write a
+// cancel request turned into cancelled (driver.FinishResult.Cancelled):
+// the outcome its attempt's history row records, state cancelled.
+func (it *finishItem) cancelledEvent() leasetype.Event {
+	ev := it.event(leasetype.EventFinished)
+	ev.Outcome, ev.State = it.p.OutcomeWhenCancelled(), leasetype.StateCancelled
+	return ev
+}
+
 // decide turns a handler's result into the fenced write to make, or nil
 // when there is nothing this client may write.
 //

@@ -41,7 +41,7 @@ import (
 // the fenced write (driver.Driver has both).
 type OrphanReleaser interface {
 	ListJobs(ctx context.Context, p *leasetype.ListParams) ([]*leasetype.JobRow, error)
-	Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error)
+	Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]driver.FinishResult, error)
 }
 
 // orphanPage is how many processing jobs one read of the look returns.
@@ -137,8 +137,9 @@ func (q *queue) releaseLost(ctx context.Context) {
 }
 
 // releaseOrphans releases the queue's orphaned leases and returns how
-// many it released, each reported as EventFinished (released), as every
-// outcome the client writes is.
+// many it released, each reported as EventFinished (released, or
+// cancelled when its cancel was requested meanwhile), as every outcome
+// the client writes is.
 func (q *queue) releaseOrphans(ctx context.Context) (int, error) {
 	p := q.p
 	cctx, cancel := context.WithTimeout(ctx, ClaimTimeout)
@@ -168,10 +169,27 @@ func (q *queue) releaseOrphans(ctx context.Context) (int, error) {
 		ps[i] = &driver.FinishParams{ID: r.ID, Owner: p.cfg.Owner, Attempt: r.Attempt, Transition: release}
 	}
 	done, err := p.cfg.Orphans.Finish(cctx, nil, ps)
-	for _, r := range found {
-		if slices.Contains(done, r.ID) {
-			p.cfg.Emit(leasetype.Event{Kind: leasetype.EventFinished, Job: r, Outcome: release.Outcome, State: release.State})
-		}
+	for _, ev := range releasedEvents(found, release, done) {
+		p.cfg.Emit(ev)
 	}
 	return len(done), err
+}
+
+// releasedEvents returns the EventFinished of each job of found whose
+// release (transition release) applied, as done reports them: released,
+// or cancelled where a cancel request turned the release into cancelled.
+func releasedEvents(found []*leasetype.JobRow, release driver.Transition, done []driver.FinishResult) []leasetype.Event {
+	var evs []leasetype.Event
+	for _, r := range found {
+		i := slices.IndexFunc(done, func(f driver.FinishResult) bool { return f.ID == r.ID })
+		switch {
+		case i < 0:
+		case done[i].Cancelled:
+			evs = append(evs, leasetype.Event{Kind: leasetype.EventFinished, Job: r,
+				Outcome: release.OutcomeWhenCancelled(), State: leasetype.StateCancelled})
+		default:
+			evs = append(evs, leasetype.Event{Kind: leasetype.EventFinished, Job: r, Outcome: release.Outcome, State: release.State})
+		}
+	}
+	return evs
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/statemachine"
 	"github.com/leasehold/leasehold/leasetype"
 )
 
@@ -52,5 +54,28 @@ func TestClaimMarkKeepsTheLargestLease(t *testing.T) {
 	m.failed(20)
 	if got := m.lost.Load(); got != 10 {
 		t.Errorf("lost = %d, want the first failure's 10", got)
+	}
+}
+
+// TestReleasedOrphansReported: each orphan whose release applied is an
+// EventFinished, released, or cancelled where a cancel request turned the
+// release into cancelled; one whose fence matched nothing is not
+// reported.
+func TestReleasedOrphansReported(t *testing.T) {
+	found := []*leasetype.JobRow{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 1}, {ID: 3, Attempt: 1}}
+	release := statemachine.Finish(statemachine.Ending{Outcome: leasetype.OutcomeReleased, Error: lostReplyError})
+	evs := releasedEvents(found, release, []driver.FinishResult{{ID: 3}, {ID: 1, Cancelled: true}})
+	want := map[int64][2]string{
+		1: {string(leasetype.OutcomeCancelled), string(leasetype.StateCancelled)},
+		3: {string(leasetype.OutcomeReleased), string(leasetype.StatePending)},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d: %+v", len(evs), len(want), evs)
+	}
+	for _, ev := range evs {
+		if w, ok := want[ev.Job.ID]; !ok || ev.Kind != leasetype.EventFinished ||
+			string(ev.Outcome) != w[0] || string(ev.State) != w[1] {
+			t.Errorf("event of job %d: %s %s %s; want EventFinished %s %s", ev.Job.ID, ev.Kind, ev.Outcome, ev.State, w[0], w[1])
+		}
 	}
 }

@@ -97,7 +97,7 @@ func TestServiceBounds(t *testing.T) {
 	rescuer := func(iv time.Duration) time.Duration {
 		return NewRescuer(RescuerConfig{Interval: iv, Logger: discard}).Timeout
 	}
-	retainer := func(iv time.Duration) time.Duration { return NewRetainer(nil, time.Hour, iv, discard).Timeout }
+	retainer := func(iv time.Duration) time.Duration { return NewRetainer(nil, nil, time.Hour, iv, discard).Timeout }
 	recorder := func(iv time.Duration) time.Duration { return NewRecorder(nil, &Tally{}, iv, discard).periodic.Timeout }
 	for _, tt := range []struct {
 		name     string
@@ -195,7 +195,7 @@ func (h *hungPurge) left() int64 {
 // at its bound, and the next one deletes every batch.
 func TestRetainerHungPassThenPurges(t *testing.T) {
 	h := &hungPurge{fakePurge: fakePurge{left: purgeBatch + 1}}
-	r := NewRetainer(h, time.Hour, 20*time.Millisecond, discard)
+	r := NewRetainer(h, []string{"q"}, time.Hour, 20*time.Millisecond, discard)
 	r.Timeout = 200 * time.Millisecond
 	if err := r.Start(t.Context()); err != nil {
 		t.Fatal(err)

@@ -269,7 +269,7 @@ func run(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "ip", args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
+	if err := runOrphanless(cmd); err != nil {
 		return "", fmt.Errorf("netns: ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
 	}
 	return out.String(), nil

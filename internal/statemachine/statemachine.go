@@ -17,7 +17,10 @@
 // A job keeps its run_at, and so its place in line ahead of newer work,
 // unless it is delayed on purpose (retried, snoozed). An ending with Flag
 // set makes stuck (not finished) what would be failed or cancelled. The attempt row
-// records the outcome and the error text as given.
+// records the outcome and the error text as given, but for a job whose
+// cancel an operator requested while it ran: a transition to pending or
+// stuck cancels it instead (the drivers' one rule, see driver.Transition),
+// and its attempt row then records cancelled (CancelledOutcome).
 package statemachine
 
 import (
@@ -97,6 +100,9 @@ func Finish(e Ending) driver.Transition {
 	}
 	if e.Flag && (r.state == leasetype.StateFailed || r.state == leasetype.StateCancelled) {
 		t.State, t.Finished = leasetype.StateStuck, false
+	}
+	if t.Cancellable() {
+		t.CancelledOutcome = leasetype.OutcomeCancelled
 	}
 	switch {
 	case r.lastErr == setError, r.lastErr == setAnyError && e.Error != "":

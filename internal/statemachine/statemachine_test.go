@@ -19,21 +19,26 @@ func TestFinish(t *testing.T) {
 			Outcome: leasetype.OutcomeCompleted}},
 		{Ending{Outcome: leasetype.OutcomeRetried, Delay: h, Error: "boom"}, driver.Transition{
 			State: leasetype.StatePending, Delay: h, LastError: "boom",
-			Outcome: leasetype.OutcomeRetried, AttemptError: "boom"}},
+			Outcome: leasetype.OutcomeRetried, AttemptError: "boom",
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 		{Ending{Outcome: leasetype.OutcomeRetried, Delay: 0, Error: ""}, driver.Transition{
-			State: leasetype.StatePending, Outcome: leasetype.OutcomeRetried}},
+			State: leasetype.StatePending, Outcome: leasetype.OutcomeRetried,
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 		{Ending{Outcome: leasetype.OutcomeFailed, Delay: h, Error: "boom"}, driver.Transition{
 			State: leasetype.StateFailed, KeepRunAt: true, LastError: "boom", Finished: true,
 			Outcome: leasetype.OutcomeFailed, AttemptError: "boom"}},
 		{Ending{Outcome: leasetype.OutcomeSnoozed, Delay: h, Error: ""}, driver.Transition{
 			State: leasetype.StatePending, Delay: h, FreeAttempt: true, KeepLastError: true,
-			Outcome: leasetype.OutcomeSnoozed}},
+			Outcome:          leasetype.OutcomeSnoozed,
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 		{Ending{Outcome: leasetype.OutcomeReleased, Delay: h, Error: ""}, driver.Transition{
 			State: leasetype.StatePending, KeepRunAt: true, FreeAttempt: true, KeepLastError: true,
-			Outcome: leasetype.OutcomeReleased}},
+			Outcome:          leasetype.OutcomeReleased,
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 		{Ending{Outcome: leasetype.OutcomeLeaseLost, Delay: h, Error: "gave up"}, driver.Transition{
 			State: leasetype.StatePending, KeepRunAt: true, LastError: "gave up",
-			Outcome: leasetype.OutcomeLeaseLost, AttemptError: "gave up"}},
+			Outcome: leasetype.OutcomeLeaseLost, AttemptError: "gave up",
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 		{Ending{Outcome: leasetype.OutcomeCancelled, Delay: h, Error: "by operator"}, driver.Transition{
 			State: leasetype.StateCancelled, KeepRunAt: true, LastError: "by operator", Finished: true,
 			Outcome: leasetype.OutcomeCancelled, AttemptError: "by operator"}},
@@ -43,13 +48,16 @@ func TestFinish(t *testing.T) {
 		// Flag: a reconcile job that gives up is stuck, its outcome kept.
 		{Ending{Outcome: leasetype.OutcomeFailed, Error: "boom", Flag: true}, driver.Transition{
 			State: leasetype.StateStuck, KeepRunAt: true, LastError: "boom",
-			Outcome: leasetype.OutcomeFailed, AttemptError: "boom"}},
+			Outcome: leasetype.OutcomeFailed, AttemptError: "boom",
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 		{Ending{Outcome: leasetype.OutcomeCancelled, Flag: true}, driver.Transition{
 			State: leasetype.StateStuck, KeepRunAt: true, KeepLastError: true,
-			Outcome: leasetype.OutcomeCancelled}},
+			Outcome:          leasetype.OutcomeCancelled,
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 		{Ending{Outcome: leasetype.OutcomeRetried, Delay: h, Error: "boom", Flag: true}, driver.Transition{
 			State: leasetype.StatePending, Delay: h, LastError: "boom",
-			Outcome: leasetype.OutcomeRetried, AttemptError: "boom"}},
+			Outcome: leasetype.OutcomeRetried, AttemptError: "boom",
+			CancelledOutcome: leasetype.OutcomeCancelled}},
 	}
 	seen := map[leasetype.Outcome]bool{}
 	for _, c := range cases {
@@ -147,6 +155,9 @@ func FuzzFinish(f *testing.F) {
 		}
 		if known && !tr.KeepRunAt && tr.Delay != e.Delay {
 			t.Fatalf("Finish(%+v) delays by %v", e, tr.Delay)
+		}
+		if known && (tr.CancelledOutcome == leasetype.OutcomeCancelled) != tr.Cancellable() {
+			t.Fatalf("Finish(%+v) to %s records %q when a cancel request cancels the job", e, tr.State, tr.CancelledOutcome)
 		}
 	})
 }

@@ -71,7 +71,7 @@ func (d countingDriver) Heartbeat(ctx context.Context, p *driver.HeartbeatParams
 	return d.Driver.Heartbeat(ctx, p)
 }
 
-func (d countingDriver) Finish(ctx context.Context, tx any, p []*driver.FinishParams) ([]int64, error) {
+func (d countingDriver) Finish(ctx context.Context, tx any, p []*driver.FinishParams) ([]driver.FinishResult, error) {
 	d.n.finish.Add(1)
 	return d.Driver.Finish(ctx, tx, p)
 }

@@ -28,7 +28,7 @@ const (
 // refusedInTx ignores the fence's refusal: it marks the job completed with
 // plain SQL in the handler's transaction and reports the completion as
 // applied, so the handler commits its ledger row.
-func (r *recorder) refusedInTx(ctx context.Context, tx *sql.Tx, p *driver.FinishParams) ([]int64, error) {
+func (r *recorder) refusedInTx(ctx context.Context, tx *sql.Tx, p *driver.FinishParams) ([]driver.FinishResult, error) {
 	q := pgUnfencedSQL
 	if r.dialect == cli.SQLite {
 		q = sqliteUnfencedSQL
@@ -36,5 +36,5 @@ func (r *recorder) refusedInTx(ctx context.Context, tx *sql.Tx, p *driver.Finish
 	if _, err := tx.ExecContext(ctx, q, p.ID); err != nil {
 		return nil, fmt.Errorf("chaos: unfenced completion of job %d: %w", p.ID, err)
 	}
-	return []int64{p.ID}, nil
+	return []driver.FinishResult{{ID: p.ID}}, nil
 }

@@ -15,7 +15,7 @@ const Unfenced = false
 
 // refusedInTx handles a CompleteTx the fence refused: it reports the
 // refusal and leaves it refused, so the handler rolls its ledger row back.
-func (r *recorder) refusedInTx(_ context.Context, _ *sql.Tx, p *driver.FinishParams) ([]int64, error) {
+func (r *recorder) refusedInTx(_ context.Context, _ *sql.Tx, p *driver.FinishParams) ([]driver.FinishResult, error) {
 	r.reportRefusal(p)
 	return nil, nil
 }

@@ -133,7 +133,7 @@ func (r *recorder) Heartbeat(ctx context.Context, p *driver.HeartbeatParams) ([]
 
 // Finish implements driver.Driver. A CompleteTx (one lease, in the
 // handler's transaction) that the fence refuses is reported.
-func (r *recorder) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]int64, error) {
+func (r *recorder) Finish(ctx context.Context, tx any, ps []*driver.FinishParams) ([]driver.FinishResult, error) {
 	ids, err := r.Driver.Finish(ctx, tx, ps)
 	r.count(ctx, err, &r.finishErrs)
 	if err != nil || tx == nil || len(ids) > 0 || len(ps) != 1 || ps[0].Outcome != leasehold.OutcomeCompleted {

@@ -94,14 +94,17 @@ func (o Options) withDefaults() Options {
 
 // demo is one run.
 type demo struct {
-	o      Options
-	scr    *screen
-	run    string // random id of the run: names the queue and payments
-	queue  string
-	start  time.Time
-	db     *cli.DB
-	client *leasehold.Client // operator client (no workers)
-	ledger *payments.Ledger
+	o     Options
+	scr   *screen
+	run   string // random id of the run: names the queue and payments
+	queue string
+	// payments is the id range of the run's payment jobs, which the
+	// progress line reads (paymentCounts).
+	payments idRange
+	start    time.Time
+	db       *cli.DB
+	client   *leasehold.Client // operator client (no workers)
+	ledger   *payments.Ledger
 
 	provider *payments.Provider
 	trap     *fleet.Trap                 // the provider's stall hook: catches the workers the story harms

@@ -180,8 +180,9 @@ func (d *demo) killAfterCharge(ctx context.Context) error {
 // reconcileTick redraws the progress, tells the leases that moved on and
 // the heal jobs the scans inserted, and notes whether the story is over.
 func (d *demo) reconcileTick(ctx context.Context) error {
-	counts, err := d.queueCounts(ctx)
+	counts, err := d.paymentCounts(ctx)
 	if err != nil {
+		d.scr.EndStatus()
 		return err
 	}
 	recorded, err := d.ledger.Recorded(ctx, d.paymentPrefix())
@@ -194,7 +195,7 @@ func (d *demo) reconcileTick(ctx context.Context) error {
 		d.scr.EndStatus()
 		return err
 	}
-	pay := counts[d.queue]
+	pay := counts.states
 	d.scr.Status("pending %d, processing %d, reconciling %d, completed %d/%d; recorded %d/%d; reconcile jobs %d open",
 		pay[leasehold.StatePending], pay[leasehold.StateProcessing], pay[leasehold.StateReconciling],
 		pay[leasehold.StateCompleted], d.o.Payments, len(recorded), d.o.Payments, rec)
@@ -210,20 +211,6 @@ func (d *demo) reconcileTick(ctx context.Context) error {
 // open counts the unfinished jobs of n.
 func open(n map[leasehold.JobState]int64) int64 {
 	return n[leasehold.StatePending] + n[leasehold.StateProcessing] + n[leasehold.StateReconciling] + n[leasehold.StateStuck]
-}
-
-// queueCounts returns the job counts of every queue.
-func (d *demo) queueCounts(ctx context.Context) (map[string]map[leasehold.JobState]int64, error) {
-	qs, err := d.client.QueueStats(ctx)
-	if err != nil {
-		d.scr.EndStatus()
-		return nil, fmt.Errorf("queue stats: %w", err)
-	}
-	out := map[string]map[leasehold.JobState]int64{}
-	for _, q := range qs {
-		out[q.Queue] = q.Counts
-	}
-	return out, nil
 }
 
 // tellHeals tells the heal jobs the workers' scans inserted since the

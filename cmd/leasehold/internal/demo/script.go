@@ -90,22 +90,16 @@ func (d *demo) next(ctx context.Context, tick <-chan time.Time) error {
 // tick redraws the progress line, tells the leases that moved on, and
 // notes whether every payment is finished.
 func (d *demo) tick(ctx context.Context) error {
-	qs, err := d.client.QueueStats(ctx)
+	s, err := d.paymentCounts(ctx)
 	if err != nil {
 		d.scr.EndStatus()
-		return fmt.Errorf("queue stats: %w", err)
-	}
-	var s leasehold.QueueStats
-	for _, q := range qs {
-		if q.Queue == d.queue {
-			s = *q
-		}
+		return err
 	}
 	ps := d.provider.Stats()
-	finished := s.Counts[leasehold.StateCompleted] + s.Counts[leasehold.StateFailed] + s.Counts[leasehold.StateCancelled]
+	finished := s.states[leasehold.StateCompleted] + s.states[leasehold.StateFailed] + s.states[leasehold.StateCancelled]
 	d.scr.Status("pending %d, processing %d (%d expired), completed %d/%d, charges %d",
-		s.Counts[leasehold.StatePending], s.Counts[leasehold.StateProcessing], s.ExpiredLeases,
-		s.Counts[leasehold.StateCompleted], d.o.Payments, ps.Charges)
+		s.states[leasehold.StatePending], s.states[leasehold.StateProcessing], s.expired,
+		s.states[leasehold.StateCompleted], d.o.Payments, ps.Charges)
 	d.followLeases(ctx)
 	d.story.finished = finished >= int64(d.o.Payments)
 	return nil

@@ -98,8 +98,14 @@ func (d *demo) enqueue(ctx context.Context) error {
 			Opts: &leasehold.InsertOpts{Queue: d.queue, UniqueKey: id, MaxAttempts: 10},
 		}
 	}
-	if _, err := d.client.InsertMany(ctx, nil, jobs); err != nil {
+	res, err := d.client.InsertMany(ctx, nil, jobs)
+	if err != nil {
 		return fmt.Errorf("enqueue payments: %w", err)
+	}
+	d.payments = idRange{first: res[0].Job.ID, last: res[0].Job.ID}
+	for _, r := range res {
+		d.payments.first = min(d.payments.first, r.Job.ID)
+		d.payments.last = max(d.payments.last, r.Job.ID)
 	}
 	return nil
 }
