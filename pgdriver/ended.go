@@ -21,11 +21,7 @@ func (d *Driver) EndedAttempts(ctx context.Context, leases []driver.LeaseRef) ([
 	if len(leases) == 0 {
 		return nil, nil
 	}
-	ids := make([]int64, len(leases))
-	attempts := make([]int32, len(leases))
-	for i, l := range leases {
-		ids[i], attempts[i] = l.ID, int32(l.Attempt)
-	}
+	ids, attempts := leaseArrays(leases)
 	out, err := collect(ctx, pgxQuerier{d.pool}, scanEndedAttempt, endedAttemptsSQL, ids, attempts)
 	if err != nil {
 		return nil, fmt.Errorf("pgdriver: read ended attempts: %w", err)

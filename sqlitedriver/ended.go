@@ -21,11 +21,7 @@ func (d *Driver) EndedAttempts(ctx context.Context, leases []driver.LeaseRef) ([
 	if len(leases) == 0 {
 		return nil, nil
 	}
-	pairs := make([][2]int64, len(leases))
-	for i, l := range leases {
-		pairs[i] = [2]int64{l.ID, int64(l.Attempt)}
-	}
-	arr, err := jsonParam(pairs)
+	arr, err := leasePairsParam(leases)
 	if err != nil {
 		return nil, err
 	}
@@ -39,4 +35,14 @@ func (d *Driver) EndedAttempts(ctx context.Context, leases []driver.LeaseRef) ([
 // readEnded runs endedAttemptsSQL for the leases arr and scans its rows.
 func (d *Driver) readEnded(ctx context.Context, arr string) ([]driver.EndedAttempt, error) {
 	return scanEndedRows(d.dbQuery(ctx, endedAttemptsSQL, arr))
+}
+
+// leasePairsParam returns leases as endedAttemptsSQL's ?1: a JSON array
+// of [id, attempt] pairs.
+func leasePairsParam(leases []driver.LeaseRef) (string, error) {
+	pairs := make([][2]int64, len(leases))
+	for i, l := range leases {
+		pairs[i] = [2]int64{l.ID, int64(l.Attempt)}
+	}
+	return jsonParam(pairs)
 }

@@ -30,11 +30,7 @@ func (d *Driver) EndedAttemptsTx(ctx context.Context, tx any, leases []driver.Le
 	if len(leases) == 0 {
 		return nil, nil
 	}
-	pairs := make([][2]int64, len(leases))
-	for i, l := range leases {
-		pairs[i] = [2]int64{l.ID, int64(l.Attempt)}
-	}
-	arr, err := jsonParam(pairs)
+	arr, err := leasePairsParam(leases)
 	if err != nil {
 		return nil, err
 	}
